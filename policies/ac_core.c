@@ -1,0 +1,217 @@
+/* memcached-ac core: start-up, the hook entry points that are not about moving
+ * data (ac_spill.c does that), hit counting and `stats anticache`. */
+#include "memcached.h"
+#include "ac_internal.h"
+#include <dirent.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+bool ac_enabled = false;
+struct ac_state ac;
+struct ac_counters ac_cnt;
+
+/* Our files in the spill directory; anything else there is refused. */
+static bool is_our_file(const char *name) {
+    return strcmp(name, "blocks.dat") == 0;
+}
+
+static int prepare_dir(const char *dir) {
+    struct stat st;
+    if (lstat(dir, &st) == 0) {
+        if (!S_ISDIR(st.st_mode)) {
+            fprintf(stderr, "memcached-ac: ac_spill_dir %s exists and is not a directory\n", dir);
+            return -1;
+        }
+        DIR *d = opendir(dir);
+        if (d == NULL) {
+            fprintf(stderr, "memcached-ac: cannot read ac_spill_dir %s: %s\n", dir, strerror(errno));
+            return -1;
+        }
+        struct dirent *de;
+        while ((de = readdir(d)) != NULL) {
+            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
+                continue;
+            if (!is_our_file(de->d_name)) {
+                fprintf(stderr, "memcached-ac: ac_spill_dir %s holds \"%s\", which is not a memcached-ac"
+                        " spill file; use an empty or new directory\n", dir, de->d_name);
+                closedir(d);
+                return -1;
+            }
+        }
+        closedir(d);
+    } else if (mkdir(dir, 0700) != 0) {
+        fprintf(stderr, "memcached-ac: cannot create ac_spill_dir %s: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    if (chmod(dir, 0700) != 0) {
+        fprintf(stderr, "memcached-ac: cannot chmod 0700 %s: %s\n", dir, strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static void ac_shutdown(void) {
+    if (ac.store != NULL) {
+        ac.store_ops->close(ac.store);   /* removes the spill file */
+        ac.store = NULL;
+        rmdir(ac.dir);
+    }
+}
+
+int ac_init(size_t *item_limit) {
+    const struct ac_policy_ops *p = ac_policy_by_name(ac_opts.policy);
+    if (p == NULL || p == &ac_policy_none)
+        return 0;
+    ac.policy = p;
+    ac.store_ops = &ac_block_store_ops;
+    pthread_mutex_init(&ac.spill_lock, NULL);
+
+    /* Anti-caching policies keep their own order: memcached's segmented LRU
+     * (HOT/WARM/COLD) is off, every item lives in the COLD list. */
+    settings.lru_segmented = false;
+
+    if (ac_opts.block_size == 0) {
+        /* H-Store's 1 MiB blocks; a small server (-m < 16M) gets -m/16. */
+        ac_opts.block_size = settings.maxbytes / 16 < (1u << 20) ? settings.maxbytes / 16 : (1u << 20);
+        if (ac_opts.block_size < 4096)
+            ac_opts.block_size = 4096;
+    }
+    size_t n = ac_opts.evicted_max;
+    if (n == 0) {
+        n = settings.maxbytes / 8 / 24;   /* default: an eighth of -m */
+        if (n < 1024)
+            n = 1024;
+    }
+    ac.evicted_bytes = ac_evicted_bytes_for(n);
+    size_t overhead = ac.evicted_bytes + ac_opts.block_size;
+    if (overhead > settings.maxbytes / 2) {
+        fprintf(stderr, "memcached-ac: the evicted table for ac_evicted_max=%zu (%zu bytes) plus one"
+                " ac_block_size buffer (%zu bytes) exceed half of -m (%zu bytes); raise -m or lower them\n",
+                n, ac.evicted_bytes, ac_opts.block_size, settings.maxbytes);
+        return -1;
+    }
+    /* Equal provisioning: the book-keeping comes out of the item memory. */
+    *item_limit = settings.maxbytes - overhead;
+    ac.item_limit = *item_limit;
+
+    if (ac_opts.spill_dir[0] != '\0')
+        snprintf(ac.dir, sizeof(ac.dir), "%s", ac_opts.spill_dir);
+    else
+        snprintf(ac.dir, sizeof(ac.dir), "/var/tmp/memcached-ac.%d", (int)getpid());
+    if (prepare_dir(ac.dir) != 0)
+        return -1;
+    char err[512];
+    ac.store = ac.store_ops->open(ac.dir, ac_opts.block_size, ac_opts.compact_fill, err, sizeof(err));
+    if (ac.store == NULL) {
+        fprintf(stderr, "memcached-ac: spill store: %s\n", err);
+        rmdir(ac.dir);
+        return -1;
+    }
+    if (ac_evicted_init(&ac.evicted, n) != 0) {
+        fprintf(stderr, "memcached-ac: cannot allocate the evicted table (%zu entries)\n", n);
+        ac_shutdown();
+        return -1;
+    }
+    if (p->init != NULL && p->init(&ac_opts) != 0) {
+        ac_shutdown();
+        return -1;
+    }
+    atexit(ac_shutdown);
+    ac_enabled = true;
+    return 0;
+}
+
+void ac_item_linked(item *it, uint32_t hv) {
+    (void)hv;
+    ac_drop_stale_copies(it);
+    ac.policy->on_insert(it);
+}
+
+void ac_item_unlinked(item *it) {
+    ac.policy->on_remove(it);
+}
+
+void ac_item_accessed(item *it) {
+    it->it_flags |= ITEM_FETCHED;
+    if (ac_take_fetched(it))
+        AC_COUNT(disk_hits, 1);
+    else
+        AC_COUNT(mem_hits, 1);
+    ac.policy->on_access(it);
+}
+
+/* Collects memcached's own "evictions" counter: with an anti-caching policy
+ * nothing may be evicted, so it is reported as lost_items. */
+static void grab_evictions(const char *key, const uint16_t klen, const char *val,
+                           const uint32_t vlen, const void *cookie) {
+    if (klen == 9 && strncmp(key, "evictions", 9) == 0) {
+        char tmp[32];
+        size_t n = vlen < sizeof(tmp) - 1 ? vlen : sizeof(tmp) - 1;
+        memcpy(tmp, val, n);
+        tmp[n] = '\0';
+        *(uint64_t *)cookie = strtoull(tmp, NULL, 10);
+    }
+}
+
+void ac_stats(ADD_STAT add_stats, void *c) {
+    struct thread_stats ts;
+    threadlocal_stats_aggregate(&ts);
+    uint64_t evictions = 0;
+    item_stats_totals(grab_evictions, &evictions);
+    const char *policy = ac_enabled ? ac.policy->name : "none";
+    struct ac_store_stats ss;
+    memset(&ss, 0, sizeof(ss));
+    size_t meta = 0, stubs = 0;
+    if (ac_enabled) {
+        ac.store_ops->stats(ac.store, &ss);
+        stubs = ac_evicted_count(&ac.evicted);
+        meta = ac.evicted_bytes + ac_opts.block_size + ac.policy->metadata_bytes();
+    }
+    APPEND_STAT("policy", "%s", policy);
+    /* With policy none every hit is a memory hit: memcached's own counters. */
+    struct slab_stats sl;
+    slab_stats_aggregate(&ts, &sl);
+    uint64_t mem_hits = ac_enabled ? AC_READ(mem_hits) : sl.get_hits + sl.touch_hits;
+    APPEND_STAT("mem_hits", "%llu", (unsigned long long)mem_hits);
+    APPEND_STAT("disk_hits", "%llu", (unsigned long long)AC_READ(disk_hits));
+    APPEND_STAT("misses", "%llu", (unsigned long long)(ts.get_misses + ts.touch_misses));
+    APPEND_STAT("spilled_items", "%llu", (unsigned long long)AC_READ(spilled_items));
+    APPEND_STAT("spilled_bytes", "%llu", (unsigned long long)AC_READ(spilled_bytes));
+    APPEND_STAT("fetched_items", "%llu", (unsigned long long)AC_READ(fetched_items));
+    APPEND_STAT("fetched_bytes", "%llu", (unsigned long long)AC_READ(fetched_bytes));
+    APPEND_STAT("rescued_items", "%llu", (unsigned long long)AC_READ(rescued_items));
+    STATS_LOCK();
+    APPEND_STAT("resident_items", "%llu", (unsigned long long)stats_state.curr_items);
+    STATS_UNLOCK();
+    APPEND_STAT("stub_items", "%zu", stubs);
+    APPEND_STAT("evicted_max", "%zu", ac_enabled ? ac.evicted.capacity : (size_t)0);
+    APPEND_STAT("metadata_bytes", "%zu", meta);
+    APPEND_STAT("item_memory_limit", "%zu", ac_enabled ? ac.item_limit : settings.maxbytes);
+    APPEND_STAT("store_bytes_on_disk", "%llu", (unsigned long long)ss.bytes_on_disk);
+    APPEND_STAT("store_live_bytes", "%llu", (unsigned long long)ss.live_bytes);
+    APPEND_STAT("store_open_bytes", "%llu", (unsigned long long)ss.open_bytes);
+    APPEND_STAT("blocks_written", "%llu", (unsigned long long)ss.blocks_written);
+    APPEND_STAT("bytes_written", "%llu", (unsigned long long)ss.bytes_written);
+    APPEND_STAT("record_reads", "%llu", (unsigned long long)ss.record_reads);
+    APPEND_STAT("block_reads", "%llu", (unsigned long long)ss.block_reads);
+    APPEND_STAT("merged_blocks", "%llu", (unsigned long long)AC_READ(merged_blocks));
+    APPEND_STAT("merged_items", "%llu", (unsigned long long)AC_READ(merged_items));
+    APPEND_STAT("io_errors", "%llu", (unsigned long long)(ss.io_errors + AC_READ(read_errors)));
+    APPEND_STAT("checksum_errors", "%llu", (unsigned long long)AC_READ(checksum_errors));
+    APPEND_STAT("fetch_nomem", "%llu", (unsigned long long)AC_READ(fetch_nomem));
+    APPEND_STAT("spill_failures", "%llu", (unsigned long long)AC_READ(spill_failures));
+    APPEND_STAT("lost_items", "%llu", (unsigned long long)(ac_enabled ? evictions : 0));
+    if (ac_enabled) {
+        APPEND_STAT("block_size", "%zu", ac_opts.block_size);
+        APPEND_STAT("merge", "%s", ac_opts.merge_block ? "block" : "tuple");
+        APPEND_STAT("compact_fill", "%.3f", ac_opts.compact_fill);
+        APPEND_STAT("spill_dir", "%s", ac.dir);
+        if (ac.policy->stats != NULL)
+            ac.policy->stats(add_stats, c);
+    }
+    add_stats(NULL, 0, NULL, 0, c);   /* the terminating END */
+}

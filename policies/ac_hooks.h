@@ -1,0 +1,31 @@
+/* The calls the patched memcached makes into memcached-ac (memcached/patches/).
+ * Every call site is guarded by ac_enabled, so ac_policy=none runs upstream code. */
+#ifndef AC_HOOKS_H
+#define AC_HOOKS_H
+#include "ac_options.h"
+
+extern bool ac_enabled;          /* an anti-caching policy is active */
+
+/* Start-up, before slabs_init: opens the spill store and sizes the evicted
+ * table; *item_limit (memory for the slab allocator, -m on entry) is lowered by
+ * the book-keeping's memory. Returns -1 after printing why. */
+int ac_init(size_t *item_limit);
+/* An allocation in class clsid failed: spill a block of its coldest items.
+ * Returns how many items left RAM (0: nothing could be spilled). */
+int ac_make_room(unsigned int clsid);
+/* assoc_find, then the evicted table: a spilled item is read back, verified and
+ * linked again (item lock for hv held). */
+item *ac_item_find(const char *key, size_t nkey, uint32_t hv);
+/* The lookup of this thread's last ac_item_find failed with this error text
+ * (checksum, I/O, memory), or NULL. */
+const char *ac_lookup_error(void);
+void ac_item_linked(item *it, uint32_t hv);
+void ac_item_unlinked(item *it);
+void ac_item_accessed(item *it);     /* replaces do_item_bump */
+/* memcached is about to drop a live item (slab mover, tail repair): spill it.
+ * Returns true when it may be dropped (spilled, or expired). may_block: the
+ * caller holds no lock that forbids writing a block. */
+bool ac_rescue(item *it, bool may_block);
+void ac_stats(ADD_STAT add_stats, void *c);
+
+#endif

@@ -1,0 +1,40 @@
+/* State shared by the anti-caching core files (ac_core.c, ac_spill.c). */
+#ifndef AC_INTERNAL_H
+#define AC_INTERNAL_H
+/* memcached.h (no include guard) must be included first. */
+#include "ac_hooks.h"
+#include "ac_policy.h"
+#include "ac_store.h"
+#include "ac_evicted.h"
+
+struct ac_state {
+    const struct ac_policy_ops *policy;
+    const struct ac_store_ops *store_ops;
+    struct ac_store *store;
+    struct ac_evicted evicted;
+    size_t evicted_bytes;          /* fixed memory of the evicted table */
+    size_t item_limit;             /* what the slab allocator got of -m */
+    pthread_mutex_t spill_lock;    /* one spill round at a time */
+    char dir[1100];
+};
+
+struct ac_counters {
+    uint64_t mem_hits, disk_hits;
+    uint64_t spilled_items, spilled_bytes, fetched_items, fetched_bytes;
+    uint64_t rescued_items;        /* spilled on behalf of the slab mover / tail repair */
+    uint64_t merged_blocks, merged_items;
+    uint64_t checksum_errors, read_errors, fetch_nomem;
+    uint64_t spill_failures;       /* a spill that could not be done (table full, I/O) */
+};
+
+extern struct ac_state ac;
+extern struct ac_counters ac_cnt;
+#define AC_COUNT(field, n) __atomic_add_fetch(&ac_cnt.field, (n), __ATOMIC_RELAXED)
+#define AC_READ(field) __atomic_load_n(&ac_cnt.field, __ATOMIC_RELAXED)
+
+/* ac_spill.c: marks the item this thread fetched last (for disk-hit counting). */
+bool ac_take_fetched(item *it);
+/* ac_spill.c: a key is linked into RAM: any spilled copy of it is stale. */
+void ac_drop_stale_copies(item *it);
+
+#endif

@@ -1,0 +1,169 @@
+#include "memcached.h"
+#include "ac_policy.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct ac_options ac_opts = {
+    .policy = "none",
+    .block_size = 0,          /* default: 1 MiB, or -m/16 when that is smaller */
+    .compact_fill = 0.5,
+    .lru_sample = 1,
+};
+
+static const struct ac_policy_ops *const policies[] = { &ac_policy_none, &ac_policy_lru };
+
+const char *ac_policy_names(void) {
+    static char names[256];
+    if (names[0] == '\0') {
+        for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++) {
+            if (i > 0)
+                strcat(names, ", ");
+            strcat(names, policies[i]->name);
+        }
+    }
+    return names;
+}
+
+const struct ac_policy_ops *ac_policy_by_name(const char *name) {
+    for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++)
+        if (strcmp(policies[i]->name, name) == 0)
+            return policies[i];
+    return NULL;
+}
+
+/* "123", "64K", "1M", "2G" -> bytes */
+static int parse_size(const char *v, size_t *out) {
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (errno != 0 || end == v || v[0] == '-')
+        return -1;
+    unsigned long long mul = 1;
+    if (*end == 'k' || *end == 'K') mul = 1ULL << 10, end++;
+    else if (*end == 'm' || *end == 'M') mul = 1ULL << 20, end++;
+    else if (*end == 'g' || *end == 'G') mul = 1ULL << 30, end++;
+    if (*end != '\0' || n > (~0ULL) / mul)
+        return -1;
+    *out = (size_t)(n * mul);
+    return 0;
+}
+
+static int set_policy(const char *v) {
+    if (ac_policy_by_name(v) == NULL) {
+        fprintf(stderr, "memcached-ac: unknown ac_policy \"%s\"; valid policies: %s\n", v, ac_policy_names());
+        return -1;
+    }
+    snprintf(ac_opts.policy, sizeof(ac_opts.policy), "%s", v);
+    return 0;
+}
+
+static int set_spill_dir(const char *v) {
+    if (v[0] != '/' || strlen(v) >= sizeof(ac_opts.spill_dir) - 32) {
+        fprintf(stderr, "memcached-ac: ac_spill_dir must be an absolute path shorter than %zu bytes, got \"%s\"\n",
+                sizeof(ac_opts.spill_dir) - 32, v);
+        return -1;
+    }
+    snprintf(ac_opts.spill_dir, sizeof(ac_opts.spill_dir), "%s", v);
+    return 0;
+}
+
+static int set_block_size(const char *v) {
+    size_t n;
+    if (parse_size(v, &n) != 0 || n < 4096 || n > (64u << 20)) {
+        fprintf(stderr, "memcached-ac: ac_block_size must be a size from 4K to 64M (e.g. 1M), got \"%s\"\n", v);
+        return -1;
+    }
+    ac_opts.block_size = n;
+    return 0;
+}
+
+static int set_merge(const char *v) {
+    if (strcmp(v, "tuple") == 0) ac_opts.merge_block = false;
+    else if (strcmp(v, "block") == 0) ac_opts.merge_block = true;
+    else {
+        fprintf(stderr, "memcached-ac: ac_merge must be \"tuple\" or \"block\", got \"%s\"\n", v);
+        return -1;
+    }
+    return 0;
+}
+
+static int set_compact_fill(const char *v) {
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (errno != 0 || end == v || *end != '\0' || !(d >= 0.0 && d <= 1.0)) {
+        fprintf(stderr, "memcached-ac: ac_compact_fill must be a number from 0 to 1, got \"%s\"\n", v);
+        return -1;
+    }
+    ac_opts.compact_fill = d;
+    return 0;
+}
+
+static int set_evicted_max(const char *v) {
+    size_t n;
+    if (parse_size(v, &n) != 0 || n < 1 || n >= (1ULL << 32) - 1) {
+        fprintf(stderr, "memcached-ac: ac_evicted_max must be a count of items from 1 to 4294967294"
+                " (K/M/G suffixes allowed), got \"%s\"\n", v);
+        return -1;
+    }
+    ac_opts.evicted_max = n;
+    return 0;
+}
+
+static int set_lru_sample(const char *v) {
+    size_t n;
+    if (parse_size(v, &n) != 0 || n < 1 || n > 1000000) {
+        fprintf(stderr, "memcached-ac: ac_lru_sample must be an integer N from 1 to 1000000"
+                " (order updated on 1 in N accesses), got \"%s\"\n", v);
+        return -1;
+    }
+    ac_opts.lru_sample = (unsigned)n;
+    return 0;
+}
+
+static const struct {
+    const char *key;
+    int (*set)(const char *value);
+} table[] = {
+    { "ac_policy", set_policy },
+    { "ac_spill_dir", set_spill_dir },
+    { "ac_block_size", set_block_size },
+    { "ac_merge", set_merge },
+    { "ac_compact_fill", set_compact_fill },
+    { "ac_evicted_max", set_evicted_max },
+    { "ac_lru_sample", set_lru_sample },
+};
+
+bool ac_is_option(const char *kv) {
+    return strncmp(kv, "ac_", 3) == 0;
+}
+
+int ac_parse_option(const char *arg) {
+    /* memcached hands over the rest of the -o list: take one "key=value" */
+    char kv[1200];
+    size_t n = strcspn(arg, ",");
+    if (n >= sizeof(kv)) {
+        fprintf(stderr, "memcached-ac: suboption too long: %.40s...\n", arg);
+        return -1;
+    }
+    memcpy(kv, arg, n);
+    kv[n] = '\0';
+    const char *eq = strchr(kv, '=');
+    size_t klen = eq ? (size_t)(eq - kv) : strlen(kv);
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++) {
+        if (strlen(table[i].key) == klen && strncmp(table[i].key, kv, klen) == 0) {
+            if (eq == NULL || eq[1] == '\0') {
+                fprintf(stderr, "memcached-ac: %s needs a value (%s=VALUE)\n", table[i].key, table[i].key);
+                return -1;
+            }
+            return table[i].set(eq + 1);
+        }
+    }
+    fprintf(stderr, "memcached-ac: unknown option \"%.*s\"; valid anti-caching options:", (int)klen, kv);
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+        fprintf(stderr, "%s %s", i ? "," : "", table[i].key);
+    fprintf(stderr, "\n");
+    return -1;
+}

@@ -1,0 +1,27 @@
+/* The -o ac_* settings of memcached-ac: one table, parsed and validated here. */
+#ifndef AC_OPTIONS_H
+#define AC_OPTIONS_H
+#include <stdbool.h>
+#include <stddef.h>
+
+struct ac_options {
+    char policy[32];         /* ac_policy */
+    char spill_dir[1024];    /* ac_spill_dir ("" = /var/tmp/memcached-ac.PID) */
+    size_t block_size;       /* ac_block_size (0 = default, fixed by ac_init) */
+    bool merge_block;        /* ac_merge=block|tuple */
+    double compact_fill;     /* ac_compact_fill */
+    size_t evicted_max;      /* ac_evicted_max (0 = derive from -m) */
+    unsigned lru_sample;     /* ac_lru_sample: update LRU order on 1 in N accesses */
+};
+
+extern struct ac_options ac_opts;
+
+/* True for "ac_..." suboptions. */
+bool ac_is_option(const char *kv);
+/* Parses "ac_key=value" into ac_opts; prints an error naming what is accepted
+ * and returns -1 on bad input. */
+int ac_parse_option(const char *kv);
+/* Comma-separated list of the policy names, for error messages. */
+const char *ac_policy_names(void);
+
+#endif

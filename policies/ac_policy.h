@@ -1,0 +1,28 @@
+/* The eviction-policy interface of memcached-ac: one ops table per approach,
+ * registered by name (ac_core.c), selected with -o ac_policy=NAME. */
+#ifndef AC_POLICY_H
+#define AC_POLICY_H
+/* memcached.h (no include guard) must be included first. */
+#include "ac_options.h"
+
+struct ac_policy_ops {
+    const char *name;
+    const char *summary;
+    int    (*init)(const struct ac_options *opts);
+    void   (*on_insert)(item *it);              /* linked into RAM (item lock held) */
+    void   (*on_access)(item *it);              /* hit in RAM: hot path, O(1), no I/O */
+    void   (*on_remove)(item *it);              /* unlinked from RAM */
+    /* Up to max candidates of class clsid, coldest first. They are hints: the
+     * caller locks and re-validates each one before spilling it. */
+    int    (*pick_victims)(unsigned int clsid, item **out, int max);
+    void   (*tick)(void);                       /* maintenance thread, may be NULL */
+    size_t (*metadata_bytes)(void);             /* tracking memory, for fair provisioning */
+    void   (*stats)(ADD_STAT add_stats, void *c);
+};
+
+const struct ac_policy_ops *ac_policy_by_name(const char *name);
+
+extern const struct ac_policy_ops ac_policy_none;
+extern const struct ac_policy_ops ac_policy_lru;
+
+#endif

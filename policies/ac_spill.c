@@ -1,0 +1,333 @@
+/* Moving items between RAM and the spill store (H-Store anti-caching, DeBrabant
+ * et al. VLDB 2013 §3): spill the coldest items of a slab class a block at a
+ * time, leaving an evicted-table entry; fetch a spilled item back on lookup
+ * (tuple-merge), merging a whole block when asked to (block-merge, or lazy
+ * compaction once a block's live fraction falls below ac_compact_fill).
+ * Lock order: item lock -> spill_lock -> LRU lock -> evicted stripe / store lock.
+ * Other items' locks are only ever try-locked. No I/O happens under an LRU lock. */
+#include "memcached.h"
+#include "ac_internal.h"
+#include "store/record.h"
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Per-thread scratch buffers: one for building records, one for reading them
+ * (a fetch may spill while it holds the record it read). */
+struct scratch { char *p; size_t cap; };
+static __thread struct scratch spill_buf, fetch_buf;
+static __thread item *tl_fetched;
+static __thread const char *tl_error;
+
+static char *scratch_get(struct scratch *s, size_t n) {
+    if (n > s->cap) {
+        char *p = realloc(s->p, n);
+        if (p == NULL)
+            return NULL;
+        s->p = p;
+        s->cap = n;
+    }
+    return s->p;
+}
+
+bool ac_take_fetched(item *it) {
+    if (tl_fetched != it)
+        return false;
+    tl_fetched = NULL;
+    return true;
+}
+
+const char *ac_lookup_error(void) {
+    return tl_error;
+}
+
+static bool item_dead(item *it) {
+    return (it->exptime != 0 && it->exptime <= current_time) || item_is_flushed(it);
+}
+
+/* Builds the record of a resident item in this thread's spill buffer. */
+static char *item_to_record(item *it, size_t *lenp) {
+    size_t len = ac_record_size(it->nkey, it->nbytes);
+    char *buf = scratch_get(&spill_buf, len);
+    if (buf == NULL)
+        return NULL;
+    struct ac_record r = {
+        .len = (uint32_t)len, .nbytes = (uint32_t)it->nbytes, .exptime = it->exptime,
+        .time = it->time, .cas = ITEM_get_cas(it), .nkey = it->nkey,
+    };
+    FLAGS_CONV(it, r.client_flags);
+    ac_record_put_header(buf, &r);
+    memcpy(buf + AC_RECORD_HDR, ITEM_key(it), it->nkey);
+    char *dst = buf + AC_RECORD_HDR + it->nkey;
+    if ((it->it_flags & ITEM_CHUNKED) == 0) {
+        memcpy(dst, ITEM_data(it), it->nbytes);
+    } else {
+        for (item_chunk *ch = (item_chunk *)ITEM_schunk(it); ch != NULL; ch = ch->next) {
+            memcpy(dst, ch->data, ch->used);
+            dst += ch->used;
+        }
+    }
+    ac_record_seal(buf, len);
+    *lenp = len;
+    return buf;
+}
+
+/* Copies n value bytes into a freshly allocated item, chunked or not. */
+static int item_fill(item *it, const char *src, size_t n) {
+    if ((it->it_flags & ITEM_CHUNKED) == 0) {
+        memcpy(ITEM_data(it), src, n);
+        return 0;
+    }
+    item_chunk *ch = (item_chunk *)ITEM_schunk(it);
+    size_t done = 0;
+    while (done < n) {
+        if (ch->used == ch->size) {
+            item_chunk *nch = do_item_alloc_chunk(ch, n - done);
+            if (nch == NULL)
+                return -1;
+            ch = nch;
+        }
+        size_t k = (size_t)(ch->size - ch->used);
+        if (k > n - done)
+            k = n - done;
+        memcpy(ch->data + ch->used, src + done, k);
+        ch->used += (int)k;
+        done += k;
+    }
+    return 0;
+}
+
+enum spill_result { SPILL_OK, SPILL_DEAD, SPILL_FULL, SPILL_FAIL };
+
+/* Writes a resident item (item lock and a reference held) into the open block
+ * and records it in the evicted table. The caller unlinks it on SPILL_OK/DEAD. */
+static enum spill_result spill_one(item *it) {
+    if (item_dead(it))
+        return SPILL_DEAD;
+    size_t len;
+    char *rec = item_to_record(it, &len);
+    if (rec == NULL)
+        return SPILL_FAIL;
+    struct ac_loc loc;
+    int rc = ac.store_ops->put(ac.store, rec, len, &loc);
+    if (rc == AC_STORE_FULL)
+        return SPILL_FULL;
+    if (rc != AC_STORE_OK) {
+        AC_COUNT(spill_failures, 1);
+        return SPILL_FAIL;
+    }
+    if (ac_evicted_insert(&ac.evicted, ac_key_fp(ITEM_key(it), it->nkey), &loc) != 0) {
+        ac.store_ops->invalidate(ac.store, &loc);   /* evicted table full */
+        AC_COUNT(spill_failures, 1);
+        return SPILL_FAIL;
+    }
+    AC_COUNT(spilled_items, 1);
+    AC_COUNT(spilled_bytes, len);
+    return SPILL_OK;
+}
+
+/* Locks a victim candidate and takes a reference, re-validating everything the
+ * hint may have got wrong. Returns the lock, or NULL to skip it. */
+static void *grab(item *it, unsigned int clsid, uint32_t *hvp) {
+    if ((it->it_flags & (ITEM_LINKED | ITEM_SLABBED)) != ITEM_LINKED)
+        return NULL;
+    uint32_t hv = hash(ITEM_key(it), it->nkey);
+    void *lk = item_trylock(hv);
+    if (lk == NULL)
+        return NULL;
+    if ((it->it_flags & (ITEM_LINKED | ITEM_SLABBED)) != ITEM_LINKED || ITEM_clsid(it) != clsid
+            || hash(ITEM_key(it), it->nkey) != hv) {
+        item_trylock_unlock(lk);
+        return NULL;
+    }
+    if (refcount_incr(it) != 2) {    /* in use by a request: leave it */
+        refcount_decr(it);
+        item_trylock_unlock(lk);
+        return NULL;
+    }
+    *hvp = hv;
+    return lk;
+}
+
+int ac_make_room(unsigned int clsid) {
+    int spilled = 0;
+    pthread_mutex_lock(&ac.spill_lock);
+    for (;;) {
+        item *cand[16];
+        int n = ac.policy->pick_victims(clsid, cand, 16);
+        bool full = false, progress = false, failed = false;
+        for (int i = 0; i < n && !full && !failed; i++) {
+            uint32_t hv;
+            void *lk = grab(cand[i], clsid, &hv);
+            if (lk == NULL)
+                continue;
+            enum spill_result r = spill_one(cand[i]);
+            if (r == SPILL_OK || r == SPILL_DEAD) {
+                do_item_unlink(cand[i], hv);
+                spilled++;
+                progress = true;
+            }
+            do_item_remove(cand[i]);
+            item_trylock_unlock(lk);
+            full = r == SPILL_FULL;
+            failed = r == SPILL_FAIL;
+        }
+        if (failed)
+            break;
+        if (full) {
+            /* The block is packed: one sequential write, with no item lock held. */
+            if (ac.store_ops->flush(ac.store) != 0)
+                break;
+            if (spilled > 0)
+                break;
+            continue;
+        }
+        if (!progress)
+            break;
+    }
+    pthread_mutex_unlock(&ac.spill_lock);
+    return spilled;
+}
+
+bool ac_rescue(item *it, bool may_block) {
+    if (item_dead(it))
+        return true;
+    enum spill_result r = spill_one(it);
+    if (r == SPILL_FULL && may_block) {
+        if (ac.store_ops->flush(ac.store) == 0)
+            r = spill_one(it);
+    }
+    if (r == SPILL_OK) {
+        AC_COUNT(rescued_items, 1);
+        return true;
+    }
+    return r == SPILL_DEAD;
+}
+
+/* Builds a resident item from a verified record and links it in place of the
+ * evicted-table entry (item lock for hv held). *merge is set when the record's
+ * block should now be merged whole. Returns the item (reference as assoc_find
+ * gives it), or NULL: out of memory, or the entry is gone. */
+static item *materialize(const struct ac_record *r, uint32_t hv, uint64_t fp,
+                         const struct ac_loc *loc, int *merge) {
+    item *it = do_item_alloc((char *)r->key, r->nkey, r->client_flags, r->exptime, (int)r->nbytes);
+    if (it == NULL)
+        return NULL;
+    if (item_fill(it, r->value, r->nbytes) != 0 || !ac_evicted_remove(&ac.evicted, fp, loc)) {
+        do_item_remove(it);
+        return NULL;
+    }
+    *merge = ac.store_ops->invalidate(ac.store, loc);
+    uint64_t cas = r->cas;      /* r may point into the scratch buffer linking reuses */
+    rel_time_t time = r->time;
+    do_item_link(it, hv);
+    ITEM_set_cas(it, cas);      /* the item keeps its identity: same CAS, same age */
+    it->time = time;
+    do_item_remove(it);         /* drop the allocation's reference: the hash keeps one */
+    return it;
+}
+
+/* Brings every live record of a block back into RAM (H-Store block-merge).
+ * Records whose keys are locked by others stay spilled. */
+static void merge_block(uint32_t block) {
+    void *buf;
+    ssize_t len = ac.store_ops->read_block(ac.store, block, &buf);
+    if (len < 0) {
+        ac.store_ops->merge_done(ac.store, block);
+        return;
+    }
+    size_t off = 0;
+    while (off + AC_RECORD_HDR <= (size_t)len) {
+        struct ac_record r;
+        if (ac_record_parse((char *)buf + off, (size_t)len - off, &r) != AC_REC_OK) {
+            AC_COUNT(checksum_errors, 1);
+            break;
+        }
+        struct ac_loc loc = { block, (uint32_t)off, r.len };
+        off += r.len;
+        uint64_t fp = ac_key_fp(r.key, r.nkey);
+        struct ac_loc locs[4];
+        int n = ac_evicted_find(&ac.evicted, fp, locs, 4);
+        bool live = false;
+        for (int i = 0; i < n && i < 4; i++)
+            live |= locs[i].block == loc.block && locs[i].offset == loc.offset;
+        if (!live)
+            continue;
+        uint32_t hv = hash(r.key, r.nkey);
+        void *lk = item_trylock(hv);
+        if (lk == NULL)
+            continue;
+        int ignored;
+        if (materialize(&r, hv, fp, &loc, &ignored) != NULL)
+            AC_COUNT(merged_items, 1);
+        item_trylock_unlock(lk);
+    }
+    free(buf);
+    AC_COUNT(merged_blocks, 1);
+    ac.store_ops->merge_done(ac.store, block);
+}
+
+/* Normally a lookup fetches a spilled key before anything links it again, so
+ * this finds nothing. It matters when that fetch failed (unreadable record, no
+ * memory) and a store then linked a new value: the old copy must not come back
+ * once the new one is spilled too. Unreadable records under the same
+ * fingerprint are dropped with it. */
+void ac_drop_stale_copies(item *it) {
+    if (ac_evicted_count(&ac.evicted) == 0)
+        return;
+    uint64_t fp = ac_key_fp(ITEM_key(it), it->nkey);
+    struct ac_loc locs[4];
+    int n = ac_evicted_find(&ac.evicted, fp, locs, 4);
+    for (int i = 0; i < n && i < 4; i++) {
+        char *buf = scratch_get(&fetch_buf, locs[i].len);
+        struct ac_record r;
+        bool ours = buf == NULL || ac.store_ops->get(ac.store, &locs[i], buf) != 0
+            || ac_record_parse(buf, locs[i].len, &r) != AC_REC_OK
+            || (r.nkey == it->nkey && memcmp(r.key, ITEM_key(it), it->nkey) == 0);
+        if (ours && ac_evicted_remove(&ac.evicted, fp, &locs[i]))
+            ac.store_ops->invalidate(ac.store, &locs[i]);
+    }
+}
+
+item *ac_item_find(const char *key, size_t nkey, uint32_t hv) {
+    tl_fetched = NULL;
+    tl_error = NULL;
+    item *it = assoc_find(key, nkey, hv);
+    if (it != NULL || ac_evicted_count(&ac.evicted) == 0)
+        return it;
+    uint64_t fp = ac_key_fp(key, nkey);
+    struct ac_loc locs[4];
+    int n = ac_evicted_find(&ac.evicted, fp, locs, 4);
+    for (int i = 0; i < n && i < 4; i++) {
+        char *buf = scratch_get(&fetch_buf, locs[i].len);
+        if (buf == NULL || ac.store_ops->get(ac.store, &locs[i], buf) != 0) {
+            AC_COUNT(read_errors, 1);
+            tl_error = "SERVER_ERROR anti-caching: reading a spilled item failed";
+            return NULL;
+        }
+        struct ac_record r;
+        if (ac_record_parse(buf, locs[i].len, &r) != AC_REC_OK || r.len != locs[i].len) {
+            AC_COUNT(checksum_errors, 1);
+            tl_error = "SERVER_ERROR anti-caching: a spilled item failed its checksum";
+            return NULL;
+        }
+        if (r.nkey != nkey || memcmp(r.key, key, nkey) != 0)
+            continue;      /* another key with the same fingerprint */
+        int merge = 0;
+        it = materialize(&r, hv, fp, &locs[i], &merge);
+        if (it == NULL) {
+            AC_COUNT(fetch_nomem, 1);
+            tl_error = "SERVER_ERROR out of memory fetching a spilled item";
+            return NULL;
+        }
+        AC_COUNT(fetched_items, 1);
+        AC_COUNT(fetched_bytes, r.len);
+        if (ac_opts.merge_block)
+            merge = ac.store_ops->begin_merge(ac.store, locs[i].block);
+        if (merge)
+            merge_block(locs[i].block);
+        tl_fetched = it;
+        return it;
+    }
+    return NULL;
+}

@@ -1,0 +1,48 @@
+/* The spill-store interface: where spilled items live. A store takes opaque,
+ * self-checking records (store/record.h) and hands back a location. */
+#ifndef AC_STORE_H
+#define AC_STORE_H
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include "ac_evicted.h"
+
+enum { AC_STORE_OK = 0, AC_STORE_FULL = 1 };
+
+struct ac_store_stats {
+    uint64_t blocks_written, bytes_written;
+    uint64_t record_reads, bytes_read, block_reads;
+    uint64_t bytes_on_disk;      /* extents holding live blocks */
+    uint64_t live_records, live_bytes;
+    uint64_t open_bytes;         /* records buffered, not yet written */
+    uint64_t io_errors;
+    uint64_t merges_triggered;   /* blocks that fell below the fill threshold */
+};
+
+struct ac_store;
+
+struct ac_store_ops {
+    const char *name;
+    /* dir is private to the store; block_size and fill as the options say. */
+    struct ac_store *(*open)(const char *dir, size_t block_size, double compact_fill, char *err, size_t errlen);
+    /* Appends a record to the open block. AC_STORE_FULL: flush, then retry. */
+    int  (*put)(struct ac_store *s, const void *rec, size_t len, struct ac_loc *loc);
+    /* Writes the open block with one sequential write; 0 or -errno (data kept). */
+    int  (*flush)(struct ac_store *s);
+    /* Reads loc->len bytes of the record; 0 or -errno. */
+    int  (*get)(struct ac_store *s, const struct ac_loc *loc, void *buf);
+    /* The record at loc is dead. Returns 1 when its block should now be merged
+     * whole (its live fraction fell below compact_fill), else 0. */
+    int  (*invalidate)(struct ac_store *s, const struct ac_loc *loc);
+    /* Reads a whole written block into a malloc'd buffer; returns its length or -errno. */
+    ssize_t (*read_block)(struct ac_store *s, uint32_t block, void **buf);
+    /* Claims a block for a whole-block merge: 1 if the caller now owns it. */
+    int  (*begin_merge)(struct ac_store *s, uint32_t block);
+    void (*merge_done)(struct ac_store *s, uint32_t block);
+    void (*stats)(struct ac_store *s, struct ac_store_stats *out);
+    void (*close)(struct ac_store *s);   /* frees memory and removes its files */
+};
+
+extern const struct ac_store_ops ac_block_store_ops;
+
+#endif

@@ -1,0 +1,68 @@
+/* Policy "lru": exact LRU anti-caching as in H-Store (DeBrabant et al., VLDB
+ * 2013 §3.1). Each slab class keeps its items on memcached's own doubly linked
+ * list (the item header's prev/next, 16 bytes per item); every access moves the
+ * item to the MRU end, without memcached's 60-second rule. With ac_lru_sample=N
+ * only 1 in N accesses updates the order (H-Store's aLRU with alpha = 1/N, per
+ * worker thread, deterministic). Victims are taken from the LRU end. */
+#include "memcached.h"
+#include "ac_policy.h"
+
+static unsigned sample;
+static __thread unsigned tick;
+
+static int lru_init(const struct ac_options *o) {
+    sample = o->lru_sample;
+    return 0;
+}
+
+static void lru_on_insert(item *it) {
+    (void)it;          /* memcached links new items at the MRU end */
+}
+
+static void lru_on_access(item *it) {
+    if (sample > 1 && ++tick % sample != 0)
+        return;
+    it->time = current_time;
+    item_lru_bump(it);
+}
+
+static void lru_on_remove(item *it) {
+    (void)it;
+}
+
+static int lru_pick_victims(unsigned int clsid, item **out, int max) {
+    unsigned int id = clsid | COLD_LRU;
+    int n = 0;
+    pthread_mutex_lock(&lru_locks[id]);
+    for (item *it = item_lru_tail(id); it != NULL && n < max; it = it->prev) {
+        if (it->nbytes == 0 && it->nkey == 0 && it->it_flags == 1)
+            continue;  /* an LRU crawler's placeholder */
+        out[n++] = it;
+    }
+    pthread_mutex_unlock(&lru_locks[id]);
+    return n;
+}
+
+static size_t lru_metadata_bytes(void) {
+    /* the prev/next links of every resident item */
+    STATS_LOCK();
+    size_t n = stats_state.curr_items;
+    STATS_UNLOCK();
+    return n * 2 * sizeof(void *);
+}
+
+static void lru_stats(ADD_STAT add_stats, void *c) {
+    APPEND_STAT("lru_sample", "%u", sample);
+}
+
+const struct ac_policy_ops ac_policy_lru = {
+    .name = "lru",
+    .summary = "exact LRU per slab class, block spill (H-Store anti-caching)",
+    .init = lru_init,
+    .on_insert = lru_on_insert,
+    .on_access = lru_on_access,
+    .on_remove = lru_on_remove,
+    .pick_victims = lru_pick_victims,
+    .metadata_bytes = lru_metadata_bytes,
+    .stats = lru_stats,
+};

@@ -1,0 +1,396 @@
+/* Block store (H-Store anti-caching, DeBrabant et al. VLDB 2013 §3.2): records of
+ * spilled items are packed into an open block in memory; a full block is written
+ * to the spill file with one sequential write. Blocks live in extents of the file
+ * (block_size each; a record larger than a block gets an extent of its own), and
+ * an extent is reused, and its disk space punched out, once no record in it is
+ * live. With tuple-merge, a block whose live bytes fall below compact_fill of its
+ * length is reported for a whole-block merge (the paper's lazy compaction). */
+#define _GNU_SOURCE
+#include "../ac_store.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+enum { B_FREE = 0, B_OPEN, B_WRITTEN };
+#define NO_BLOCK UINT32_MAX
+
+struct block {
+    uint64_t file_off;
+    uint64_t live_bytes;
+    uint32_t len;       /* bytes of records in the block */
+    uint32_t cap;       /* extent size on disk */
+    uint32_t live;      /* live records */
+    uint32_t next_free; /* free-id list link */
+    uint8_t state;
+    uint8_t merging;
+};
+
+struct ac_store {
+    int fd;
+    char path[4096];
+    size_t block_size;
+    double fill;
+    pthread_mutex_t lock;
+    struct block *blocks;
+    uint32_t nblocks, cap_blocks, free_ids;
+    uint64_t *free_ext;           /* reusable extents of block_size bytes */
+    size_t n_free_ext, cap_free_ext;
+    uint64_t file_end;
+    uint32_t open_id;
+    char *buf;
+    size_t buf_len, buf_cap;
+    struct ac_store_stats st;
+};
+
+static struct ac_store *bs_open(const char *dir, size_t block_size, double fill, char *err, size_t errlen) {
+    struct ac_store *s = calloc(1, sizeof(*s));
+    if (s == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    snprintf(s->path, sizeof(s->path), "%s/blocks.dat", dir);
+    s->fd = open(s->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (s->fd < 0) {
+        snprintf(err, errlen, "cannot create %s: %s", s->path, strerror(errno));
+        free(s);
+        return NULL;
+    }
+    s->block_size = block_size;
+    s->fill = fill;
+    s->open_id = NO_BLOCK;
+    s->free_ids = NO_BLOCK;
+    s->buf_cap = block_size;
+    s->buf = malloc(block_size);
+    if (s->buf == NULL) {
+        snprintf(err, errlen, "cannot allocate a %zu-byte block buffer", block_size);
+        close(s->fd);
+        unlink(s->path);
+        free(s);
+        return NULL;
+    }
+    pthread_mutex_init(&s->lock, NULL);
+    return s;
+}
+
+static uint32_t new_block_id(struct ac_store *s) {
+    if (s->free_ids != NO_BLOCK) {
+        uint32_t id = s->free_ids;
+        s->free_ids = s->blocks[id].next_free;
+        return id;
+    }
+    if (s->nblocks == s->cap_blocks) {
+        uint32_t ncap = s->cap_blocks ? s->cap_blocks * 2 : 64;
+        struct block *nb = realloc(s->blocks, ncap * sizeof(*nb));
+        if (nb == NULL)
+            return NO_BLOCK;
+        s->blocks = nb;
+        s->cap_blocks = ncap;
+    }
+    return s->nblocks++;
+}
+
+static int bs_put(struct ac_store *s, const void *rec, size_t len, struct ac_loc *loc) {
+    pthread_mutex_lock(&s->lock);
+    if (s->open_id == NO_BLOCK) {
+        uint32_t id = new_block_id(s);
+        if (id == NO_BLOCK) {
+            pthread_mutex_unlock(&s->lock);
+            return -ENOMEM;
+        }
+        memset(&s->blocks[id], 0, sizeof(s->blocks[id]));
+        s->blocks[id].state = B_OPEN;
+        s->open_id = id;
+        s->buf_len = 0;
+    }
+    if (s->buf_len > 0 && s->buf_len + len > s->block_size) {
+        pthread_mutex_unlock(&s->lock);
+        return AC_STORE_FULL;
+    }
+    if (len > s->buf_cap) {          /* a record larger than a block: a block of its own */
+        char *nb = realloc(s->buf, len);
+        if (nb == NULL) {
+            pthread_mutex_unlock(&s->lock);
+            return -ENOMEM;
+        }
+        s->buf = nb;
+        s->buf_cap = len;
+    }
+    struct block *b = &s->blocks[s->open_id];
+    memcpy(s->buf + s->buf_len, rec, len);
+    loc->block = s->open_id;
+    loc->offset = (uint32_t)s->buf_len;
+    loc->len = (uint32_t)len;
+    s->buf_len += len;
+    b->len = (uint32_t)s->buf_len;
+    b->live++;
+    b->live_bytes += len;
+    s->st.live_records++;
+    s->st.live_bytes += len;
+    s->st.open_bytes = s->buf_len;
+    pthread_mutex_unlock(&s->lock);
+    return AC_STORE_OK;
+}
+
+static int write_all(int fd, const char *p, size_t n, uint64_t off) {
+    while (n > 0) {
+        ssize_t w = pwrite(fd, p, n, (off_t)off);
+        if (w < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (w == 0)
+            return -EIO;
+        p += w;
+        n -= (size_t)w;
+        off += (uint64_t)w;
+    }
+    return 0;
+}
+
+static int read_all(int fd, char *p, size_t n, uint64_t off) {
+    while (n > 0) {
+        ssize_t r = pread(fd, p, n, (off_t)off);
+        if (r < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (r == 0)
+            return -EIO;
+        p += r;
+        n -= (size_t)r;
+        off += (uint64_t)r;
+    }
+    return 0;
+}
+
+static uint32_t round_up(size_t n, size_t to) {
+    return (uint32_t)((n + to - 1) / to * to);
+}
+
+/* Called with the lock held. The block keeps its data in memory if the write fails. */
+static int flush_locked(struct ac_store *s) {
+    if (s->open_id == NO_BLOCK || s->buf_len == 0)
+        return 0;
+    struct block *b = &s->blocks[s->open_id];
+    if (b->live == 0) {            /* every record already dead: nothing to write */
+        s->buf_len = 0;
+        b->len = 0;
+        s->st.open_bytes = 0;
+        return 0;
+    }
+    uint64_t off;
+    uint32_t cap;
+    bool reused = false;
+    if (s->buf_len <= s->block_size && s->n_free_ext > 0) {
+        off = s->free_ext[--s->n_free_ext];
+        cap = (uint32_t)s->block_size;
+        reused = true;
+    } else {
+        off = s->file_end;
+        cap = s->buf_len <= s->block_size ? (uint32_t)s->block_size : round_up(s->buf_len, 4096);
+    }
+    int rc = write_all(s->fd, s->buf, s->buf_len, off);
+    if (rc != 0) {
+        s->st.io_errors++;
+        if (reused)
+            s->free_ext[s->n_free_ext++] = off;
+        else if (ftruncate(s->fd, (off_t)s->file_end) != 0)
+            s->st.io_errors++;
+        return rc;
+    }
+    if (!reused)
+        s->file_end += cap;
+    b->file_off = off;
+    b->cap = cap;
+    b->len = (uint32_t)s->buf_len;
+    b->state = B_WRITTEN;
+    s->st.blocks_written++;
+    s->st.bytes_written += s->buf_len;
+    s->st.bytes_on_disk += cap;
+    s->open_id = NO_BLOCK;
+    s->buf_len = 0;
+    s->st.open_bytes = 0;
+    if (s->buf_cap > s->block_size) {   /* give back an oversized buffer */
+        char *nb = realloc(s->buf, s->block_size);
+        if (nb != NULL) {
+            s->buf = nb;
+            s->buf_cap = s->block_size;
+        }
+    }
+    return 0;
+}
+
+static int bs_flush(struct ac_store *s) {
+    pthread_mutex_lock(&s->lock);
+    int rc = flush_locked(s);
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+static int bs_get(struct ac_store *s, const struct ac_loc *loc, void *buf) {
+    pthread_mutex_lock(&s->lock);
+    if (loc->block >= s->nblocks || s->blocks[loc->block].state == B_FREE) {
+        pthread_mutex_unlock(&s->lock);
+        return -EINVAL;
+    }
+    struct block *b = &s->blocks[loc->block];
+    if (b->state == B_OPEN) {
+        memcpy(buf, s->buf + loc->offset, loc->len);
+        pthread_mutex_unlock(&s->lock);
+        return 0;
+    }
+    uint64_t off = b->file_off + loc->offset;
+    pthread_mutex_unlock(&s->lock);
+    /* The block cannot be freed while this record is live (the caller holds it). */
+    int rc = read_all(s->fd, buf, loc->len, off);
+    pthread_mutex_lock(&s->lock);
+    if (rc != 0)
+        s->st.io_errors++;
+    s->st.record_reads++;
+    s->st.bytes_read += loc->len;
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+static void free_block_locked(struct ac_store *s, uint32_t id) {
+    struct block *b = &s->blocks[id];
+    if (b->cap == s->block_size) {
+        if (s->n_free_ext == s->cap_free_ext) {
+            size_t ncap = s->cap_free_ext ? s->cap_free_ext * 2 : 64;
+            uint64_t *nf = realloc(s->free_ext, ncap * sizeof(*nf));
+            if (nf != NULL) {
+                s->free_ext = nf;
+                s->cap_free_ext = ncap;
+            }
+        }
+        if (s->n_free_ext < s->cap_free_ext)
+            s->free_ext[s->n_free_ext++] = b->file_off;
+    }
+    /* Give the disk space back; the extent reads as zeros until reused. */
+    (void)fallocate(s->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, (off_t)b->file_off, b->cap);
+    s->st.bytes_on_disk -= b->cap;
+    b->state = B_FREE;
+    if (!b->merging) {       /* a block being merged keeps its id until merge_done */
+        b->next_free = s->free_ids;
+        s->free_ids = id;
+    }
+}
+
+static int bs_invalidate(struct ac_store *s, const struct ac_loc *loc) {
+    int merge = 0;
+    pthread_mutex_lock(&s->lock);
+    struct block *b = &s->blocks[loc->block];
+    b->live--;
+    b->live_bytes -= loc->len;
+    s->st.live_records--;
+    s->st.live_bytes -= loc->len;
+    if (b->state == B_OPEN) {
+        if (b->live == 0) {        /* nothing live in the open block: start it afresh */
+            s->buf_len = 0;
+            b->len = 0;
+            s->st.open_bytes = 0;
+        }
+    } else if (b->live == 0) {
+        free_block_locked(s, loc->block);
+    } else if (!b->merging && (double)b->live_bytes < s->fill * (double)b->len) {
+        b->merging = 1;
+        merge = 1;
+        s->st.merges_triggered++;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return merge;
+}
+
+static ssize_t bs_read_block(struct ac_store *s, uint32_t id, void **out) {
+    pthread_mutex_lock(&s->lock);
+    if (id >= s->nblocks || s->blocks[id].state == B_FREE) {
+        pthread_mutex_unlock(&s->lock);
+        return -EINVAL;
+    }
+    struct block *b = &s->blocks[id];
+    size_t len = b->len;
+    char *buf = malloc(len ? len : 1);
+    if (buf == NULL) {
+        pthread_mutex_unlock(&s->lock);
+        return -ENOMEM;
+    }
+    if (b->state == B_OPEN) {
+        memcpy(buf, s->buf, len);
+        pthread_mutex_unlock(&s->lock);
+        *out = buf;
+        return (ssize_t)len;
+    }
+    uint64_t off = b->file_off;
+    /* Held across the read: the block must not be freed and reused meanwhile. */
+    int rc = read_all(s->fd, buf, len, off);
+    if (rc != 0)
+        s->st.io_errors++;
+    s->st.block_reads++;
+    s->st.bytes_read += len;
+    pthread_mutex_unlock(&s->lock);
+    if (rc != 0) {
+        free(buf);
+        return rc;
+    }
+    *out = buf;
+    return (ssize_t)len;
+}
+
+static int bs_begin_merge(struct ac_store *s, uint32_t id) {
+    int mine = 0;
+    pthread_mutex_lock(&s->lock);
+    if (id < s->nblocks && s->blocks[id].state != B_FREE && !s->blocks[id].merging) {
+        s->blocks[id].merging = 1;
+        mine = 1;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return mine;
+}
+
+static void bs_merge_done(struct ac_store *s, uint32_t id) {
+    pthread_mutex_lock(&s->lock);
+    if (id < s->nblocks && s->blocks[id].merging) {
+        s->blocks[id].merging = 0;
+        if (s->blocks[id].state == B_FREE) {
+            s->blocks[id].next_free = s->free_ids;
+            s->free_ids = id;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void bs_stats(struct ac_store *s, struct ac_store_stats *out) {
+    pthread_mutex_lock(&s->lock);
+    *out = s->st;
+    pthread_mutex_unlock(&s->lock);
+}
+
+static void bs_close(struct ac_store *s) {
+    close(s->fd);
+    unlink(s->path);
+    free(s->blocks);
+    free(s->free_ext);
+    free(s->buf);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+const struct ac_store_ops ac_block_store_ops = {
+    .name = "block",
+    .open = bs_open,
+    .put = bs_put,
+    .flush = bs_flush,
+    .get = bs_get,
+    .invalidate = bs_invalidate,
+    .read_block = bs_read_block,
+    .begin_merge = bs_begin_merge,
+    .merge_done = bs_merge_done,
+    .stats = bs_stats,
+    .close = bs_close,
+};
