@@ -1,0 +1,49 @@
+# memcached-ac / acbench. `make demo` and `make test` do all set-up on a fresh
+# machine (Debian packages and Python packages are installed when missing).
+TOP := $(abspath .)
+BUILD := $(TOP)/build
+export TOP
+# Component directories with a Makefile of their own (deps/all/test/bench/clean).
+COMPONENTS := $(foreach d,policies ycsb-driver harness cgroups,$(if $(wildcard $(d)/Makefile),$(d)))
+SRC := $(BUILD)/upstream/memcached-1.6.18
+PY_PKGS := pytest pymemcache
+TEST_DEB_PKGS := libmemcached-tools
+
+.PHONY: all deps test test-upstream test-upstream-none test-upstream-lru test-integration demo bench clean
+all: deps
+	$(MAKE) -C memcached all
+	@for d in $(COMPONENTS); do $(MAKE) -C $$d all || exit 1; done
+
+deps:
+	$(MAKE) -C memcached deps
+	@for d in $(COMPONENTS); do $(MAKE) -C $$d deps || exit 1; done
+	@python3 -c "import pytest, pymemcache" 2>/dev/null || pip install -q $(PY_PKGS)
+
+test: all
+	@for d in $(COMPONENTS); do $(MAKE) -C $$d test || exit 1; done
+	$(MAKE) test-integration
+	$(MAKE) test-upstream
+
+test-integration: all
+	python3 -m pytest -q memcached/tests
+
+# memcached's own suite (prove t/) on the fork, with ac_policy=none and =lru.
+test-upstream: test-upstream-none test-upstream-lru
+test-upstream-none: all
+	$(MAKE) -s -C $(SRC) timedrun sizes testapp
+	cd $(SRC) && prove -j2 t/
+test-upstream-lru: all
+	$(MAKE) -s -C $(SRC) timedrun sizes testapp
+	memcached/upstream-suite.sh $(SRC) lru
+
+demo: all
+	memcached/demo.sh $(BUILD)/bin/memcached-ac
+
+bench: all
+	$(MAKE) -C memcached stock
+	memcached/bench.sh $(BUILD)/bin/memcached-ac $(BUILD)/bin/memcached-stock
+	@for d in $(COMPONENTS); do $(MAKE) -C $$d bench || exit 1; done
+
+clean:
+	@for d in $(COMPONENTS); do $(MAKE) -C $$d clean; done
+	rm -rf $(BUILD)
