@@ -203,6 +203,7 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("io_errors", "%llu", (unsigned long long)(ss.io_errors + AC_READ(read_errors)));
     APPEND_STAT("checksum_errors", "%llu", (unsigned long long)AC_READ(checksum_errors));
     APPEND_STAT("fetch_nomem", "%llu", (unsigned long long)AC_READ(fetch_nomem));
+    APPEND_STAT("read_through_items", "%llu", (unsigned long long)AC_READ(read_through_items));
     APPEND_STAT("spill_failures", "%llu", (unsigned long long)AC_READ(spill_failures));
     APPEND_STAT("lost_items", "%llu", (unsigned long long)(ac_enabled ? evictions : 0));
     if (ac_enabled) {

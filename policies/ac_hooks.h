@@ -14,11 +14,27 @@ int ac_init(size_t *item_limit);
  * Returns how many items left RAM (0: nothing could be spilled). */
 int ac_make_room(unsigned int clsid);
 /* assoc_find, then the evicted table: a spilled item is read back, verified and
- * linked again (item lock for hv held). */
-item *ac_item_find(const char *key, size_t nkey, uint32_t hv);
+ * linked again (item lock for hv held). When no memory can be had for it, a
+ * read (do_update) gets a transient copy instead: served from the record, never
+ * linked, freed by ac_item_free when its last reference goes. */
+item *ac_item_find(const char *key, size_t nkey, uint32_t hv, bool do_update);
+/* The item is a transient copy (slab class 0, which memcached never uses). */
+#define AC_ITEM_TRANSIENT(it) ((it)->slabs_clsid == 0)
+void ac_item_free(item *it);
+/* A lookup that will modify the item (touch) cannot use a transient copy:
+ * releases it and returns NULL with the lookup error set. */
+item *ac_item_for_update(item *it);
 /* The lookup of this thread's last ac_item_find failed with this error text
  * (checksum, I/O, memory), or NULL. */
 const char *ac_lookup_error(void);
+/* The same, and forgets it: the error has been answered. */
+const char *ac_take_lookup_error(void);
+/* A command whose lookup failed must not answer as if the key were absent.
+ * Text protocol: a NOT_FOUND / NOT_STORED reply becomes the lookup's error;
+ * any reply consumes the error. */
+const char *ac_text_reply(const char *reply);
+/* Meta commands: if the lookup failed, answers its error and returns true. */
+bool ac_reply_error(conn *c);
 void ac_item_linked(item *it, uint32_t hv);
 void ac_item_unlinked(item *it);
 void ac_item_accessed(item *it);     /* replaces do_item_bump */

@@ -24,6 +24,7 @@ struct ac_counters {
     uint64_t rescued_items;        /* spilled on behalf of the slab mover / tail repair */
     uint64_t merged_blocks, merged_items;
     uint64_t checksum_errors, read_errors, fetch_nomem;
+    uint64_t read_through_items;   /* reads served from a record without memory for it */
     uint64_t spill_failures;       /* a spill that could not be done (table full, I/O) */
 };
 

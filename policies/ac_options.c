@@ -126,15 +126,23 @@ static int set_lru_sample(const char *v) {
 static const struct {
     const char *key;
     int (*set)(const char *value);
+    const char *help;
 } table[] = {
-    { "ac_policy", set_policy },
-    { "ac_spill_dir", set_spill_dir },
-    { "ac_block_size", set_block_size },
-    { "ac_merge", set_merge },
-    { "ac_compact_fill", set_compact_fill },
-    { "ac_evicted_max", set_evicted_max },
-    { "ac_lru_sample", set_lru_sample },
+    { "ac_policy", set_policy, "anti-caching policy (default: none = evict as memcached does)" },
+    { "ac_spill_dir", set_spill_dir, "private directory for spilled items (default: /var/tmp/memcached-ac.PID)" },
+    { "ac_block_size", set_block_size, "bytes per spill block, 4K..64M (default: 1M, or -m/16 if smaller)" },
+    { "ac_merge", set_merge, "tuple: fetch one item; block: fetch its whole block (default: tuple)" },
+    { "ac_compact_fill", set_compact_fill, "tuple-merge: merge a block whose live fraction falls below (default: 0.5)" },
+    { "ac_evicted_max", set_evicted_max, "spilled items at most; 24 bytes each, taken from -m (default: -m/8/24)" },
+    { "ac_lru_sample", set_lru_sample, "lru: update the order on 1 in N accesses (default: 1)" },
 };
+
+void ac_usage(void) {
+    printf("\n   - Anti-caching (ac_*) options: spill cold items to disk instead of evicting\n");
+    for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
+        printf("   - %-20s%s\n", table[i].key, table[i].help);
+    printf("     policies: %s\n", ac_policy_names());
+}
 
 bool ac_is_option(const char *kv) {
     return strncmp(kv, "ac_", 3) == 0;

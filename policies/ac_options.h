@@ -21,6 +21,8 @@ bool ac_is_option(const char *kv);
 /* Parses "ac_key=value" into ac_opts; prints an error naming what is accepted
  * and returns -1 on bad input. */
 int ac_parse_option(const char *kv);
+/* Prints the ac_* suboptions for memcached -h. */
+void ac_usage(void);
 /* Comma-separated list of the policy names, for error messages. */
 const char *ac_policy_names(void);
 

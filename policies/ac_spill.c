@@ -41,6 +41,27 @@ const char *ac_lookup_error(void) {
     return tl_error;
 }
 
+const char *ac_take_lookup_error(void) {
+    const char *e = tl_error;
+    tl_error = NULL;
+    return e;
+}
+
+const char *ac_text_reply(const char *reply) {
+    const char *e = ac_take_lookup_error();
+    if (e != NULL && (strcmp(reply, "NOT_FOUND") == 0 || strcmp(reply, "NOT_STORED") == 0))
+        return e;
+    return reply;
+}
+
+bool ac_reply_error(conn *c) {
+    const char *e = ac_take_lookup_error();
+    if (e == NULL)
+        return false;
+    out_errstring(c, e);
+    return true;
+}
+
 static bool item_dead(item *it) {
     return (it->exptime != 0 && it->exptime <= current_time) || item_is_flushed(it);
 }
@@ -289,7 +310,51 @@ void ac_drop_stale_copies(item *it) {
     }
 }
 
-item *ac_item_find(const char *key, size_t nkey, uint32_t hv) {
+/* A transient copy of a verified record for a read that found no memory (both
+ * RAM and the spill store full): malloc'd, never linked, laid out as
+ * do_item_alloc lays out a contiguous item; slab class 0 marks it. Returns NULL
+ * (and drops the record) when the record is expired or flushed. */
+static item *transient_copy(const struct ac_record *r, uint64_t fp, const struct ac_loc *loc) {
+    bool cas = settings.use_cas;
+    size_t n = sizeof(item) + (cas ? sizeof(uint64_t) : 0) + r->nkey + 1
+        + (r->client_flags ? sizeof(uint32_t) : 0) + r->nbytes;
+    item *it = calloc(1, n);
+    if (it == NULL)
+        return NULL;
+    it->it_flags = (cas ? ITEM_CAS : 0) | (r->client_flags ? ITEM_CFLAGS : 0);
+    it->slabs_clsid = 0;
+    it->nkey = r->nkey;
+    it->nbytes = (int)r->nbytes;
+    it->exptime = r->exptime;
+    it->time = r->time;
+    memcpy(ITEM_key(it), r->key, r->nkey);
+    ITEM_key(it)[r->nkey] = '\0';
+    if (r->client_flags)
+        memcpy(ITEM_suffix(it), &r->client_flags, sizeof(uint32_t));
+    memcpy(ITEM_data(it), r->value, r->nbytes);
+    ITEM_set_cas(it, r->cas);
+    if (item_dead(it)) {
+        if (ac_evicted_remove(&ac.evicted, fp, loc))
+            ac.store_ops->invalidate(ac.store, loc);
+        free(it);
+        return NULL;
+    }
+    return it;
+}
+
+void ac_item_free(item *it) {
+    free(it);
+}
+
+item *ac_item_for_update(item *it) {
+    if (it == NULL || !AC_ITEM_TRANSIENT(it))
+        return it;
+    do_item_remove(it);
+    tl_error = "SERVER_ERROR out of memory fetching a spilled item";
+    return NULL;
+}
+
+item *ac_item_find(const char *key, size_t nkey, uint32_t hv, bool do_update) {
     tl_fetched = NULL;
     tl_error = NULL;
     item *it = assoc_find(key, nkey, hv);
@@ -315,6 +380,15 @@ item *ac_item_find(const char *key, size_t nkey, uint32_t hv) {
             continue;      /* another key with the same fingerprint */
         int merge = 0;
         it = materialize(&r, hv, fp, &locs[i], &merge);
+        if (it == NULL && do_update) {
+            /* no memory: serve this read from the record, leave it spilled */
+            it = transient_copy(&r, fp, &locs[i]);
+            if (it != NULL) {
+                AC_COUNT(read_through_items, 1);
+                tl_fetched = it;
+            }
+            return it;
+        }
         if (it == NULL) {
             AC_COUNT(fetch_nomem, 1);
             tl_error = "SERVER_ERROR out of memory fetching a spilled item";

@@ -53,7 +53,13 @@ static struct ac_store *bs_open(const char *dir, size_t block_size, double fill,
         return NULL;
     }
     snprintf(s->path, sizeof(s->path), "%s/blocks.dat", dir);
-    s->fd = open(s->path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    /* A file left by an earlier run goes: a new one gets our mode, 0600. */
+    if (unlink(s->path) != 0 && errno != ENOENT) {
+        snprintf(err, errlen, "cannot remove the old %s: %s", s->path, strerror(errno));
+        free(s);
+        return NULL;
+    }
+    s->fd = open(s->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
     if (s->fd < 0) {
         snprintf(err, errlen, "cannot create %s: %s", s->path, strerror(errno));
         free(s);

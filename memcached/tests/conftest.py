@@ -1,0 +1,47 @@
+"""Fixtures for the memcached-ac integration tests (pytest, over 127.0.0.1).
+
+`server(...)` starts memcached-ac on a free port (see mc_helpers.start_server)
+and returns a mc_helpers.Server. Every server a test started is stopped in the
+teardown by its own PID (SIGTERM, SIGKILL after 20 s); then the teardown checks
+that it exited normally and that its spill directory is gone."""
+from __future__ import annotations
+
+import sys
+from pathlib import Path
+
+import pytest
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from mc_helpers import BIN, Server, start_server  # noqa: E402
+
+
+def pytest_configure(config):
+    if not BIN.exists():
+        raise pytest.UsageError(f"{BIN} is missing: run `make -C memcached all` first")
+
+
+@pytest.fixture
+def server(tmp_path):
+    started: list[Server] = []
+
+    def start(**kw) -> Server:
+        srv = start_server(tmp_path, **kw)
+        started.append(srv)
+        return srv
+
+    try:
+        yield start
+    finally:
+        problems = []
+        for srv in started:
+            try:
+                rc = srv.stop()          # no-op if the test stopped it already
+            except AssertionError as e:
+                problems.append(str(e))
+                continue
+            if rc != 0:
+                problems.append(f"memcached-ac exited with {rc} after SIGTERM:\n{srv.stderr()[-2000:]}")
+            if srv.spill_dir is not None and srv.spill_dir.exists():
+                problems.append(f"spill directory {srv.spill_dir} still exists after SIGTERM: "
+                                f"{sorted(p.name for p in srv.spill_dir.iterdir())}")
+        assert not problems, "\n".join(problems)

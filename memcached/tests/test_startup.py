@@ -1,0 +1,118 @@
+"""Start-up: bad -o ac_* settings are refused with a message naming the valid
+choices (nonzero exit, exact text on stderr); the spill directory is created or
+emptied with the right modes, never taken over when it holds foreign files, and
+removed at exit."""
+from __future__ import annotations
+
+import os
+import socket
+import stat
+import subprocess
+import time
+from pathlib import Path
+
+import pytest
+
+from mc_helpers import BIN, free_port
+
+OPTIONS = ("ac_policy, ac_spill_dir, ac_block_size, ac_merge, ac_compact_fill, ac_evicted_max, "
+           "ac_lru_sample")
+
+
+def run_expect_failure(ac: str, mem: int = 16) -> str:
+    argv = [str(BIN), "-U", "0", "-l", "127.0.0.1", "-p", str(free_port()), "-m", str(mem),
+            "-u", "root", "-o", ac]
+    r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20)
+    assert r.returncode != 0, f"{ac}: started (exit {r.returncode})"
+    return r.stderr
+
+
+@pytest.mark.parametrize("ac,message", [
+    ("ac_policy=x", 'memcached-ac: unknown ac_policy "x"; valid policies: none, lru'),
+    ("ac_foo=1", f'memcached-ac: unknown option "ac_foo"; valid anti-caching options: {OPTIONS}'),
+    ("ac_policy=lru,ac_bar", f'memcached-ac: unknown option "ac_bar"; valid anti-caching options: {OPTIONS}'),
+    ("ac_block_size=1", 'memcached-ac: ac_block_size must be a size from 4K to 64M (e.g. 1M), got "1"'),
+    ("ac_block_size=128M", 'memcached-ac: ac_block_size must be a size from 4K to 64M (e.g. 1M), got "128M"'),
+    ("ac_compact_fill=2", 'memcached-ac: ac_compact_fill must be a number from 0 to 1, got "2"'),
+    ("ac_compact_fill=-0.1", 'memcached-ac: ac_compact_fill must be a number from 0 to 1, got "-0.1"'),
+    ("ac_merge=page", 'memcached-ac: ac_merge must be "tuple" or "block", got "page"'),
+    ("ac_lru_sample=0", 'memcached-ac: ac_lru_sample must be an integer N from 1 to 1000000 '
+                        '(order updated on 1 in N accesses), got "0"'),
+    ("ac_evicted_max=0", 'memcached-ac: ac_evicted_max must be a count of items from 1 to 4294967294 '
+                         '(K/M/G suffixes allowed), got "0"'),
+    ("ac_policy", "memcached-ac: ac_policy needs a value (ac_policy=VALUE)"),
+    ("ac_policy=lru,ac_spill_dir=rel/dir",
+     'memcached-ac: ac_spill_dir must be an absolute path shorter than 992 bytes, got "rel/dir"'),
+])
+def test_bad_option(ac, message):
+    assert run_expect_failure(ac) == message + "\n"
+
+
+def test_book_keeping_larger_than_half_of_memory(tmp_path):
+    err = run_expect_failure(f"ac_policy=lru,ac_spill_dir={tmp_path}/s,ac_evicted_max=1M")
+    assert err.startswith("memcached-ac: the evicted table for ac_evicted_max=1048576 ("), err
+    assert err.rstrip().endswith("exceed half of -m (16777216 bytes); raise -m or lower them"), err
+    assert not (tmp_path / "s").exists()
+
+
+def test_spill_dir_with_foreign_file_is_refused(tmp_path):
+    d = tmp_path / "spill"
+    d.mkdir()
+    (d / "notes.txt").write_text("mine")
+    err = run_expect_failure(f"ac_policy=lru,ac_spill_dir={d}")
+    assert err == (f'memcached-ac: ac_spill_dir {d} holds "notes.txt", which is not a memcached-ac '
+                   "spill file; use an empty or new directory\n")
+    assert (d / "notes.txt").read_text() == "mine", "the foreign file was touched"
+    assert sorted(p.name for p in d.iterdir()) == ["notes.txt"]
+
+
+def test_spill_dir_that_is_a_file_is_refused(tmp_path):
+    f = tmp_path / "file"
+    f.write_text("x")
+    err = run_expect_failure(f"ac_policy=lru,ac_spill_dir={f}")
+    assert err == f"memcached-ac: ac_spill_dir {f} exists and is not a directory\n"
+    assert f.read_text() == "x"
+
+
+def test_existing_spill_dir_is_emptied_and_made_private(server, tmp_path):
+    """A directory left by a crash (0755, a stale 0644 blocks.dat) is reused:
+    0700, blocks.dat truncated and 0600; removed at exit (fixture teardown)."""
+    d = tmp_path / "stale"
+    d.mkdir()
+    os.chmod(d, 0o755)
+    (d / "blocks.dat").write_bytes(b"stale records" * 1000)
+    os.chmod(d / "blocks.dat", 0o644)
+    srv = server(ac={"ac_spill_dir": str(d)}, check_dir_modes=False)
+    assert stat.S_IMODE(d.stat().st_mode) == 0o700
+    assert (d / "blocks.dat").stat().st_size == 0
+    mode = stat.S_IMODE((d / "blocks.dat").stat().st_mode)
+    assert mode == 0o600, f"blocks.dat kept mode {oct(mode)} from the previous run"
+
+
+def test_default_spill_dir():
+    """Without ac_spill_dir: /var/tmp/memcached-ac.PID, 0700, gone after SIGTERM."""
+    port = free_port()
+    argv = [str(BIN), "-U", "0", "-l", "127.0.0.1", "-p", str(port), "-m", "16", "-u", "root",
+            "-o", "ac_policy=lru"]
+    proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL,
+                            stderr=subprocess.PIPE)
+    d = Path(f"/var/tmp/memcached-ac.{proc.pid}")
+    try:
+        for _ in range(500):
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=1).close()
+                break
+            except OSError:
+                assert proc.poll() is None, proc.stderr.read()
+                time.sleep(0.02)
+        assert d.is_dir() and stat.S_IMODE(d.stat().st_mode) == 0o700
+        assert [p.name for p in d.iterdir()] == ["blocks.dat"]
+    finally:
+        proc.terminate()            # SIGTERM to this PID only
+        try:
+            proc.wait(20)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait(10)
+    assert proc.returncode == 0
+    assert not d.exists()

@@ -1,0 +1,40 @@
+/* The few memcached definitions policies/lru.c uses, for its unit test: an item
+ * with LRU links, per-class lists where a link goes to the head (MRU end) and
+ * victims come from the tail, as in memcached's items.c. */
+#ifndef FAKE_MEMCACHED_H
+#define FAKE_MEMCACHED_H
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef unsigned int rel_time_t;
+typedef struct _stritem {
+    struct _stritem *next, *prev;
+    rel_time_t time;
+    int nbytes;
+    uint16_t it_flags;
+    uint8_t slabs_clsid;
+    uint8_t nkey;
+    int id;                       /* test-only: which item this is */
+} item;
+
+typedef void (*ADD_STAT)(const char *key, const uint16_t klen, const char *val,
+                         const uint32_t vlen, const void *cookie);
+void append_stat(const char *name, ADD_STAT f, void *c, const char *fmt, ...);
+#define APPEND_STAT(name, fmt, val) append_stat(name, add_stats, c, fmt, val);
+
+#define ITEM_LINKED 1
+#define COLD_LRU 128
+#define POWER_LARGEST 256
+extern pthread_mutex_t lru_locks[POWER_LARGEST];
+extern volatile rel_time_t current_time;
+struct stats_state { uint64_t curr_items; };
+extern struct stats_state stats_state;
+#define STATS_LOCK()
+#define STATS_UNLOCK()
+
+void item_lru_bump(item *it);
+item *item_lru_tail(const unsigned int id);
+
+#endif

@@ -1,0 +1,158 @@
+/* Unit test of policy "lru" (policies/lru.c) on scripted access sequences:
+ * victims come coldest first and follow every access exactly; with
+ * ac_lru_sample=N only every Nth access reorders; LRU-crawler placeholders are
+ * never offered; metadata is 16 bytes per resident item. The item lists are the
+ * small stand-in of tests/fake/memcached.h (head = MRU, tail = LRU). */
+#include "memcached.h"
+#include "../ac_policy.h"
+#include "check.h"
+#include <stdarg.h>
+#include <string.h>
+
+pthread_mutex_t lru_locks[POWER_LARGEST];
+volatile rel_time_t current_time = 100;
+struct stats_state stats_state;
+static item *heads[POWER_LARGEST], *tails[POWER_LARGEST];
+
+static void link_q(item *it) {
+    unsigned id = it->slabs_clsid;
+    it->prev = NULL;
+    it->next = heads[id];
+    if (it->next)
+        it->next->prev = it;
+    heads[id] = it;
+    if (tails[id] == NULL)
+        tails[id] = it;
+    it->it_flags |= ITEM_LINKED;
+}
+
+static void unlink_q(item *it) {
+    unsigned id = it->slabs_clsid;
+    if (heads[id] == it)
+        heads[id] = it->next;
+    if (tails[id] == it)
+        tails[id] = it->prev;
+    if (it->next)
+        it->next->prev = it->prev;
+    if (it->prev)
+        it->prev->next = it->next;
+    it->it_flags &= ~ITEM_LINKED;
+}
+
+void item_lru_bump(item *it) {
+    if (it->it_flags & ITEM_LINKED) {
+        unlink_q(it);
+        link_q(it);
+    }
+}
+
+item *item_lru_tail(const unsigned int id) {
+    return tails[id];
+}
+
+static char last_stat[64];
+void append_stat(const char *name, ADD_STAT f, void *c, const char *fmt, ...) {
+    (void)f;
+    (void)c;
+    va_list ap;
+    va_start(ap, fmt);
+    int n = snprintf(last_stat, sizeof(last_stat), "%s=", name);
+    vsnprintf(last_stat + n, sizeof(last_stat) - n, fmt, ap);
+    va_end(ap);
+}
+
+static item items[16];
+
+static void reset(int n) {
+    memset(heads, 0, sizeof(heads));
+    memset(tails, 0, sizeof(tails));
+    for (int i = 0; i < n; i++) {
+        memset(&items[i], 0, sizeof(items[i]));
+        items[i].id = i;
+        items[i].nkey = 2;
+        items[i].nbytes = 10;
+        items[i].slabs_clsid = 1 | COLD_LRU;
+        link_q(&items[i]);
+        ac_policy_lru.on_insert(&items[i]);
+    }
+}
+
+/* The victims' ids, coldest first, as a string like "0 1 2". */
+static const char *victims(int max) {
+    static char s[128];
+    item *out[16];
+    int n = ac_policy_lru.pick_victims(1, out, max);
+    s[0] = '\0';
+    for (int i = 0; i < n; i++)
+        snprintf(s + strlen(s), sizeof(s) - strlen(s), i ? " %d" : "%d", out[i]->id);
+    return s;
+}
+
+#define CHECK_VICTIMS(max, want) do { \
+    const char *got_ = victims(max); \
+    if (strcmp(got_, want) == 0) checks_passed++; \
+    else { checks_failed++; fprintf(stderr, "%s:%d: victims \"%s\", want \"%s\"\n", \
+                                    __FILE__, __LINE__, got_, want); } \
+} while (0)
+
+static void test_exact(void) {
+    struct ac_options o = { .lru_sample = 1 };
+    CHECK_EQ(ac_policy_lru.init(&o), 0);
+    reset(6);                                 /* inserted 0..5: 0 is the coldest */
+    CHECK_VICTIMS(3, "0 1 2");
+    CHECK_VICTIMS(16, "0 1 2 3 4 5");
+    ac_policy_lru.on_access(&items[2]);
+    ac_policy_lru.on_access(&items[0]);
+    CHECK_VICTIMS(16, "1 3 4 5 2 0");
+    current_time = 150;
+    ac_policy_lru.on_access(&items[1]);
+    CHECK_EQ(items[1].time, 150);             /* no 60-second rule: every access counts */
+    ac_policy_lru.on_access(&items[1]);       /* already MRU: stays */
+    CHECK_VICTIMS(16, "3 4 5 2 0 1");
+    for (int round = 0; round < 3; round++)   /* a loop over all: order = loop order */
+        for (int i = 5; i >= 0; i--)
+            ac_policy_lru.on_access(&items[i]);
+    CHECK_VICTIMS(16, "5 4 3 2 1 0");
+    /* a removed item is no candidate any more */
+    unlink_q(&items[4]);
+    ac_policy_lru.on_remove(&items[4]);
+    CHECK_VICTIMS(3, "5 3 2");
+    /* an LRU crawler's placeholder in the list is skipped */
+    item crawler = { .it_flags = 1, .nkey = 0, .nbytes = 0, .slabs_clsid = 1 | COLD_LRU, .id = 99 };
+    crawler.prev = tails[1 | COLD_LRU];
+    tails[1 | COLD_LRU]->next = &crawler;
+    tails[1 | COLD_LRU] = &crawler;
+    CHECK_VICTIMS(2, "5 3");
+    /* other classes are separate lists */
+    item *out[4];
+    CHECK_EQ(ac_policy_lru.pick_victims(2, out, 4), 0);
+    stats_state.curr_items = 1000;
+    CHECK_EQ(ac_policy_lru.metadata_bytes(), 16000);
+    ac_policy_lru.stats(NULL, NULL);
+    CHECK(strcmp(last_stat, "lru_sample=1") == 0);
+}
+
+static void test_sampled(void) {
+    struct ac_options o = { .lru_sample = 3 };
+    CHECK_EQ(ac_policy_lru.init(&o), 0);
+    reset(6);
+    /* accesses to 0,1,2,3,4,5: the 3rd and the 6th reorder (H-Store aLRU, 1/3) */
+    for (int i = 0; i < 6; i++)
+        ac_policy_lru.on_access(&items[i]);
+    CHECK_VICTIMS(16, "0 1 3 4 2 5");
+    ac_policy_lru.on_access(&items[0]);       /* 7th, 8th: no change */
+    ac_policy_lru.on_access(&items[1]);
+    CHECK_VICTIMS(16, "0 1 3 4 2 5");
+    ac_policy_lru.on_access(&items[3]);       /* 9th */
+    CHECK_VICTIMS(16, "0 1 4 2 5 3");
+    ac_policy_lru.stats(NULL, NULL);
+    CHECK(strcmp(last_stat, "lru_sample=3") == 0);
+}
+
+int main(void) {
+    for (int i = 0; i < POWER_LARGEST; i++)
+        pthread_mutex_init(&lru_locks[i], NULL);
+    test_exact();
+    test_sampled();
+    return check_report("test_lru");
+}

@@ -1,0 +1,207 @@
+/* Unit tests of the spill store: record format and CRC-32C, block packing, one
+ * write per block, reads back byte-exact, the lazy-compaction threshold, extent
+ * reuse, oversized records, and checksum failures. */
+#define _GNU_SOURCE
+#include "check.h"
+#include "../ac_store.h"
+#include "../store/crc32c.h"
+#include "../store/record.h"
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static char dir[] = "/tmp/ac-test-store.XXXXXX";
+
+/* A record for key "k<i>" with a value of n bytes derived from i. */
+static size_t make_record(char *buf, int i, size_t n) {
+    char key[32], *val = malloc(n);
+    int nkey = snprintf(key, sizeof(key), "k%d", i);
+    for (size_t j = 0; j < n; j++)
+        val[j] = (char)(i * 31 + j * 7);
+    struct ac_record r = { .len = (uint32_t)ac_record_size(nkey, n), .nbytes = (uint32_t)n,
+                           .client_flags = (uint32_t)i, .exptime = 0, .time = 5, .cas = 1000 + i,
+                           .nkey = (uint8_t)nkey, .key = key, .value = val };
+    ac_record_pack(buf, &r);
+    free(val);
+    return r.len;
+}
+
+static void test_crc_and_record(void) {
+    CHECK_EQ(ac_crc32c(0, "123456789", 9), 0xE3069283u);     /* RFC 3720 B.4 check value */
+    CHECK_EQ(ac_crc32c(0, "", 0), 0);
+    char buf[256];
+    size_t len = make_record(buf, 42, 100);
+    CHECK_EQ(len, AC_RECORD_HDR + 3 + 100);
+    struct ac_record r;
+    CHECK_EQ(ac_record_parse(buf, len, &r), AC_REC_OK);
+    CHECK_EQ(r.nkey, 3);
+    CHECK(memcmp(r.key, "k42", 3) == 0);
+    CHECK_EQ(r.nbytes, 100);
+    CHECK_EQ(r.client_flags, 42);
+    CHECK_EQ(r.cas, 1042);
+    CHECK_EQ((unsigned char)r.value[99], (unsigned char)(42 * 31 + 99 * 7));
+    /* every single flipped bit anywhere in the record is caught */
+    int caught = 0;
+    for (size_t off = 0; off < len; off++) {
+        for (int bit = 0; bit < 8; bit++) {
+            buf[off] ^= (char)(1 << bit);
+            caught += ac_record_parse(buf, len, &r) != AC_REC_OK;
+            buf[off] ^= (char)(1 << bit);
+        }
+    }
+    CHECK_EQ(caught, (int)len * 8);
+    CHECK_EQ(ac_record_parse(buf, len - 1, &r), AC_REC_SHORT);
+    CHECK_EQ(ac_record_parse(buf, 10, &r), AC_REC_SHORT);
+}
+
+static off_t file_size(const char *path) {
+    struct stat st;
+    return stat(path, &st) == 0 ? st.st_size : -1;
+}
+
+static void test_packing_and_reads(void) {
+    char err[256];
+    const size_t bs = 8192;
+    struct ac_store *s = ac_block_store_ops.open(dir, bs, 0.5, err, sizeof(err));
+    CHECK(s != NULL);
+    char path[256];
+    snprintf(path, sizeof(path), "%s/blocks.dat", dir);
+    struct stat st;
+    CHECK(stat(path, &st) == 0 && (st.st_mode & 0777) == 0600);
+
+    /* records of 36 + 2..4 + 1000 bytes: 7 fit in 8 KiB, the 8th says FULL */
+    char rec[2048];
+    struct ac_loc loc[32];
+    int n = 0, rc;
+    size_t used = 0;
+    while ((rc = ac_block_store_ops.put(s, rec, make_record(rec, n, 1000), &loc[n])) == AC_STORE_OK) {
+        CHECK_EQ(loc[n].block, 0);
+        CHECK_EQ(loc[n].offset, used);
+        used += loc[n].len;
+        n++;
+    }
+    CHECK_EQ(rc, AC_STORE_FULL);
+    CHECK_EQ(n, 7);
+    struct ac_store_stats ss;
+    ac_block_store_ops.stats(s, &ss);
+    CHECK_EQ(ss.open_bytes, used);
+    CHECK_EQ(ss.blocks_written, 0);
+    CHECK_EQ(file_size(path), 0);
+    /* an open (unwritten) block is readable from memory */
+    char back[2048];
+    CHECK_EQ(ac_block_store_ops.get(s, &loc[3], back), 0);
+    struct ac_record r;
+    CHECK_EQ(ac_record_parse(back, loc[3].len, &r), AC_REC_OK);
+    CHECK(r.nkey == 2 && memcmp(r.key, "k3", 2) == 0);
+
+    /* one flush = one block on disk, an extent of block_size */
+    CHECK_EQ(ac_block_store_ops.flush(s), 0);
+    ac_block_store_ops.stats(s, &ss);
+    CHECK_EQ(ss.blocks_written, 1);
+    CHECK_EQ(ss.bytes_written, used);
+    CHECK_EQ(ss.bytes_on_disk, bs);
+    CHECK_EQ(ss.open_bytes, 0);
+    CHECK_EQ(ss.live_records, 7);
+    CHECK_EQ(file_size(path), (off_t)used);
+    for (int i = 0; i < n; i++) {
+        char want[2048];
+        size_t wl = make_record(want, i, 1000);
+        CHECK_EQ(ac_block_store_ops.get(s, &loc[i], back), 0);
+        CHECK(wl == loc[i].len && memcmp(back, want, wl) == 0);
+    }
+    /* the next record starts block 1 */
+    CHECK_EQ(ac_block_store_ops.put(s, rec, make_record(rec, 7, 1000), &loc[7]), AC_STORE_OK);
+    CHECK_EQ(loc[7].block, 1);
+    CHECK_EQ(loc[7].offset, 0);
+
+    /* lazy compaction: block 0 holds 7 records of equal size; invalidating the
+     * 4th drops the live bytes to 3/7 < 0.5: merge reported once, exactly then */
+    CHECK_EQ(ac_block_store_ops.invalidate(s, &loc[0]), 0);
+    CHECK_EQ(ac_block_store_ops.invalidate(s, &loc[1]), 0);
+    CHECK_EQ(ac_block_store_ops.invalidate(s, &loc[2]), 0);
+    CHECK_EQ(ac_block_store_ops.invalidate(s, &loc[3]), 1);
+    CHECK_EQ(ac_block_store_ops.invalidate(s, &loc[4]), 0);    /* already being merged */
+    ac_block_store_ops.stats(s, &ss);
+    CHECK_EQ(ss.merges_triggered, 1);
+    void *blk;
+    ssize_t bl = ac_block_store_ops.read_block(s, 0, &blk);
+    CHECK_EQ(bl, (ssize_t)used);
+    CHECK_EQ(ac_record_parse((char *)blk + loc[6].offset, loc[6].len, &r), AC_REC_OK);
+    free(blk);
+    /* the last live records die: the extent is freed, its space punched out,
+     * and the next written block reuses it */
+    CHECK_EQ(ac_block_store_ops.invalidate(s, &loc[5]), 0);
+    CHECK_EQ(ac_block_store_ops.invalidate(s, &loc[6]), 0);
+    ac_block_store_ops.merge_done(s, 0);
+    ac_block_store_ops.stats(s, &ss);
+    CHECK_EQ(ss.bytes_on_disk, 0);
+    CHECK_EQ(ss.live_records, 1);              /* k7 in the open block */
+    CHECK(ac_block_store_ops.get(s, &loc[0], back) != 0);   /* a freed block */
+    CHECK_EQ(ac_block_store_ops.flush(s), 0);
+    ac_block_store_ops.stats(s, &ss);
+    CHECK_EQ(ss.bytes_on_disk, bs);
+    CHECK_EQ(file_size(path), (off_t)used);    /* extent 0 reused: the file did not grow */
+    CHECK_EQ(ac_block_store_ops.get(s, &loc[7], back), 0);
+    CHECK_EQ(ac_record_parse(back, loc[7].len, &r), AC_REC_OK);
+    CHECK(memcmp(r.key, "k7", 2) == 0);
+
+    /* a record larger than a block gets a block (and extent) of its own */
+    char *big = malloc(40000);
+    size_t biglen = make_record(big, 99, 30000);
+    struct ac_loc bloc;
+    CHECK_EQ(ac_block_store_ops.put(s, big, biglen, &bloc), AC_STORE_OK);
+    CHECK_EQ(bloc.offset, 0);
+    CHECK_EQ(ac_block_store_ops.put(s, rec, make_record(rec, 8, 10), &loc[8]), AC_STORE_FULL);
+    CHECK_EQ(ac_block_store_ops.flush(s), 0);
+    char *bigback = malloc(40000);
+    CHECK_EQ(ac_block_store_ops.get(s, &bloc, bigback), 0);
+    CHECK(memcmp(bigback, big, biglen) == 0);
+    ac_block_store_ops.stats(s, &ss);
+    CHECK_EQ(ss.bytes_on_disk, bs + (biglen + 4095) / 4096 * 4096);
+    free(big);
+    free(bigback);
+
+    /* a damaged record on disk reads back but fails its checksum */
+    FILE *f = fopen(path, "r+b");
+    CHECK(f != NULL);
+    fseek(f, (long)(loc[7].offset + 50), SEEK_SET);
+    int c = fgetc(f);
+    fseek(f, (long)(loc[7].offset + 50), SEEK_SET);
+    fputc(c ^ 0x5A, f);
+    fclose(f);
+    CHECK_EQ(ac_block_store_ops.get(s, &loc[7], back), 0);
+    CHECK_EQ(ac_record_parse(back, loc[7].len, &r), AC_REC_CRC);
+
+    ac_block_store_ops.close(s);
+    CHECK(access(path, F_OK) != 0);            /* close removes the spill file */
+}
+
+static void test_all_dead_open_block_is_not_written(void) {
+    char err[256];
+    struct ac_store *s = ac_block_store_ops.open(dir, 4096, 0.5, err, sizeof(err));
+    char rec[512];
+    struct ac_loc a, b;
+    CHECK_EQ(ac_block_store_ops.put(s, rec, make_record(rec, 1, 100), &a), AC_STORE_OK);
+    CHECK_EQ(ac_block_store_ops.put(s, rec, make_record(rec, 2, 100), &b), AC_STORE_OK);
+    CHECK_EQ(ac_block_store_ops.invalidate(s, &a), 0);
+    CHECK_EQ(ac_block_store_ops.invalidate(s, &b), 0);
+    CHECK_EQ(ac_block_store_ops.flush(s), 0);
+    struct ac_store_stats ss;
+    ac_block_store_ops.stats(s, &ss);
+    CHECK_EQ(ss.blocks_written, 0);
+    CHECK_EQ(ss.live_records, 0);
+    ac_block_store_ops.close(s);
+}
+
+int main(void) {
+    if (mkdtemp(dir) == NULL) {
+        perror("mkdtemp");
+        return 2;
+    }
+    test_crc_and_record();
+    test_packing_and_reads();
+    test_all_dead_open_block_is_not_written();
+    rmdir(dir);
+    return check_report("test_store");
+}
