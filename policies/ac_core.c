@@ -14,6 +14,32 @@ bool ac_enabled = false;
 struct ac_state ac;
 struct ac_counters ac_cnt;
 
+/* Hit counters are bumped on every access: one cache line per worker thread,
+ * so threads do not share a counter line (more threads than slots share slots,
+ * hence the atomic add). Summed by `stats anticache`. */
+#define HIT_SLOTS 64
+struct hit_slot {
+    uint64_t mem_hits, disk_hits;
+    char pad[64 - 2 * sizeof(uint64_t)];
+};
+static struct hit_slot hit_slots[HIT_SLOTS];
+static unsigned next_hit_slot;
+static __thread struct hit_slot *my_hit_slot;
+
+static struct hit_slot *hit_slot(void) {
+    if (my_hit_slot == NULL)
+        my_hit_slot = &hit_slots[__atomic_fetch_add(&next_hit_slot, 1, __ATOMIC_RELAXED) % HIT_SLOTS];
+    return my_hit_slot;
+}
+
+static void hit_totals(uint64_t *mem, uint64_t *disk) {
+    *mem = *disk = 0;
+    for (int i = 0; i < HIT_SLOTS; i++) {
+        *mem += __atomic_load_n(&hit_slots[i].mem_hits, __ATOMIC_RELAXED);
+        *disk += __atomic_load_n(&hit_slots[i].disk_hits, __ATOMIC_RELAXED);
+    }
+}
+
 /* Our files in the spill directory; anything else there is refused. */
 static bool is_our_file(const char *name) {
     return strcmp(name, "blocks.dat") == 0;
@@ -137,10 +163,11 @@ void ac_item_unlinked(item *it) {
 
 void ac_item_accessed(item *it) {
     it->it_flags |= ITEM_FETCHED;
+    struct hit_slot *s = hit_slot();
     if (ac_take_fetched(it))
-        AC_COUNT(disk_hits, 1);
+        __atomic_add_fetch(&s->disk_hits, 1, __ATOMIC_RELAXED);
     else
-        AC_COUNT(mem_hits, 1);
+        __atomic_add_fetch(&s->mem_hits, 1, __ATOMIC_RELAXED);
     ac.policy->on_access(it);
 }
 
@@ -175,9 +202,12 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     /* With policy none every hit is a memory hit: memcached's own counters. */
     struct slab_stats sl;
     slab_stats_aggregate(&ts, &sl);
-    uint64_t mem_hits = ac_enabled ? AC_READ(mem_hits) : sl.get_hits + sl.touch_hits;
+    uint64_t mem_hits, disk_hits;
+    hit_totals(&mem_hits, &disk_hits);
+    if (!ac_enabled)
+        mem_hits = sl.get_hits + sl.touch_hits;
     APPEND_STAT("mem_hits", "%llu", (unsigned long long)mem_hits);
-    APPEND_STAT("disk_hits", "%llu", (unsigned long long)AC_READ(disk_hits));
+    APPEND_STAT("disk_hits", "%llu", (unsigned long long)disk_hits);
     APPEND_STAT("misses", "%llu", (unsigned long long)(ts.get_misses + ts.touch_misses));
     APPEND_STAT("spilled_items", "%llu", (unsigned long long)AC_READ(spilled_items));
     APPEND_STAT("spilled_bytes", "%llu", (unsigned long long)AC_READ(spilled_bytes));

@@ -19,7 +19,6 @@ struct ac_state {
 };
 
 struct ac_counters {
-    uint64_t mem_hits, disk_hits;
     uint64_t spilled_items, spilled_bytes, fetched_items, fetched_bytes;
     uint64_t rescued_items;        /* spilled on behalf of the slab mover / tail repair */
     uint64_t merged_blocks, merged_items;
