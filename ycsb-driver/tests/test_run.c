@@ -1,0 +1,419 @@
+/* The run loop against an in-memory backend: thread-count independence,
+ * batched execution, hits after load, error paths, result JSON. */
+#include <pthread.h>
+#include <stdlib.h>
+#include "check.h"
+#include "ycsb_record.h"
+#include "ycsb_run.h"
+
+/* ---- a tiny thread-safe key-value store + per-thread request log ---- */
+#define NB 65536
+struct ent {
+    struct ent *next;
+    char key[YCSB_KEY_MAX];
+    uint64_t vsum;
+};
+struct rec {
+    int op;
+    char key[YCSB_KEY_MAX];
+    uint64_t vsum;
+};
+struct store {
+    pthread_mutex_t lock;
+    struct ent *b[NB];
+    long fail_at;          /* fatal error at this op number (global), 0 = never */
+    long ops;              /* atomic */
+    int fail_updates;      /* updates answer YCSB_ERR_OP */
+    unsigned fail_thread;  /* thread_init fails for this index + 1 (0 = none) */
+    struct rec *log[4];
+    size_t nlog[4], caplog[4];
+};
+struct tctx {
+    struct store *s;
+    unsigned index;
+    char err[64];
+};
+
+static uint64_t hash(const char *s, size_t n)
+{
+    uint64_t h = 1469598103934665603ULL;
+    for (size_t i = 0; i < n; i++)
+        h = (h ^ (unsigned char)s[i]) * 1099511628211ULL;
+    return h;
+}
+
+static int t_init(void *b, unsigned index, void **out, char *err, size_t errlen)
+{
+    struct store *s = b;
+    if (s->fail_thread && index + 1 == s->fail_thread) {
+        snprintf(err, errlen, "no thread %u", index);
+        return -1;
+    }
+    struct tctx *t = calloc(1, sizeof(*t));
+    t->s = s;
+    t->index = index;
+    *out = t;
+    return 0;
+}
+
+static void t_fini(void *t)
+{
+    free(t);
+}
+
+static void logit(struct tctx *t, int op, const char *key, size_t klen, uint64_t vsum)
+{
+    struct store *s = t->s;
+    unsigned i = t->index;
+    if (s->nlog[i] == s->caplog[i]) {
+        s->caplog[i] = s->caplog[i] ? 2 * s->caplog[i] : 1024;
+        s->log[i] = realloc(s->log[i], s->caplog[i] * sizeof(struct rec));
+    }
+    struct rec *r = &s->log[i][s->nlog[i]++];
+    r->op = op;
+    memcpy(r->key, key, klen + 1);
+    r->vsum = vsum;
+}
+
+static struct ent **find(struct store *s, const char *key, size_t klen)
+{
+    struct ent **e = &s->b[hash(key, klen) % NB];
+    while (*e && strcmp((*e)->key, key) != 0)
+        e = &(*e)->next;
+    return e;
+}
+
+static int inject(struct tctx *t)
+{
+    long n = __atomic_add_fetch(&t->s->ops, 1, __ATOMIC_RELAXED);
+    if (t->s->fail_at && n == t->s->fail_at) {
+        snprintf(t->err, sizeof(t->err), "injected failure at op %ld", n);
+        return 1;
+    }
+    return 0;
+}
+
+static int t_read(void *p, const char *key, size_t klen, int *hit)
+{
+    struct tctx *t = p;
+    if (inject(t))
+        return YCSB_ERR_FATAL;
+    pthread_mutex_lock(&t->s->lock);
+    *hit = *find(t->s, key, klen) != NULL;
+    pthread_mutex_unlock(&t->s->lock);
+    logit(t, YCSB_OP_READ, key, klen, 0);
+    return YCSB_OK;
+}
+
+static int t_write(void *p, int op, const char *key, size_t klen, const char *v, size_t vlen)
+{
+    struct tctx *t = p;
+    if (inject(t))
+        return YCSB_ERR_FATAL;
+    uint64_t vs = hash(v, vlen);
+    logit(t, op, key, klen, vs);
+    if (op == YCSB_OP_UPDATE && t->s->fail_updates)
+        return YCSB_ERR_OP;
+    pthread_mutex_lock(&t->s->lock);
+    struct ent **e = find(t->s, key, klen);
+    if (*e == NULL) {
+        *e = calloc(1, sizeof(struct ent));
+        memcpy((*e)->key, key, klen + 1);
+    }
+    (*e)->vsum = vs;
+    pthread_mutex_unlock(&t->s->lock);
+    return YCSB_OK;
+}
+
+static int t_update(void *p, const char *k, size_t kl, const char *v, size_t vl)
+{
+    return t_write(p, YCSB_OP_UPDATE, k, kl, v, vl);
+}
+
+static int t_insert(void *p, const char *k, size_t kl, const char *v, size_t vl)
+{
+    return t_write(p, YCSB_OP_INSERT, k, kl, v, vl);
+}
+
+static int t_execute(void *p, struct ycsb_req *q, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        int rc = YCSB_OK;
+        if (q[i].op == YCSB_OP_READ || q[i].op == YCSB_OP_RMW)
+            rc = t_read(p, q[i].key, q[i].keylen, &q[i].hit);
+        if (rc == YCSB_OK && q[i].op != YCSB_OP_READ)
+            rc = t_write(p, q[i].op == YCSB_OP_INSERT ? YCSB_OP_INSERT : YCSB_OP_UPDATE,
+                         q[i].key, q[i].keylen, q[i].value, q[i].vlen);
+        if (rc == YCSB_ERR_FATAL)
+            return rc;
+        q[i].status = rc;
+        q[i].done_ns = ycsb_now_ns();
+    }
+    return YCSB_OK;
+}
+
+static const char *t_error(void *p)
+{
+    return ((struct tctx *)p)->err;
+}
+
+static int t_stats(void *b, struct ycsb_json *out, char *err, size_t errlen)
+{
+    (void)err;
+    (void)errlen;
+    ycsb_json_i64(out, "ops_seen", ((struct store *)b)->ops);
+    return 0;
+}
+
+static struct ycsb_backend_ops mem_ops = {"memory", t_init, t_fini, t_read, t_update, t_insert,
+                                          NULL, t_error, t_stats};
+
+static void store_free(struct store *s)
+{
+    for (int i = 0; i < NB; i++)
+        while (s->b[i]) {
+            struct ent *e = s->b[i];
+            s->b[i] = e->next;
+            free(e);
+        }
+    for (int i = 0; i < 4; i++)
+        free(s->log[i]);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}
+
+static struct store *store_new(void)
+{
+    struct store *s = calloc(1, sizeof(*s));
+    pthread_mutex_init(&s->lock, NULL);
+    return s;
+}
+
+static int cmp_rec(const void *a, const void *b)
+{
+    const struct rec *x = a, *y = b;
+    if (x->op != y->op)
+        return x->op - y->op;
+    int c = strcmp(x->key, y->key);
+    if (c)
+        return c;
+    return x->vsum < y->vsum ? -1 : x->vsum > y->vsum;
+}
+
+static int same_recs(const struct rec *a, size_t na, const struct rec *b, size_t nb)
+{
+    if (na != nb)
+        return 0;
+    for (size_t i = 0; i < na; i++)
+        if (cmp_rec(&a[i], &b[i]) != 0)
+            return 0;
+    return 1;
+}
+
+/* all logged requests, sorted */
+static struct rec *collect(struct store *s, size_t *n)
+{
+    size_t total = 0;
+    for (int i = 0; i < 4; i++)
+        total += s->nlog[i];
+    struct rec *all = malloc((total ? total : 1) * sizeof(*all));
+    size_t k = 0;
+    for (int i = 0; i < 4; i++)
+        for (size_t j = 0; j < s->nlog[i]; j++)
+            all[k++] = s->log[i][j];
+    qsort(all, total, sizeof(*all), cmp_rec);
+    *n = total;
+    return all;
+}
+
+static int make_workload(struct ycsb_workload *w, const char *const *kvs)
+{
+    struct ycsb_config c;
+    char err[1024];
+    ycsb_config_defaults(&c);
+    for (int i = 0; kvs[i]; i++)
+        if (ycsb_config_set_kv(&c, kvs[i], err, sizeof(err)) != 0) {
+            fprintf(stderr, "%s\n", err);
+            return -1;
+        }
+    if (ycsb_config_finish(&c, err, sizeof(err)) != 0 ||
+        ycsb_workload_init(w, &c, err, sizeof(err)) != 0) {
+        fprintf(stderr, "%s\n", err);
+        return -1;
+    }
+    return 0;
+}
+
+struct outcome {
+    struct rec *recs;
+    size_t n;
+    struct ycsb_result *res;
+    int rc;
+    char err[512];
+    char *json;
+};
+
+static void run_once(const char *const *kvs, unsigned threads, unsigned batch,
+                     struct store *s, struct outcome *o)
+{
+    struct ycsb_workload w;
+    memset(o, 0, sizeof(*o));
+    if (make_workload(&w, kvs) != 0) {
+        CHECK(!"workload");
+        return;
+    }
+    struct ycsb_backend_ops ops = mem_ops;
+    if (batch > 1)
+        ops.execute = t_execute;
+    struct ycsb_run_opts ro = {&ops, s, threads, batch, 1, 1};
+    o->res = ycsb_result_new();
+    o->rc = ycsb_run(&w, &ro, o->res, o->err, sizeof(o->err));
+    o->recs = collect(s, &o->n);
+    struct ycsb_json j;
+    ycsb_json_init(&j);
+    ycsb_result_json(&w, &ro, o->res, "test", &j);
+    o->json = strdup(ycsb_json_text(&j));
+    ycsb_json_free(&j);
+    ycsb_workload_destroy(&w);
+}
+
+static void outcome_free(struct outcome *o)
+{
+    free(o->recs);
+    free(o->json);
+    ycsb_result_free(o->res);
+}
+
+static void test_thread_independence(void)
+{
+    const char *kvs[] = {"recordcount=3000", "operationcount=10000", "warmupoperations=1000",
+                         "readproportion=0.5", "updateproportion=0.3",
+                         "readmodifywriteproportion=0.2", "requestdistribution=zipfian", NULL};
+    struct outcome a, b, c;
+    struct store *s1 = store_new(), *s2 = store_new(), *s3 = store_new();
+    run_once(kvs, 1, 1, s1, &a);
+    run_once(kvs, 2, 1, s2, &b);
+    run_once(kvs, 3, 16, s3, &c);
+    CHECK_EQ_I(a.rc, 0);
+    CHECK_EQ_I(b.rc, 0);
+    CHECK_EQ_I(c.rc, 0);
+    /* load 3000 + warm-up 1000 + run 10000 ops, RMW logged as read + update */
+    CHECK_EQ_I(a.n, 3000 + 11000 + a.res->warmup.ops[YCSB_OP_RMW] + a.res->run.ops[YCSB_OP_RMW]);
+    CHECK_EQ_I(a.n, b.n);
+    CHECK_EQ_I(a.n, c.n);
+    CHECK(same_recs(a.recs, a.n, b.recs, b.n));
+    CHECK(same_recs(a.recs, a.n, c.recs, c.n));
+    /* results */
+    CHECK_EQ_I(a.res->load.ops[YCSB_OP_INSERT], 3000);
+    uint64_t run_total = 0;
+    for (int i = 0; i < YCSB_OP_TYPES; i++)
+        run_total += a.res->run.ops[i];
+    CHECK_EQ_I(run_total, 10000);
+    CHECK_EQ_I(a.res->warmup.ops[0] + a.res->warmup.ops[1] + a.res->warmup.ops[3], 1000);
+    CHECK_EQ_I(a.res->run.read_miss, 0);
+    CHECK_EQ_I(a.res->run.read_hit, a.res->run.ops[YCSB_OP_READ] + a.res->run.ops[YCSB_OP_RMW]);
+    CHECK_EQ_I(b.res->run.ops[YCSB_OP_READ], a.res->run.ops[YCSB_OP_READ]);
+    CHECK_EQ_I(c.res->run.ops[YCSB_OP_RMW], a.res->run.ops[YCSB_OP_RMW]);
+    CHECK_EQ_I(c.res->batch, 16);
+    CHECK_EQ_I(a.res->run.hist[YCSB_OP_READ].count, a.res->run.ops[YCSB_OP_READ]);
+    /* every loaded key exactly once: 3000 distinct inserts */
+    size_t inserts = 0;
+    for (size_t i = 0; i < a.n; i++)
+        if (a.recs[i].op == YCSB_OP_INSERT) {
+            inserts++;
+            CHECK(i == 0 || a.recs[i - 1].op != YCSB_OP_INSERT ||
+                  strcmp(a.recs[i - 1].key, a.recs[i].key) != 0);
+        }
+    CHECK_EQ_I(inserts, 3000);
+    char want[128];
+    snprintf(want, sizeof(want), "\"reads\":{\"total\":%llu,\"hit\":%llu,\"miss\":0}",
+             (unsigned long long)a.res->run.read_hit, (unsigned long long)a.res->run.read_hit);
+    CHECK(strstr(a.json, want) != NULL);
+    CHECK(strstr(a.json, "\"server\":{\"ops_seen\":") != NULL);
+    CHECK(strstr(a.json, "\"latency_us\":{\"read\":{\"count\":") != NULL);
+    CHECK(strstr(a.json, "\"p99.9\":") != NULL);
+    /* a different seed gives different requests */
+    const char *kvs2[] = {"recordcount=3000", "operationcount=10000", "warmupoperations=1000",
+                          "readproportion=0.5", "updateproportion=0.3",
+                          "readmodifywriteproportion=0.2", "requestdistribution=zipfian",
+                          "seed=2", NULL};
+    struct outcome d;
+    struct store *s4 = store_new();
+    run_once(kvs2, 1, 1, s4, &d);
+    CHECK(!same_recs(a.recs, a.n, d.recs, d.n));
+    outcome_free(&a);
+    outcome_free(&b);
+    outcome_free(&c);
+    outcome_free(&d);
+    store_free(s1);
+    store_free(s2);
+    store_free(s3);
+    store_free(s4);
+}
+
+static void test_inserts_latest(void)
+{
+    const char *kvs[] = {"recordcount=2000", "operationcount=20000", "readproportion=0.9",
+                         "updateproportion=0", "insertproportion=0.1",
+                         "requestdistribution=latest", NULL};
+    struct store *s = store_new();
+    struct outcome o;
+    run_once(kvs, 1, 1, s, &o);
+    CHECK_EQ_I(o.rc, 0);
+    CHECK_EQ_I(o.res->run.read_miss, 0);           /* only acknowledged keys are read */
+    CHECK(o.res->run.ops[YCSB_OP_INSERT] > 1800 && o.res->run.ops[YCSB_OP_INSERT] < 2200);
+    /* inserted keys are user<fnv(2000..)>: all distinct and new */
+    size_t inserts = 0;
+    for (size_t i = 0; i < o.n; i++)
+        inserts += o.recs[i].op == YCSB_OP_INSERT;
+    CHECK_EQ_I(inserts, 2000 + o.res->run.ops[YCSB_OP_INSERT]);
+    char key[YCSB_KEY_MAX];
+    ycsb_key(key, 2000 + (int64_t)o.res->run.ops[YCSB_OP_INSERT] - 1, 1, 1);
+    pthread_mutex_lock(&s->lock);
+    CHECK(*find(s, key, strlen(key)) != NULL);
+    pthread_mutex_unlock(&s->lock);
+    outcome_free(&o);
+    store_free(s);
+}
+
+static void test_errors(void)
+{
+    const char *kvs[] = {"recordcount=100", "operationcount=1000", NULL};
+    struct store *s = store_new();
+    s->fail_at = 150;
+    struct outcome o;
+    run_once(kvs, 2, 1, s, &o);
+    CHECK_EQ_I(o.rc, -1);
+    CHECK_EQ_S(o.err, "backend failed: injected failure at op 150");
+    CHECK_EQ_I(o.res->load.ops[YCSB_OP_INSERT], 100);
+    CHECK(o.res->run.ops[0] + o.res->run.ops[1] < 1000);
+    outcome_free(&o);
+    store_free(s);
+
+    s = store_new();
+    s->fail_thread = 2;
+    run_once(kvs, 2, 1, s, &o);
+    CHECK_EQ_I(o.rc, -1);
+    CHECK_EQ_S(o.err, "backend thread_init failed: no thread 1");
+    outcome_free(&o);
+    store_free(s);
+
+    s = store_new();
+    s->fail_updates = 1;
+    run_once(kvs, 1, 1, s, &o);
+    CHECK_EQ_I(o.rc, 0);
+    CHECK(o.res->run.ops[YCSB_OP_UPDATE] > 0);
+    CHECK_EQ_I(o.res->run.errors[YCSB_OP_UPDATE], o.res->run.ops[YCSB_OP_UPDATE]);
+    CHECK_EQ_I(o.res->run.errors[YCSB_OP_READ], 0);
+    CHECK_EQ_I(o.res->run.hist[YCSB_OP_UPDATE].count, 0);
+    outcome_free(&o);
+    store_free(s);
+}
+
+int main(void)
+{
+    test_thread_independence();
+    test_inserts_latest();
+    test_errors();
+    return test_summary("test_run");
+}

@@ -1,0 +1,386 @@
+/* YCSB property files and -p overrides -> struct ycsb_config (ycsb_config.h).
+ * Defaults are CoreWorkload's (recordcount and operationcount: 1000, the
+ * value every YCSB workload file sets; YCSB itself has no usable default). */
+#include <errno.h>
+#include <math.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "ycsb_config.h"
+
+enum kind { K_INT, K_U64, K_NUM, K_PROP, K_BOOL, K_ENUM, K_STR };
+
+struct prop {
+    const char *name;
+    enum kind kind;
+    size_t off;          /* offset in struct ycsb_config */
+    double lo, hi;       /* K_INT / K_NUM bounds (inclusive unless open) */
+    int lo_open, hi_open;
+    const char *const *names;  /* K_ENUM, index = stored value */
+};
+
+static const char *const dist_names[] = {"uniform", "zipfian", "latest", "hotspot",
+                                         "sequential", NULL};
+static const char *const order_names[] = {"ordered", "hashed", NULL};
+static const char *const kind_names[] = {"ycsb", "text", "zeros", NULL};
+static const char *const scanlen_names[] = {"uniform", "zipfian", NULL};
+
+#define OFF(f) offsetof(struct ycsb_config, f)
+#define I32MAX 2147483647.0
+static const struct prop props[] = {
+    {"recordcount", K_INT, OFF(recordcount), 1, I32MAX, 0, 0, NULL},
+    {"operationcount", K_INT, OFF(operationcount), 0, I32MAX, 0, 0, NULL},
+    {"workload", K_STR, OFF(workload), 0, 0, 0, 0, NULL},
+    {"readproportion", K_PROP, OFF(readproportion), 0, 1, 0, 0, NULL},
+    {"updateproportion", K_PROP, OFF(updateproportion), 0, 1, 0, 0, NULL},
+    {"insertproportion", K_PROP, OFF(insertproportion), 0, 1, 0, 0, NULL},
+    {"readmodifywriteproportion", K_PROP, OFF(readmodifywriteproportion), 0, 1, 0, 0, NULL},
+    {"scanproportion", K_PROP, OFF(scanproportion), 0, 1, 0, 0, NULL},
+    {"requestdistribution", K_ENUM, OFF(requestdistribution), 0, 0, 0, 0, dist_names},
+    {"zipfianconstant", K_NUM, OFF(zipfianconstant), 0, 1, 1, 1, NULL},
+    {"fieldcount", K_INT, OFF(fieldcount), 1, 1024, 0, 0, NULL},
+    {"fieldlength", K_INT, OFF(fieldlength), 1, 1048576, 0, 0, NULL},
+    {"insertorder", K_ENUM, OFF(insertorder_hashed), 0, 0, 0, 0, order_names},
+    {"insertstart", K_INT, OFF(insertstart), 0, I32MAX, 0, 0, NULL},
+    {"insertcount", K_INT, OFF(insertcount), 1, I32MAX, 0, 0, NULL},
+    {"hotspotdatafraction", K_PROP, OFF(hotspotdatafraction), 0, 1, 0, 0, NULL},
+    {"hotspotopnfraction", K_PROP, OFF(hotspotopnfraction), 0, 1, 0, 0, NULL},
+    {"readallfields", K_BOOL, OFF(readallfields), 0, 0, 0, 0, NULL},
+    {"writeallfields", K_BOOL, OFF(writeallfields), 0, 0, 0, 0, NULL},
+    {"zeropadding", K_INT, OFF(zeropadding), 1, 32, 0, 0, NULL},
+    {"maxscanlength", K_INT, OFF(maxscanlength), 1, I32MAX, 0, 0, NULL},
+    {"scanlengthdistribution", K_ENUM, OFF(scanlength_zipfian), 0, 0, 0, 0, scanlen_names},
+    {"seed", K_U64, OFF(seed), 0, 0, 0, 0, NULL},
+    {"threads", K_INT, OFF(threads), 1, 1024, 0, 0, NULL},
+    {"warmupoperations", K_INT, OFF(warmupoperations), 0, I32MAX, 0, 0, NULL},
+    {"target", K_NUM, OFF(target), 0, 1e12, 0, 0, NULL},
+    {"valuekind", K_ENUM, OFF(valuekind), 0, 0, 0, 0, kind_names},
+};
+#define NPROPS (sizeof(props) / sizeof(props[0]))
+
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+    __attribute__((format(printf, 3, 4)));
+static int fail(char *err, size_t errlen, const char *fmt, ...)
+{
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(err, errlen, fmt, ap);
+    va_end(ap);
+    return -1;
+}
+
+void ycsb_config_defaults(struct ycsb_config *c)
+{
+    memset(c, 0, sizeof(*c));
+    c->recordcount = 1000;
+    c->operationcount = 1000;
+    c->insertstart = 0;
+    c->insertcount = -1;
+    c->fieldcount = 10;
+    c->fieldlength = 100;
+    c->zeropadding = 1;
+    c->warmupoperations = 0;
+    c->threads = 1;
+    c->maxscanlength = 1000;
+    c->readproportion = 0.95;
+    c->updateproportion = 0.05;
+    c->zipfianconstant = 0.99;
+    c->hotspotdatafraction = 0.2;
+    c->hotspotopnfraction = 0.8;
+    c->requestdistribution = YCSB_DIST_UNIFORM;
+    c->insertorder_hashed = 1;
+    c->readallfields = 1;
+    c->writeallfields = 0;
+    c->valuekind = YCSB_VALUE_YCSB;
+    c->seed = 1;
+    snprintf(c->workload, sizeof(c->workload), "site.ycsb.workloads.CoreWorkload");
+}
+
+static void accepted(const struct prop *p, char *buf, size_t n)
+{
+    switch (p->kind) {
+    case K_INT:
+        snprintf(buf, n, "an integer from %.0f to %.0f", p->lo, p->hi);
+        break;
+    case K_U64:
+        snprintf(buf, n, "an integer from 0 to 18446744073709551615");
+        break;
+    case K_PROP:
+        snprintf(buf, n, "a number from 0 to 1");
+        break;
+    case K_NUM:
+        if (p->lo_open && p->hi_open)
+            snprintf(buf, n, "a number greater than %g and less than %g", p->lo, p->hi);
+        else
+            snprintf(buf, n, "a number from %g to %g", p->lo, p->hi);
+        break;
+    case K_BOOL:
+        snprintf(buf, n, "true, false");
+        break;
+    case K_ENUM: {
+        size_t used = 0;
+        buf[0] = '\0';
+        for (int i = 0; p->names[i] != NULL && used < n; i++)
+            used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? ", " : "", p->names[i]);
+        break;
+    }
+    case K_STR:
+        snprintf(buf, n, "any text up to 127 bytes");
+        break;
+    }
+}
+
+static int looks_negative(const char *v)
+{
+    while (*v == ' ' || *v == '\t')
+        v++;
+    return *v == '-';
+}
+
+int ycsb_config_set(struct ycsb_config *c, const char *key, const char *value, char *err,
+                    size_t errlen)
+{
+    const struct prop *p = NULL;
+    for (size_t i = 0; i < NPROPS; i++)
+        if (strcmp(props[i].name, key) == 0)
+            p = &props[i];
+    if (p == NULL) {
+        char list[1024];
+        size_t used = 0;
+        for (size_t i = 0; i < NPROPS && used < sizeof(list); i++)
+            used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
+                                     props[i].name);
+        return fail(err, errlen, "unknown property '%s'; accepted: %s", key, list);
+    }
+    char acc[256];
+    accepted(p, acc, sizeof(acc));
+    char *base = (char *)c + p->off;
+    char *end = NULL;
+    switch (p->kind) {
+    case K_INT: {
+        errno = 0;
+        long long v = strtoll(value, &end, 10);
+        if (end == value || *end != '\0')
+            return fail(err, errlen, "property '%s': '%s' is not an integer; accepted: %s", key,
+                        value, acc);
+        if (v < 0 && p->lo >= 0)
+            return fail(err, errlen, "property '%s': '%s' is negative; accepted: %s", key, value,
+                        acc);
+        if (errno == ERANGE || (double)v < p->lo || (double)v > p->hi)
+            return fail(err, errlen, "property '%s': '%s' is out of range; accepted: %s", key,
+                        value, acc);
+        *(int64_t *)(void *)base = v;
+        return 0;
+    }
+    case K_U64: {
+        if (looks_negative(value))
+            return fail(err, errlen, "property '%s': '%s' is negative; accepted: %s", key, value,
+                        acc);
+        errno = 0;
+        unsigned long long v = strtoull(value, &end, 10);
+        if (end == value || *end != '\0')
+            return fail(err, errlen, "property '%s': '%s' is not an integer; accepted: %s", key,
+                        value, acc);
+        if (errno == ERANGE)
+            return fail(err, errlen, "property '%s': '%s' is out of range; accepted: %s", key,
+                        value, acc);
+        *(uint64_t *)(void *)base = v;
+        return 0;
+    }
+    case K_NUM:
+    case K_PROP: {
+        errno = 0;
+        double v = strtod(value, &end);
+        if (end == value || *end != '\0' || !isfinite(v))
+            return fail(err, errlen, "property '%s': '%s' is not a number; accepted: %s", key,
+                        value, acc);
+        if (v < 0)
+            return fail(err, errlen, "property '%s': '%s' is negative; accepted: %s", key, value,
+                        acc);
+        if (v < p->lo || v > p->hi || (p->lo_open && v == p->lo) || (p->hi_open && v == p->hi))
+            return fail(err, errlen, "property '%s': '%s' is out of range; accepted: %s", key,
+                        value, acc);
+        *(double *)(void *)base = v;
+        return 0;
+    }
+    case K_BOOL:
+        if (strcmp(value, "true") == 0)
+            *(int *)(void *)base = 1;
+        else if (strcmp(value, "false") == 0)
+            *(int *)(void *)base = 0;
+        else
+            return fail(err, errlen, "property '%s': '%s' is not accepted; accepted: %s", key,
+                        value, acc);
+        return 0;
+    case K_ENUM:
+        for (int i = 0; p->names[i] != NULL; i++)
+            if (strcmp(p->names[i], value) == 0) {
+                *(int *)(void *)base = i;
+                return 0;
+            }
+        return fail(err, errlen, "property '%s': '%s' is not accepted; accepted: %s", key, value,
+                    acc);
+    case K_STR:
+        if (strlen(value) >= sizeof(c->workload))
+            return fail(err, errlen, "property '%s': value is too long; accepted: %s", key, acc);
+        snprintf(base, sizeof(c->workload), "%s", value);
+        return 0;
+    }
+    return fail(err, errlen, "property '%s': internal error", key);
+}
+
+static char *trim(char *s)
+{
+    while (*s == ' ' || *s == '\t')
+        s++;
+    size_t n = strlen(s);
+    while (n > 0 && (s[n - 1] == ' ' || s[n - 1] == '\t' || s[n - 1] == '\r' || s[n - 1] == '\n'))
+        s[--n] = '\0';
+    return s;
+}
+
+int ycsb_config_set_kv(struct ycsb_config *c, const char *kv, char *err, size_t errlen)
+{
+    const char *eq = strchr(kv, '=');
+    if (eq == NULL || eq == kv)
+        return fail(err, errlen, "-p '%s': expected key=value", kv);
+    char key[128], val[512];
+    size_t kn = (size_t)(eq - kv);
+    if (kn >= sizeof(key) || strlen(eq + 1) >= sizeof(val))
+        return fail(err, errlen, "-p '%.60s...': too long", kv);
+    memcpy(key, kv, kn);
+    key[kn] = '\0';
+    snprintf(val, sizeof(val), "%s", eq + 1);
+    return ycsb_config_set(c, trim(key), trim(val), err, errlen);
+}
+
+int ycsb_config_load_file(struct ycsb_config *c, const char *path, char *err, size_t errlen)
+{
+    FILE *f = fopen(path, "r");
+    if (f == NULL)
+        return fail(err, errlen, "cannot open property file '%s': %s", path, strerror(errno));
+    char line[1024];
+    int lineno = 0, rc = 0;
+    while (rc == 0 && fgets(line, sizeof(line), f) != NULL) {
+        lineno++;
+        if (strchr(line, '\n') == NULL && !feof(f)) {
+            rc = fail(err, errlen, "%s:%d: line longer than %zu bytes", path, lineno,
+                      sizeof(line) - 2);
+            break;
+        }
+        char *s = trim(line);
+        if (*s == '\0' || *s == '#' || *s == '!')
+            continue;
+        size_t n = strlen(s);
+        if (s[n - 1] == '\\') {
+            rc = fail(err, errlen, "%s:%d: line continuation ('\\' at the end) is not supported",
+                      path, lineno);
+            break;
+        }
+        char *sep = strpbrk(s, "=:");
+        if (sep == NULL || sep == s) {
+            rc = fail(err, errlen, "%s:%d: expected key=value, got '%s'", path, lineno, s);
+            break;
+        }
+        *sep = '\0';
+        char msg[1200];
+        if (ycsb_config_set(c, trim(s), trim(sep + 1), msg, sizeof(msg)) != 0)
+            rc = fail(err, errlen, "%s:%d: %s", path, lineno, msg);
+    }
+    if (rc == 0 && ferror(f))
+        rc = fail(err, errlen, "reading property file '%s': %s", path, strerror(errno));
+    fclose(f);
+    if (rc == 0) {
+        const char *b = strrchr(path, '/');
+        b = b ? b + 1 : path;
+        size_t n = strcspn(b, ".");
+        if (n >= sizeof(c->name))
+            n = sizeof(c->name) - 1;
+        memcpy(c->name, b, n);
+        c->name[n] = '\0';
+    }
+    return rc;
+}
+
+int ycsb_config_finish(struct ycsb_config *c, char *err, size_t errlen)
+{
+    if (c->scanproportion > 0)
+        return fail(err, errlen, "scanproportion=%g: scan is not supported by memcached; "
+                    "accepted: scanproportion=0", c->scanproportion);
+    double sum = c->readproportion + c->updateproportion + c->insertproportion +
+                 c->readmodifywriteproportion + c->scanproportion;
+    if (fabs(sum - 1.0) > 1e-9)
+        return fail(err, errlen, "proportions do not sum to 1: readproportion %g + "
+                    "updateproportion %g + insertproportion %g + readmodifywriteproportion %g "
+                    "+ scanproportion %g = %.12g; accepted: a sum of 1 (within 1e-9)",
+                    c->readproportion, c->updateproportion, c->insertproportion,
+                    c->readmodifywriteproportion, c->scanproportion, sum);
+    if (c->insertcount < 0) {
+        if (c->insertstart >= c->recordcount)
+            return fail(err, errlen, "insertstart (%lld) leaves no keys to load; accepted: "
+                        "insertstart < recordcount (%lld)", (long long)c->insertstart,
+                        (long long)c->recordcount);
+        c->insertcount = c->recordcount - c->insertstart;
+    }
+    if (c->insertstart + c->insertcount > c->recordcount)
+        return fail(err, errlen, "insertstart (%lld) + insertcount (%lld) exceeds recordcount "
+                    "(%lld); accepted: insertstart + insertcount <= recordcount",
+                    (long long)c->insertstart, (long long)c->insertcount,
+                    (long long)c->recordcount);
+    if (c->requestdistribution == YCSB_DIST_LATEST && c->recordcount < 2)
+        return fail(err, errlen, "requestdistribution=latest needs recordcount >= 2 (got %lld)",
+                    (long long)c->recordcount);
+    if (ycsb_config_value_size(c) > 1048576)
+        return fail(err, errlen, "fieldcount (%lld) x fieldlength (%lld) = %zu bytes per value; "
+                    "accepted: at most 1048576 bytes", (long long)c->fieldcount,
+                    (long long)c->fieldlength, ycsb_config_value_size(c));
+    return 0;
+}
+
+size_t ycsb_config_value_size(const struct ycsb_config *c)
+{
+    return (size_t)c->fieldcount * (size_t)c->fieldlength;
+}
+
+const char *ycsb_dist_name(int dist)
+{
+    return dist >= 0 && dist <= YCSB_DIST_SEQUENTIAL ? dist_names[dist] : "?";
+}
+
+const char *ycsb_valuekind_name(int kind)
+{
+    return kind >= 0 && kind <= YCSB_VALUE_ZEROS ? kind_names[kind] : "?";
+}
+
+void ycsb_config_json(const struct ycsb_config *c, struct ycsb_json *j, const char *key)
+{
+    ycsb_json_begin_object(j, key);
+    ycsb_json_str(j, "name", c->name);
+    for (size_t i = 0; i < NPROPS; i++) {
+        const struct prop *p = &props[i];
+        const char *base = (const char *)c + p->off;
+        switch (p->kind) {
+        case K_INT:
+            ycsb_json_i64(j, p->name, *(const int64_t *)(const void *)base);
+            break;
+        case K_U64:
+            ycsb_json_u64(j, p->name, *(const uint64_t *)(const void *)base);
+            break;
+        case K_NUM:
+        case K_PROP:
+            ycsb_json_double(j, p->name, *(const double *)(const void *)base);
+            break;
+        case K_BOOL:
+            ycsb_json_bool(j, p->name, *(const int *)(const void *)base);
+            break;
+        case K_ENUM:
+            ycsb_json_str(j, p->name, p->names[*(const int *)(const void *)base]);
+            break;
+        case K_STR:
+            ycsb_json_str(j, p->name, base);
+            break;
+        }
+    }
+    ycsb_json_end_object(j);
+}

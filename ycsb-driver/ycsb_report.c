@@ -1,0 +1,81 @@
+/* The results object of a run (ycsb_result_json); field list in README.md. */
+#include <stdio.h>
+#include "ycsb_run.h"
+
+static const char *const op_names[YCSB_OP_TYPES] = {"read", "update", "insert",
+                                                    "readmodifywrite"};
+
+static void latency_json(const struct ycsb_hist *h, struct ycsb_json *j, const char *key)
+{
+    static const struct {
+        const char *name;
+        double q;
+    } qs[] = {{"p50", 0.50}, {"p95", 0.95}, {"p99", 0.99}, {"p99.9", 0.999}};
+    ycsb_json_begin_object(j, key);
+    ycsb_json_u64(j, "count", h->count);
+    ycsb_json_double(j, "mean", h->count ? (double)h->sum / (double)h->count / 1e3 : 0.0);
+    ycsb_json_double(j, "min", (double)h->min / 1e3);
+    for (size_t i = 0; i < sizeof(qs) / sizeof(qs[0]); i++)
+        ycsb_json_double(j, qs[i].name, (double)ycsb_hist_quantile(h, qs[i].q) / 1e3);
+    ycsb_json_double(j, "max", (double)h->max / 1e3);
+    ycsb_json_end_object(j);
+}
+
+void ycsb_phase_json(const struct ycsb_phase_result *p, struct ycsb_json *j, const char *key)
+{
+    uint64_t total = 0, errors = 0;
+    for (int i = 0; i < YCSB_OP_TYPES; i++) {
+        total += p->ops[i];
+        errors += p->errors[i];
+    }
+    ycsb_json_begin_object(j, key);
+    ycsb_json_u64(j, "operations", total);
+    ycsb_json_double(j, "duration_s", p->duration_s);
+    ycsb_json_double(j, "throughput_ops_per_s",
+                     p->duration_s > 0 ? (double)total / p->duration_s : 0.0);
+    ycsb_json_begin_object(j, "ops");
+    for (int i = 0; i < YCSB_OP_TYPES; i++)
+        ycsb_json_u64(j, op_names[i], p->ops[i]);
+    ycsb_json_end_object(j);
+    ycsb_json_begin_object(j, "errors");
+    ycsb_json_u64(j, "total", errors);
+    for (int i = 0; i < YCSB_OP_TYPES; i++)
+        ycsb_json_u64(j, op_names[i], p->errors[i]);
+    ycsb_json_end_object(j);
+    ycsb_json_begin_object(j, "reads");
+    ycsb_json_u64(j, "total", p->read_hit + p->read_miss);
+    ycsb_json_u64(j, "hit", p->read_hit);
+    ycsb_json_u64(j, "miss", p->read_miss);
+    ycsb_json_end_object(j);
+    ycsb_json_begin_object(j, "latency_us");
+    for (int i = 0; i < YCSB_OP_TYPES; i++)
+        if (p->hist[i].count > 0)
+            latency_json(&p->hist[i], j, op_names[i]);
+    ycsb_json_end_object(j);
+    ycsb_json_end_object(j);
+}
+
+void ycsb_result_json(const struct ycsb_workload *w, const struct ycsb_run_opts *o,
+                      const struct ycsb_result *res, const char *mode, struct ycsb_json *j)
+{
+    ycsb_json_begin_object(j, NULL);
+    ycsb_json_str(j, "mode", mode);
+    ycsb_json_str(j, "backend", o->ops->name);
+    ycsb_json_u64(j, "threads", res->threads);
+    ycsb_json_u64(j, "batch", res->batch);
+    ycsb_config_json(&w->cfg, j, "config");
+    if (res->load.ran)
+        ycsb_phase_json(&res->load, j, "load");
+    if (res->warmup.ran)
+        ycsb_phase_json(&res->warmup, j, "warmup");
+    if (res->run.ran)
+        ycsb_phase_json(&res->run, j, "run");
+    if (o->ops->server_stats != NULL) {
+        char err[256] = "";
+        ycsb_json_begin_object(j, "server");
+        if (o->ops->server_stats(o->backend, j, err, sizeof(err)) != 0)
+            ycsb_json_str(j, "error", err);
+        ycsb_json_end_object(j);
+    }
+    ycsb_json_end_object(j);
+}

@@ -1,0 +1,67 @@
+/* xoshiro256** seeded by splitmix64; YCSB's FNV-1a 64 key hash. See ycsb_rng.h. */
+#include "ycsb_rng.h"
+
+uint64_t ycsb_mix64(uint64_t x)
+{
+    /* splitmix64: z = x + 0x9E3779B97F4A7C15, then two xor-shift-multiply rounds */
+    uint64_t z = x + 0x9E3779B97F4A7C15ULL;
+    z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ULL;
+    z = (z ^ (z >> 27)) * 0x94D049BB133111EBULL;
+    return z ^ (z >> 31);
+}
+
+void ycsb_rng_seed(struct ycsb_rng *r, uint64_t seed, uint64_t stream)
+{
+    /* the splitmix64 sequence starting at mix(seed) ^ mix(~stream) fills the
+     * 256-bit state; it is never all zero because splitmix64 is a bijection of
+     * a counter and four consecutive outputs cannot all be 0. */
+    uint64_t x = ycsb_mix64(seed) ^ ycsb_mix64(~stream);
+    for (int i = 0; i < 4; i++) {
+        x += 0x9E3779B97F4A7C15ULL;
+        r->s[i] = ycsb_mix64(x);
+    }
+}
+
+static inline uint64_t rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+uint64_t ycsb_rng_u64(struct ycsb_rng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t result = rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = rotl(s[3], 45);
+    return result;
+}
+
+double ycsb_rng_double(struct ycsb_rng *r)
+{
+    return (double)(ycsb_rng_u64(r) >> 11) * (1.0 / 9007199254740992.0); /* 2^-53 */
+}
+
+int64_t ycsb_rng_nonneg(struct ycsb_rng *r)
+{
+    return (int64_t)(ycsb_rng_u64(r) >> 1);
+}
+
+int64_t ycsb_fnvhash64(int64_t val)
+{
+    uint64_t v = (uint64_t)val;
+    uint64_t h = 0xCBF29CE484222325ULL;
+    for (int i = 0; i < 8; i++) {
+        h ^= v & 0xff;
+        v >>= 8;
+        h *= 1099511628211ULL;
+    }
+    if (h == 0x8000000000000000ULL)
+        return INT64_MIN;            /* Math.abs(Long.MIN_VALUE) */
+    /* |h as signed| without signed overflow: h >= 2^63 means negative */
+    return (h >> 63) ? (int64_t)(0 - h) : (int64_t)h;
+}

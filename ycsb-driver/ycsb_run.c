@@ -1,0 +1,387 @@
+/* Load / warm-up / run loop over a backend; see ycsb_run.h. */
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include "ycsb_record.h"
+#include "ycsb_run.h"
+
+uint64_t ycsb_now_ns(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+struct ycsb_result *ycsb_result_new(void)
+{
+    return calloc(1, sizeof(struct ycsb_result));
+}
+
+void ycsb_result_free(struct ycsb_result *r)
+{
+    free(r);
+}
+
+static void phase_result_init(struct ycsb_phase_result *p)
+{
+    memset(p, 0, sizeof(*p));
+    for (int i = 0; i < YCSB_OP_TYPES; i++)
+        ycsb_hist_init(&p->hist[i]);
+}
+
+static void phase_result_merge(struct ycsb_phase_result *into, const struct ycsb_phase_result *f)
+{
+    for (int i = 0; i < YCSB_OP_TYPES; i++) {
+        into->ops[i] += f->ops[i];
+        into->errors[i] += f->errors[i];
+        ycsb_hist_merge(&into->hist[i], &f->hist[i]);
+    }
+    into->read_hit += f->read_hit;
+    into->read_miss += f->read_miss;
+}
+
+/* a barrier whose party count can shrink (if a thread fails to start) */
+struct gate {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    unsigned parties, waiting;
+    uint64_t generation;
+};
+
+static void gate_init(struct gate *g, unsigned parties)
+{
+    pthread_mutex_init(&g->lock, NULL);
+    pthread_cond_init(&g->cond, NULL);
+    g->parties = parties;
+    g->waiting = 0;
+    g->generation = 0;
+}
+
+static void gate_destroy(struct gate *g)
+{
+    pthread_cond_destroy(&g->cond);
+    pthread_mutex_destroy(&g->lock);
+}
+
+static void gate_release_locked(struct gate *g)
+{
+    if (g->waiting >= g->parties) {
+        g->waiting = 0;
+        g->generation++;
+        pthread_cond_broadcast(&g->cond);
+    }
+}
+
+static void gate_wait(struct gate *g)
+{
+    pthread_mutex_lock(&g->lock);
+    uint64_t gen = g->generation;
+    g->waiting++;
+    gate_release_locked(g);
+    while (gen == g->generation)
+        pthread_cond_wait(&g->cond, &g->lock);
+    pthread_mutex_unlock(&g->lock);
+}
+
+static void gate_set_parties(struct gate *g, unsigned parties)
+{
+    pthread_mutex_lock(&g->lock);
+    g->parties = parties;
+    gate_release_locked(g);
+    pthread_mutex_unlock(&g->lock);
+}
+
+struct shared {
+    struct ycsb_workload *w;
+    const struct ycsb_run_opts *o;
+    unsigned threads, batch;
+    struct gate barrier;
+    uint64_t next_chunk[3];     /* per phase, atomic */
+    uint64_t issued[3];         /* per phase: ops started, atomic (throttling) */
+    uint64_t phase_start_ns;    /* written by the main thread between barriers */
+    int abort;                  /* atomic */
+    pthread_mutex_t err_lock;
+    char err[512];
+};
+
+struct worker {
+    struct shared *sh;
+    unsigned index;
+    pthread_t tid;
+    void *tctx;
+    struct ycsb_opgen gen;
+    struct ycsb_phase_result res[3];
+    char *keys;                 /* batch * YCSB_KEY_MAX */
+    char *values;               /* batch * value_size */
+    struct ycsb_req *reqs;
+    struct ycsb_op *opsbuf;
+};
+
+static void set_error(struct shared *sh, const char *fmt, const char *detail)
+{
+    pthread_mutex_lock(&sh->err_lock);
+    if (sh->err[0] == '\0')
+        snprintf(sh->err, sizeof(sh->err), fmt, detail);
+    pthread_mutex_unlock(&sh->err_lock);
+    __atomic_store_n(&sh->abort, 1, __ATOMIC_RELEASE);
+}
+
+static int aborted(struct shared *sh)
+{
+    return __atomic_load_n(&sh->abort, __ATOMIC_ACQUIRE);
+}
+
+static void fatal(struct worker *wk)
+{
+    const struct ycsb_backend_ops *ops = wk->sh->o->ops;
+    const char *why = ops->error ? ops->error(wk->tctx) : NULL;
+    set_error(wk->sh, "backend failed: %s", why && *why ? why : "(no reason given)");
+}
+
+/* target ops/s over all threads: every op takes a ticket k from the phase's
+ * shared counter and does not start before phase start + k / target */
+static void throttle(struct worker *wk, int phase, size_t n)
+{
+    double target = wk->sh->w->cfg.target;
+    if (target <= 0)
+        return;
+    uint64_t k = __atomic_fetch_add(&wk->sh->issued[phase], n, __ATOMIC_RELAXED);
+    uint64_t due = wk->sh->phase_start_ns + (uint64_t)((double)k * 1e9 / target);
+    if (ycsb_now_ns() >= due)
+        return;
+    struct timespec ts = {(time_t)(due / 1000000000ULL), (long)(due % 1000000000ULL)};
+    while (clock_nanosleep(CLOCK_MONOTONIC, TIMER_ABSTIME, &ts, NULL) == EINTR) {
+    }
+}
+
+static void account(struct ycsb_phase_result *r, int type, int status, int hit, uint64_t ns)
+{
+    r->ops[type]++;
+    if (status != YCSB_OK) {
+        r->errors[type]++;
+        return;
+    }
+    if (type == YCSB_OP_READ || type == YCSB_OP_RMW) {
+        if (hit)
+            r->read_hit++;
+        else
+            r->read_miss++;
+    }
+    ycsb_hist_record(&r->hist[type], ns);
+}
+
+/* one op through read/update/insert; returns YCSB_ERR_FATAL to stop */
+static int do_sync(struct worker *wk, const struct ycsb_op *op, struct ycsb_phase_result *r)
+{
+    const struct ycsb_backend_ops *ops = wk->sh->o->ops;
+    struct ycsb_workload *w = wk->sh->w;
+    char key[YCSB_KEY_MAX];
+    size_t klen = ycsb_key(key, op->keynum, w->cfg.insertorder_hashed, (int)w->cfg.zeropadding);
+    int hit = 0, rc;
+    if (op->type != YCSB_OP_READ)
+        ycsb_value_fill(wk->values, w->value_size, w->cfg.valuekind, w->cfg.seed, op->keynum,
+                        op->version);
+    uint64_t t0 = ycsb_now_ns();
+    switch (op->type) {
+    case YCSB_OP_READ:
+        rc = ops->read(wk->tctx, key, klen, &hit);
+        break;
+    case YCSB_OP_UPDATE:
+        rc = ops->update(wk->tctx, key, klen, wk->values, w->value_size);
+        break;
+    case YCSB_OP_INSERT:
+        rc = ops->insert(wk->tctx, key, klen, wk->values, w->value_size);
+        break;
+    default:
+        rc = ops->read(wk->tctx, key, klen, &hit);
+        if (rc == YCSB_OK)
+            rc = ops->update(wk->tctx, key, klen, wk->values, w->value_size);
+        break;
+    }
+    uint64_t t1 = ycsb_now_ns();
+    if (rc == YCSB_ERR_FATAL)
+        return rc;
+    account(r, op->type, rc, hit, t1 - t0);
+    return YCSB_OK;
+}
+
+static int do_batch(struct worker *wk, size_t n, struct ycsb_phase_result *r)
+{
+    struct ycsb_workload *w = wk->sh->w;
+    for (size_t i = 0; i < n; i++) {
+        const struct ycsb_op *op = &wk->opsbuf[i];
+        struct ycsb_req *q = &wk->reqs[i];
+        char *key = wk->keys + i * YCSB_KEY_MAX;
+        q->op = op->type;
+        q->key = key;
+        q->keylen = ycsb_key(key, op->keynum, w->cfg.insertorder_hashed, (int)w->cfg.zeropadding);
+        q->value = NULL;
+        q->vlen = 0;
+        if (op->type != YCSB_OP_READ) {
+            char *v = wk->values + i * w->value_size;
+            ycsb_value_fill(v, w->value_size, w->cfg.valuekind, w->cfg.seed, op->keynum,
+                            op->version);
+            q->value = v;
+            q->vlen = w->value_size;
+        }
+        q->status = YCSB_OK;
+        q->hit = 0;
+        q->done_ns = 0;
+    }
+    uint64_t t0 = ycsb_now_ns();
+    int rc = wk->sh->o->ops->execute(wk->tctx, wk->reqs, n);
+    if (rc == YCSB_ERR_FATAL)
+        return rc;
+    for (size_t i = 0; i < n; i++) {
+        const struct ycsb_req *q = &wk->reqs[i];
+        uint64_t done = q->done_ns > t0 ? q->done_ns : t0;
+        account(r, q->op, q->status, q->hit, done - t0);
+    }
+    return YCSB_OK;
+}
+
+static void run_phase(struct worker *wk, int phase)
+{
+    struct shared *sh = wk->sh;
+    struct ycsb_phase_result *r = &wk->res[phase];
+    uint64_t total = ycsb_workload_phase_ops(sh->w, phase);
+    int batched = sh->batch > 1;
+    while (!aborted(sh)) {
+        uint64_t chunk = __atomic_fetch_add(&sh->next_chunk[phase], 1, __ATOMIC_RELAXED);
+        uint64_t first = chunk * YCSB_CHUNK_OPS;
+        if (first >= total)
+            break;
+        uint64_t last = first + YCSB_CHUNK_OPS < total ? first + YCSB_CHUNK_OPS : total;
+        ycsb_opgen_chunk(&wk->gen, phase, chunk);
+        uint64_t i = first;
+        while (i < last && !aborted(sh)) {
+            size_t n = batched ? sh->batch : 1;
+            if (n > last - i)
+                n = (size_t)(last - i);
+            throttle(wk, phase, n);
+            for (size_t k = 0; k < n; k++)
+                ycsb_opgen_next(&wk->gen, &wk->opsbuf[k]);
+            int rc = batched ? do_batch(wk, n, r) : do_sync(wk, &wk->opsbuf[0], r);
+            for (size_t k = 0; k < n; k++)
+                if (ycsb_opgen_done(&wk->gen, &wk->opsbuf[k]) != 0)
+                    set_error(sh, "%s", "too many unacknowledged insertion keys (more than "
+                                        "2^20 inserts in flight)");
+            if (rc == YCSB_ERR_FATAL) {
+                fatal(wk);
+                return;
+            }
+            i += n;
+        }
+    }
+}
+
+static void *worker_main(void *arg)
+{
+    struct worker *wk = arg;
+    struct shared *sh = wk->sh;
+    const struct ycsb_run_opts *o = sh->o;
+    char err[256] = "";
+    int ok = o->ops->thread_init(o->backend, wk->index, &wk->tctx, err, sizeof(err)) == 0;
+    if (!ok)
+        set_error(sh, "backend thread_init failed: %s", err);
+    gate_wait(&sh->barrier);              /* ready */
+    for (int phase = 0; phase < 3; phase++) {
+        if (phase == YCSB_PHASE_LOAD ? !o->do_load : !o->do_run)
+            continue;
+        gate_wait(&sh->barrier);          /* phase start */
+        if (ok)
+            run_phase(wk, phase);
+        gate_wait(&sh->barrier);          /* phase end */
+    }
+    if (ok)
+        o->ops->thread_fini(wk->tctx);
+    return NULL;
+}
+
+int ycsb_run(struct ycsb_workload *w, const struct ycsb_run_opts *o, struct ycsb_result *res,
+             char *err, size_t errlen)
+{
+    struct shared sh;
+    memset(&sh, 0, sizeof(sh));
+    sh.w = w;
+    sh.o = o;
+    sh.threads = o->threads ? o->threads : (unsigned)w->cfg.threads;
+    sh.batch = (o->batch > 1 && o->ops->execute != NULL) ? o->batch : 1;
+    phase_result_init(&res->load);
+    phase_result_init(&res->warmup);
+    phase_result_init(&res->run);
+    res->threads = sh.threads;
+    res->batch = sh.batch;
+
+    struct worker *wks = calloc(sh.threads, sizeof(*wks));
+    if (wks == NULL) {
+        snprintf(err, errlen, "out of memory for %u driver threads", sh.threads);
+        return -1;
+    }
+    pthread_mutex_init(&sh.err_lock, NULL);
+    gate_init(&sh.barrier, sh.threads + 1);
+    unsigned started = 0;
+    int rc = 0;
+    for (unsigned t = 0; t < sh.threads; t++) {
+        struct worker *wk = &wks[t];
+        wk->sh = &sh;
+        wk->index = t;
+        ycsb_opgen_init(&wk->gen, w);
+        for (int p = 0; p < 3; p++)
+            phase_result_init(&wk->res[p]);
+        wk->keys = malloc((size_t)sh.batch * YCSB_KEY_MAX);
+        wk->values = malloc((size_t)sh.batch * (w->value_size ? w->value_size : 1));
+        wk->reqs = calloc(sh.batch, sizeof(*wk->reqs));
+        wk->opsbuf = calloc(sh.batch, sizeof(*wk->opsbuf));
+        if (!wk->keys || !wk->values || !wk->reqs || !wk->opsbuf) {
+            snprintf(err, errlen, "out of memory for driver thread buffers");
+            rc = -1;
+            break;
+        }
+    }
+    if (rc == 0) {
+        for (; started < sh.threads; started++)
+            if (pthread_create(&wks[started].tid, NULL, worker_main, &wks[started]) != 0)
+                break;
+        if (started < sh.threads) {
+            /* the started threads see the abort flag and only pass the gates */
+            char what[64];
+            snprintf(what, sizeof(what), "%u of %u", started + 1, sh.threads);
+            set_error(&sh, "cannot start driver thread %s", what);
+            gate_set_parties(&sh.barrier, started + 1);
+        }
+        gate_wait(&sh.barrier);           /* ready */
+        struct ycsb_phase_result *out[3] = {&res->load, &res->warmup, &res->run};
+        for (int phase = 0; phase < 3; phase++) {
+            if (phase == YCSB_PHASE_LOAD ? !o->do_load : !o->do_run)
+                continue;
+            sh.phase_start_ns = ycsb_now_ns();
+            gate_wait(&sh.barrier);       /* phase start */
+            gate_wait(&sh.barrier);       /* phase end */
+            out[phase]->duration_s = (double)(ycsb_now_ns() - sh.phase_start_ns) / 1e9;
+            out[phase]->ran = 1;
+        }
+        for (unsigned t = 0; t < started; t++)
+            pthread_join(wks[t].tid, NULL);
+        for (unsigned t = 0; t < sh.threads; t++)
+            for (int p = 0; p < 3; p++)
+                phase_result_merge(out[p], &wks[t].res[p]);
+        if (sh.err[0] != '\0') {
+            snprintf(err, errlen, "%s", sh.err);
+            rc = -1;
+        }
+    }
+    for (unsigned t = 0; t < sh.threads; t++) {
+        free(wks[t].keys);
+        free(wks[t].values);
+        free(wks[t].reqs);
+        free(wks[t].opsbuf);
+    }
+    free(wks);
+    gate_destroy(&sh.barrier);
+    pthread_mutex_destroy(&sh.err_lock);
+    return rc;
+}

@@ -1,0 +1,60 @@
+/* The driver's run loop, shared by every mode that talks to a store.
+ *
+ *   load    insert keys insertstart .. insertstart+insertcount-1
+ *   warm-up warmupoperations ops (results kept apart, not in "run")
+ *   run     operationcount ops
+ * in `threads` threads, each phase starting and ending together (barrier).
+ * target > 0 throttles every phase to that many ops/s in total: the k-th op
+ * started in a phase (counted over all threads) waits until phase start +
+ * k / target s.
+ *
+ * Results: ycsb_result_json() writes one JSON object (see README for the
+ * field list).  The library keeps no global mutable state: everything lives
+ * in the workload, the run options and the result. */
+#ifndef YCSB_RUN_H
+#define YCSB_RUN_H
+
+#include <stdint.h>
+#include "ycsb_backend.h"
+#include "ycsb_hist.h"
+#include "ycsb_json.h"
+#include "ycsb_workload.h"
+
+struct ycsb_run_opts {
+    const struct ycsb_backend_ops *ops;
+    void *backend;
+    unsigned threads;    /* 0: the workload's `threads` */
+    unsigned batch;      /* > 1 and ops->execute: requests per execute() */
+    int do_load;         /* run the load phase */
+    int do_run;          /* run warm-up and run phases */
+};
+
+struct ycsb_phase_result {
+    int ran;
+    uint64_t ops[YCSB_OP_TYPES];
+    uint64_t errors[YCSB_OP_TYPES];
+    uint64_t read_hit, read_miss;   /* reads and the read half of read-modify-writes */
+    double duration_s;
+    struct ycsb_hist hist[YCSB_OP_TYPES];   /* latency in ns */
+};
+
+struct ycsb_result {
+    struct ycsb_phase_result load, warmup, run;
+    unsigned threads, batch;
+};
+
+/* CLOCK_MONOTONIC in ns */
+uint64_t ycsb_now_ns(void);
+struct ycsb_result *ycsb_result_new(void);
+void ycsb_result_free(struct ycsb_result *r);
+/* 0, or -1 with err (a backend's fatal error, or thread start failure); the
+ * phases that completed are in res either way. */
+int ycsb_run(struct ycsb_workload *w, const struct ycsb_run_opts *o, struct ycsb_result *res,
+             char *err, size_t errlen);
+/* the complete results object; calls o->ops->server_stats if present */
+void ycsb_result_json(const struct ycsb_workload *w, const struct ycsb_run_opts *o,
+                      const struct ycsb_result *res, const char *mode, struct ycsb_json *j);
+/* one phase's members (used by ycsb_result_json; exposed for other modes) */
+void ycsb_phase_json(const struct ycsb_phase_result *p, struct ycsb_json *j, const char *key);
+
+#endif

@@ -1,0 +1,147 @@
+/* CoreWorkload's choice of operations and keys; see ycsb_workload.h. */
+#include <stdio.h>
+#include <string.h>
+#include "ycsb_workload.h"
+
+int ycsb_workload_init(struct ycsb_workload *w, const struct ycsb_config *cfg, char *err,
+                       size_t errlen)
+{
+    memset(w, 0, sizeof(*w));
+    w->cfg = *cfg;
+    const struct ycsb_config *c = &w->cfg;
+    w->value_size = ycsb_config_value_size(c);
+
+    /* CoreWorkload.createOperationGenerator: only positive proportions, in
+     * this order (scan is rejected by ycsb_config_finish) */
+    ycsb_discrete_init(&w->opchooser);
+    if (c->readproportion > 0)
+        ycsb_discrete_add(&w->opchooser, c->readproportion, YCSB_OP_READ);
+    if (c->updateproportion > 0)
+        ycsb_discrete_add(&w->opchooser, c->updateproportion, YCSB_OP_UPDATE);
+    if (c->insertproportion > 0)
+        ycsb_discrete_add(&w->opchooser, c->insertproportion, YCSB_OP_INSERT);
+    if (c->readmodifywriteproportion > 0)
+        ycsb_discrete_add(&w->opchooser, c->readmodifywriteproportion, YCSB_OP_RMW);
+
+    if (ycsb_ackcounter_init(&w->inserts, c->recordcount) != 0) {
+        snprintf(err, errlen, "out of memory for the insert counter");
+        return -1;
+    }
+    int64_t lo = c->insertstart, hi = c->insertstart + c->insertcount - 1;
+    switch (c->requestdistribution) {
+    case YCSB_DIST_UNIFORM:
+    case YCSB_DIST_SEQUENTIAL:
+        ycsb_uniform_init(&w->uniform, lo, hi);
+        break;
+    case YCSB_DIST_ZIPFIAN: {
+        /* YCSB: expectednewkeys = (int)(operationcount * insertproportion * 2)
+         * ("2 is fudge factor"); ScrambledZipfian(insertstart,
+         * insertstart + insertcount + expectednewkeys) */
+        int64_t expected = (int64_t)((double)c->operationcount * c->insertproportion * 2.0);
+        ycsb_scrambled_init(&w->scrambled, lo, lo + c->insertcount + expected,
+                            c->zipfianconstant);
+        break;
+    }
+    case YCSB_DIST_LATEST:
+        ycsb_latest_init(&w->latest, ycsb_ackcounter_last(&w->inserts), c->zipfianconstant);
+        break;
+    case YCSB_DIST_HOTSPOT:
+        ycsb_hotspot_init(&w->hotspot, lo, hi, c->hotspotdatafraction, c->hotspotopnfraction);
+        break;
+    default:
+        ycsb_ackcounter_destroy(&w->inserts);
+        snprintf(err, errlen, "requestdistribution %d is not implemented", c->requestdistribution);
+        return -1;
+    }
+    return 0;
+}
+
+void ycsb_workload_destroy(struct ycsb_workload *w)
+{
+    ycsb_ackcounter_destroy(&w->inserts);
+}
+
+uint64_t ycsb_workload_phase_ops(const struct ycsb_workload *w, int phase)
+{
+    switch (phase) {
+    case YCSB_PHASE_LOAD:
+        return (uint64_t)w->cfg.insertcount;
+    case YCSB_PHASE_WARMUP:
+        return (uint64_t)w->cfg.warmupoperations;
+    default:
+        return (uint64_t)w->cfg.operationcount;
+    }
+}
+
+void ycsb_opgen_init(struct ycsb_opgen *g, struct ycsb_workload *w)
+{
+    memset(g, 0, sizeof(*g));
+    g->w = w;
+    g->scrambled = w->scrambled;
+    g->latest = w->latest;
+}
+
+void ycsb_opgen_chunk(struct ycsb_opgen *g, int phase, uint64_t chunk)
+{
+    g->phase = phase;
+    g->next_index = chunk * YCSB_CHUNK_OPS;
+    ycsb_rng_seed(&g->rng, g->w->cfg.seed, ((uint64_t)phase << 40) | chunk);
+}
+
+/* CoreWorkload.nextKeynum: redraw while the key is beyond the last
+ * acknowledged insert */
+static int64_t next_keynum(struct ycsb_opgen *g, uint64_t opnum)
+{
+    struct ycsb_workload *w = g->w;
+    int64_t last = ycsb_ackcounter_last(&w->inserts);
+    int64_t k;
+    switch (w->cfg.requestdistribution) {
+    case YCSB_DIST_SEQUENTIAL:
+        /* SequentialGenerator: insertstart + counter % interval, the counter
+         * being the op number here */
+        return w->uniform.lb + (int64_t)(opnum % (uint64_t)w->uniform.interval);
+    case YCSB_DIST_LATEST:
+        return ycsb_latest_next(&g->latest, &g->rng, last);   /* always <= last */
+    case YCSB_DIST_ZIPFIAN:
+        do
+            k = ycsb_scrambled_next(&g->scrambled, &g->rng);
+        while (k > last);
+        return k;
+    case YCSB_DIST_HOTSPOT:
+        do
+            k = ycsb_hotspot_next(&w->hotspot, &g->rng);
+        while (k > last);
+        return k;
+    default:
+        do
+            k = ycsb_uniform_next(&w->uniform, &g->rng);
+        while (k > last);
+        return k;
+    }
+}
+
+void ycsb_opgen_next(struct ycsb_opgen *g, struct ycsb_op *op)
+{
+    struct ycsb_workload *w = g->w;
+    uint64_t index = g->next_index++;
+    if (g->phase == YCSB_PHASE_LOAD) {
+        op->type = YCSB_OP_INSERT;
+        op->keynum = w->cfg.insertstart + (int64_t)index;
+        op->version = 0;
+        return;
+    }
+    uint64_t opnum = index + (g->phase == YCSB_PHASE_RUN ? (uint64_t)w->cfg.warmupoperations : 0);
+    op->type = ycsb_discrete_next(&w->opchooser, &g->rng);
+    op->version = 1 + opnum;
+    if (op->type == YCSB_OP_INSERT)
+        op->keynum = ycsb_ackcounter_next(&w->inserts);
+    else
+        op->keynum = next_keynum(g, opnum);
+}
+
+int ycsb_opgen_done(struct ycsb_opgen *g, const struct ycsb_op *op)
+{
+    if (g->phase != YCSB_PHASE_LOAD && op->type == YCSB_OP_INSERT)
+        return ycsb_ackcounter_ack(&g->w->inserts, op->keynum);
+    return 0;
+}
