@@ -1,0 +1,3 @@
+from acbench.cli import app
+
+app()

@@ -1,0 +1,22 @@
+"""The `acbench` command line: one module per command, registered here."""
+import typer
+
+from acbench import opt_cmd
+
+app = typer.Typer(
+    name="acbench",
+    help="memcached-ac experiment harness.",
+    no_args_is_help=True,
+    add_completion=False,
+    pretty_exceptions_enable=False,
+)
+
+
+
+@app.callback()
+def main() -> None:
+    """memcached-ac experiment harness (see `acbench COMMAND --help`)."""
+
+
+# Each command module exposes register(app); add new commands the same way.
+opt_cmd.register(app)

@@ -1,0 +1,58 @@
+"""`acbench opt TRACE --capacity N[,N...] [--bytes B[,B...]]`: prints JSON."""
+from __future__ import annotations
+
+import enum
+import json
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from acbench.opt import OptError, analyse
+from acbench.units import UsageError, parse_capacities, parse_size
+
+_err = Console(stderr=True, soft_wrap=True, highlight=False)
+
+
+class Format(str, enum.Enum):
+    auto = "auto"
+    actrace = "actrace"
+    oraclegeneral = "oraclegeneral"
+
+
+def opt(
+    trace: Path = typer.Argument(..., help="ACTRACE or libCacheSim oracleGeneral trace file."),
+    capacity: Optional[str] = typer.Option(
+        None, "--capacity", "-c", help="Cache sizes in objects, comma-separated (OPT demand/bypass, LRU)."),
+    bytes_: Optional[str] = typer.Option(
+        None, "--bytes", "-b",
+        help="Cache sizes in bytes, comma-separated, suffixes K/M/G/T (PFOO-L lower bound and "
+             "size-aware Belady upper bound on misses; exact variable-size OPT is NP-hard)."),
+    fmt: Format = typer.Option(Format.auto, "--format", "-f", help="Trace format (auto: by the magic)."),
+    max_memory: Optional[str] = typer.Option(
+        None, "--max-memory", help="Memory limit, e.g. 4G (default: MemAvailable)."),
+    no_lru: bool = typer.Option(False, "--no-lru", help="Skip the LRU stack-distance pass."),
+    lru_curve: Optional[Path] = typer.Option(
+        None, "--lru-curve", help="Write LRU hits for every capacity 1..distinct keys to this CSV."),
+) -> None:
+    """Belady's OPT (demand and bypass), exact LRU and variable-size bounds of a trace, as JSON."""
+    try:
+        caps = parse_capacities(capacity, "--capacity", in_bytes=False) if capacity is not None else []
+        bcaps = parse_capacities(bytes_, "--bytes", in_bytes=True) if bytes_ is not None else []
+        limit = parse_size(max_memory, "--max-memory") if max_memory is not None else None
+        if limit == 0:
+            raise UsageError("--max-memory must be at least 1 byte")
+    except UsageError as e:
+        _err.print(f"acbench opt: error: {e}", markup=False)
+        raise typer.Exit(2)
+    try:
+        report = analyse(trace, caps, bcaps, fmt.value, limit, lru=not no_lru, lru_curve_path=lru_curve)
+    except OptError as e:
+        _err.print(f"acbench opt: error: {e}", markup=False)
+        raise typer.Exit(1)
+    typer.echo(json.dumps(report, indent=2))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("opt")(opt)

@@ -1,0 +1,66 @@
+"""ACTRACE and libCacheSim oracleGeneral files as numpy structured arrays."""
+from __future__ import annotations
+
+import os
+from typing import Sequence
+
+import numpy as np
+
+ACTRACE_MAGIC = b"ACTRACE1"
+ACTRACE_HEADER = 128
+ACTRACE_RECORD = np.dtype([("key", "<u8"), ("size", "<u4"), ("op", "u1"), ("pad", "u1", (3,))])
+ORACLE_RECORD = np.dtype([("time", "<u4"), ("key", "<u8"), ("size", "<u4"), ("next", "<i8")])
+OPS = {"read": 0, "update": 1, "insert": 2, "rmw": 3}
+assert ACTRACE_RECORD.itemsize == 16 and ORACLE_RECORD.itemsize == 24
+
+
+def actrace_records(keys: Sequence[int] | np.ndarray, sizes: Sequence[int] | np.ndarray | int = 1,
+                    ops: Sequence[int] | np.ndarray | int = 0) -> np.ndarray:
+    recs = np.zeros(len(keys), dtype=ACTRACE_RECORD)
+    recs["key"] = np.asarray(keys, dtype=np.uint64)
+    recs["size"] = sizes
+    recs["op"] = ops
+    return recs
+
+
+def next_access(keys: Sequence[int] | np.ndarray) -> np.ndarray:
+    """Index of the next request to the same key, -1 if none (oracleGeneral's field)."""
+    out = np.full(len(keys), -1, dtype=np.int64)
+    last: dict[int, int] = {}
+    for i in range(len(keys) - 1, -1, -1):
+        k = int(keys[i])
+        out[i] = last.get(k, -1)
+        last[k] = i
+    return out
+
+
+def oracle_records(keys: Sequence[int] | np.ndarray, sizes: Sequence[int] | np.ndarray | int = 1) -> np.ndarray:
+    recs = np.zeros(len(keys), dtype=ORACLE_RECORD)
+    recs["time"] = np.arange(len(keys), dtype=np.uint32)
+    recs["key"] = np.asarray(keys, dtype=np.uint64)
+    recs["size"] = sizes
+    recs["next"] = next_access(keys)
+    return recs
+
+
+def actrace_header(request_count: int, seed: int = 0, recordcount: int = 0, workload: str = "") -> bytes:
+    name = workload.encode()
+    if len(name) > 63:
+        raise ValueError(f"workload name is {len(name)} bytes; at most 63 fit the header")
+    head = np.zeros(1, dtype=[("magic", "S8"), ("version", "<u4"), ("hsize", "<u4"), ("seed", "<u8"),
+                              ("recordcount", "<u8"), ("count", "<u8"), ("zero", "u1", (24,)),
+                              ("workload", "S64")])
+    head[0] = (ACTRACE_MAGIC, 1, ACTRACE_HEADER, seed, recordcount, request_count, np.zeros(24), name)
+    return head.tobytes()
+
+
+def write_actrace(path: str | os.PathLike[str], records: np.ndarray, seed: int = 0, recordcount: int = 0,
+                  workload: str = "") -> None:
+    with open(path, "wb") as f:
+        f.write(actrace_header(len(records), seed, recordcount, workload))
+        f.write(np.ascontiguousarray(records, dtype=ACTRACE_RECORD).tobytes())
+
+
+def write_oracle(path: str | os.PathLike[str], records: np.ndarray) -> None:
+    with open(path, "wb") as f:
+        f.write(np.ascontiguousarray(records, dtype=ORACLE_RECORD).tobytes())

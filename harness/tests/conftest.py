@@ -1,0 +1,44 @@
+"""Shared helpers: naive reference simulators used by several tests."""
+from __future__ import annotations
+
+from collections import OrderedDict
+from typing import Sequence
+
+import numpy as np
+
+
+def lru_hits(keys: Sequence[int], cap: int) -> int:
+    """Naive LRU with `cap` objects (an OrderedDict as the recency list)."""
+    cache: OrderedDict[int, None] = OrderedDict()
+    hits = 0
+    for k in keys:
+        if k in cache:
+            hits += 1
+            cache.move_to_end(k)
+        else:
+            cache[k] = None
+            if len(cache) > cap:
+                cache.popitem(last=False)
+    return hits
+
+
+def lru_bytes_hits(keys: Sequence[int], sizes: Sequence[int], cap: int) -> int:
+    """Naive LRU with a byte capacity; an object larger than the cache is not kept."""
+    cache: OrderedDict[int, int] = OrderedDict()
+    used = hits = 0
+    for k, s in zip(keys, sizes):
+        if k in cache:
+            hits += 1
+            used -= cache.pop(k)
+        if s > cap:
+            continue
+        cache[k] = s
+        used += s
+        while used > cap:
+            used -= cache.popitem(last=False)[1]
+    return hits
+
+
+def zipf_keys(rng: np.random.Generator, n: int, keys: int, theta: float) -> np.ndarray:
+    p = 1.0 / np.arange(1, keys + 1) ** theta
+    return rng.choice(keys, size=n, p=p / p.sum()).astype(np.uint64) * 7919 + 3
