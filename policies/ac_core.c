@@ -25,6 +25,11 @@ struct hit_slot {
 static struct hit_slot hit_slots[HIT_SLOTS];
 static unsigned next_hit_slot;
 static __thread struct hit_slot *my_hit_slot;
+static __thread uint64_t my_disk_hits;      /* this thread's, for the in-process driver */
+
+uint64_t ac_thread_disk_hits(void) {
+    return my_disk_hits;
+}
 
 static struct hit_slot *hit_slot(void) {
     if (my_hit_slot == NULL)
@@ -89,6 +94,12 @@ static void ac_shutdown(void) {
 }
 
 int ac_init(size_t *item_limit) {
+    if (ac_opts.driver[0] != '\0') {
+        /* the in-process driver is the only client: no network listeners */
+        settings.port = 0;
+        settings.udpport = 0;
+        settings.socketpath = NULL;
+    }
     const struct ac_policy_ops *p = ac_policy_by_name(ac_opts.policy);
     if (p == NULL || p == &ac_policy_none)
         return 0;
@@ -164,9 +175,10 @@ void ac_item_unlinked(item *it) {
 void ac_item_accessed(item *it) {
     it->it_flags |= ITEM_FETCHED;
     struct hit_slot *s = hit_slot();
-    if (ac_take_fetched(it))
+    if (ac_take_fetched(it)) {
         __atomic_add_fetch(&s->disk_hits, 1, __ATOMIC_RELAXED);
-    else
+        my_disk_hits++;
+    } else
         __atomic_add_fetch(&s->mem_hits, 1, __ATOMIC_RELAXED);
     ac.policy->on_access(it);
 }

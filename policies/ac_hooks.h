@@ -43,5 +43,14 @@ void ac_item_accessed(item *it);     /* replaces do_item_bump */
  * caller holds no lock that forbids writing a block. */
 bool ac_rescue(item *it, bool may_block);
 void ac_stats(ADD_STAT add_stats, void *c);
+/* Before the main event loop (also with ac_policy=none): starts the
+ * in-process driver when -o ac_driver=FILE was given (ycsb-driver/inproc). */
+void ac_main_loop_starting(void);
+
+/* For the in-process driver, which calls the item API as a worker would. */
+/* Copies n value bytes into a freshly allocated (unlinked) item, chunked or not. */
+int ac_item_fill(item *it, const char *src, size_t n);
+/* Reads of this thread that were served after a spill-store read, so far. */
+uint64_t ac_thread_disk_hits(void);
 
 #endif

@@ -123,6 +123,43 @@ static int set_lru_sample(const char *v) {
     return 0;
 }
 
+static int set_path(const char *key, const char *v, char *dst, size_t size) {
+    if (strlen(v) >= size) {
+        fprintf(stderr, "memcached-ac: %s must be a path shorter than %zu bytes\n", key, size);
+        return -1;
+    }
+    snprintf(dst, size, "%s", v);
+    return 0;
+}
+
+static int set_driver(const char *v) {
+    return set_path("ac_driver", v, ac_opts.driver, sizeof(ac_opts.driver));
+}
+
+static int set_driver_out(const char *v) {
+    return set_path("ac_driver_out", v, ac_opts.driver_out, sizeof(ac_opts.driver_out));
+}
+
+static int set_driver_set(const char *v) {
+    const char *eq = strchr(v, '=');
+    if (eq == NULL || eq == v) {
+        fprintf(stderr, "memcached-ac: ac_driver_set takes one workload property as key=value"
+                " (e.g. ac_driver_set=recordcount=1000), got \"%s\"\n", v);
+        return -1;
+    }
+    if (ac_opts.n_driver_set >= AC_DRIVER_SET_MAX) {
+        fprintf(stderr, "memcached-ac: at most %d ac_driver_set options\n", AC_DRIVER_SET_MAX);
+        return -1;
+    }
+    char *copy = strdup(v);
+    if (copy == NULL) {
+        fprintf(stderr, "memcached-ac: out of memory\n");
+        return -1;
+    }
+    ac_opts.driver_set[ac_opts.n_driver_set++] = copy;
+    return 0;
+}
+
 static const struct {
     const char *key;
     int (*set)(const char *value);
@@ -135,6 +172,9 @@ static const struct {
     { "ac_compact_fill", set_compact_fill, "tuple-merge: merge a block whose live fraction falls below (default: 0.5)" },
     { "ac_evicted_max", set_evicted_max, "spilled items at most; 24 bytes each, taken from -m (default: -m/8/24)" },
     { "ac_lru_sample", set_lru_sample, "lru: update the order on 1 in N accesses (default: 1)" },
+    { "ac_driver", set_driver, "run this YCSB workload file in-process, print JSON and exit (no network)" },
+    { "ac_driver_out", set_driver_out, "ac_driver: write the JSON result to this file (default: stdout)" },
+    { "ac_driver_set", set_driver_set, "ac_driver: override one workload property, key=value (repeatable)" },
 };
 
 void ac_usage(void) {

@@ -4,6 +4,8 @@
 #include <stdbool.h>
 #include <stddef.h>
 
+#define AC_DRIVER_SET_MAX 64
+
 struct ac_options {
     char policy[32];         /* ac_policy */
     char spill_dir[1024];    /* ac_spill_dir ("" = /var/tmp/memcached-ac.PID) */
@@ -12,6 +14,11 @@ struct ac_options {
     double compact_fill;     /* ac_compact_fill */
     size_t evicted_max;      /* ac_evicted_max (0 = derive from -m) */
     unsigned lru_sample;     /* ac_lru_sample: update LRU order on 1 in N accesses */
+    /* In-process YCSB driver (ycsb-driver/inproc.c): run a workload, print JSON, exit. */
+    char driver[1024];       /* ac_driver: workload property file ("" = serve the network) */
+    char driver_out[1024];   /* ac_driver_out: result file ("" = stdout) */
+    char *driver_set[AC_DRIVER_SET_MAX];   /* ac_driver_set=key=value, in order */
+    int n_driver_set;
 };
 
 extern struct ac_options ac_opts;

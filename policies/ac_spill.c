@@ -94,7 +94,7 @@ static char *item_to_record(item *it, size_t *lenp) {
 }
 
 /* Copies n value bytes into a freshly allocated item, chunked or not. */
-static int item_fill(item *it, const char *src, size_t n) {
+int ac_item_fill(item *it, const char *src, size_t n) {
     if ((it->it_flags & ITEM_CHUNKED) == 0) {
         memcpy(ITEM_data(it), src, n);
         return 0;
@@ -234,7 +234,7 @@ static item *materialize(const struct ac_record *r, uint32_t hv, uint64_t fp,
     item *it = do_item_alloc((char *)r->key, r->nkey, r->client_flags, r->exptime, (int)r->nbytes);
     if (it == NULL)
         return NULL;
-    if (item_fill(it, r->value, r->nbytes) != 0 || !ac_evicted_remove(&ac.evicted, fp, loc)) {
+    if (ac_item_fill(it, r->value, r->nbytes) != 0 || !ac_evicted_remove(&ac.evicted, fp, loc)) {
         do_item_remove(it);
         return NULL;
     }

@@ -19,7 +19,9 @@
  * (memcached `set`): memcached has no field-level update.
  *
  * Return codes of read/update/insert/execute:
- *   YCSB_OK          done (a read sets *hit: 1 = the value was returned,
+ *   YCSB_OK          done (a read sets *hit: YCSB_HIT = the value was returned,
+ *                    YCSB_HIT_DISK = returned after a read from the server's
+ *                    spill store, only backends that can tell (in-process),
  *                    0 = the key is absent)
  *   YCSB_ERR_OP      this operation failed (e.g. SERVER_ERROR); it is counted
  *                    in the results' "errors" and the run goes on
@@ -46,6 +48,9 @@
 
 enum { YCSB_OK = 0, YCSB_ERR_OP = 1, YCSB_ERR_FATAL = 2 };
 
+/* *hit of a read */
+enum { YCSB_MISS = 0, YCSB_HIT = 1, YCSB_HIT_DISK = 2 };
+
 /* operation types; the numbers are the ACTRACE `op` codes */
 enum ycsb_op_type {
     YCSB_OP_READ = 0,
@@ -63,7 +68,7 @@ struct ycsb_req {
     size_t vlen;
     /* filled by execute(): */
     int status;             /* YCSB_OK / YCSB_ERR_OP */
-    int hit;                /* read/rmw: 1 value returned, 0 absent */
+    int hit;                /* read/rmw: YCSB_HIT, YCSB_HIT_DISK or YCSB_MISS */
     uint64_t done_ns;       /* CLOCK_MONOTONIC ns when the last response arrived */
 };
 

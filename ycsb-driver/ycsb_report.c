@@ -43,8 +43,9 @@ void ycsb_phase_json(const struct ycsb_phase_result *p, struct ycsb_json *j, con
         ycsb_json_u64(j, op_names[i], p->errors[i]);
     ycsb_json_end_object(j);
     ycsb_json_begin_object(j, "reads");
-    ycsb_json_u64(j, "total", p->read_hit + p->read_miss);
+    ycsb_json_u64(j, "total", p->read_hit + p->read_disk_hit + p->read_miss);
     ycsb_json_u64(j, "hit", p->read_hit);
+    ycsb_json_u64(j, "disk_hit", p->read_disk_hit);
     ycsb_json_u64(j, "miss", p->read_miss);
     ycsb_json_end_object(j);
     ycsb_json_begin_object(j, "latency_us");

@@ -40,6 +40,7 @@ static void phase_result_merge(struct ycsb_phase_result *into, const struct ycsb
         ycsb_hist_merge(&into->hist[i], &f->hist[i]);
     }
     into->read_hit += f->read_hit;
+    into->read_disk_hit += f->read_disk_hit;
     into->read_miss += f->read_miss;
 }
 
@@ -165,7 +166,9 @@ static void account(struct ycsb_phase_result *r, int type, int status, int hit, 
         return;
     }
     if (type == YCSB_OP_READ || type == YCSB_OP_RMW) {
-        if (hit)
+        if (hit == YCSB_HIT_DISK)
+            r->read_disk_hit++;
+        else if (hit)
             r->read_hit++;
         else
             r->read_miss++;

@@ -33,7 +33,9 @@ struct ycsb_phase_result {
     int ran;
     uint64_t ops[YCSB_OP_TYPES];
     uint64_t errors[YCSB_OP_TYPES];
-    uint64_t read_hit, read_miss;   /* reads and the read half of read-modify-writes */
+    /* reads and the read half of read-modify-writes: hit (from RAM, or the
+     * backend cannot tell), disk_hit (after a spill-store read), miss */
+    uint64_t read_hit, read_disk_hit, read_miss;
     double duration_s;
     struct ycsb_hist hist[YCSB_OP_TYPES];   /* latency in ns */
 };

@@ -24,6 +24,8 @@ struct store {
     long fail_at;          /* fatal error at this op number (global), 0 = never */
     long ops;              /* atomic */
     int fail_updates;      /* updates answer YCSB_ERR_OP */
+    int disk_odd;          /* hits on keys ending in an odd digit answer YCSB_HIT_DISK */
+    long disk_expected;    /* atomic: how many it answered */
     unsigned fail_thread;  /* thread_init fails for this index + 1 (0 = none) */
     struct rec *log[4];
     size_t nlog[4], caplog[4];
@@ -99,8 +101,12 @@ static int t_read(void *p, const char *key, size_t klen, int *hit)
     if (inject(t))
         return YCSB_ERR_FATAL;
     pthread_mutex_lock(&t->s->lock);
-    *hit = *find(t->s, key, klen) != NULL;
+    *hit = *find(t->s, key, klen) != NULL ? YCSB_HIT : YCSB_MISS;
     pthread_mutex_unlock(&t->s->lock);
+    if (*hit && t->s->disk_odd && (key[klen - 1] - '0') % 2 == 1) {
+        *hit = YCSB_HIT_DISK;
+        __atomic_add_fetch(&t->s->disk_expected, 1, __ATOMIC_RELAXED);
+    }
     logit(t, YCSB_OP_READ, key, klen, 0);
     return YCSB_OK;
 }
@@ -326,7 +332,7 @@ static void test_thread_independence(void)
         }
     CHECK_EQ_I(inserts, 3000);
     char want[128];
-    snprintf(want, sizeof(want), "\"reads\":{\"total\":%llu,\"hit\":%llu,\"miss\":0}",
+    snprintf(want, sizeof(want), "\"reads\":{\"total\":%llu,\"hit\":%llu,\"disk_hit\":0,\"miss\":0}",
              (unsigned long long)a.res->run.read_hit, (unsigned long long)a.res->run.read_hit);
     CHECK(strstr(a.json, want) != NULL);
     CHECK(strstr(a.json, "\"server\":{\"ops_seen\":") != NULL);
@@ -410,8 +416,32 @@ static void test_errors(void)
     store_free(s);
 }
 
+/* reads the backend answers YCSB_HIT_DISK are counted apart from RAM hits */
+static void test_disk_hits(void)
+{
+    const char *kvs[] = {"recordcount=100", "operationcount=2000", "readproportion=1",
+                         "updateproportion=0", NULL};
+    struct store *s = store_new();
+    s->disk_odd = 1;
+    struct outcome o;
+    run_once(kvs, 2, 1, s, &o);
+    CHECK_EQ_I(o.rc, 0);
+    const struct ycsb_phase_result *r = &o.res->run;
+    CHECK_EQ_I(r->read_hit + r->read_disk_hit + r->read_miss, 2000);
+    CHECK_EQ_I(r->read_miss, 0);
+    CHECK_EQ_I(r->read_disk_hit, (uint64_t)s->disk_expected);
+    CHECK(r->read_disk_hit > 0 && r->read_hit > 0);
+    char want[128];
+    snprintf(want, sizeof(want), "\"reads\":{\"total\":2000,\"hit\":%llu,\"disk_hit\":%llu,\"miss\":0}",
+             (unsigned long long)r->read_hit, (unsigned long long)r->read_disk_hit);
+    CHECK(strstr(o.json, want) != NULL);
+    outcome_free(&o);
+    store_free(s);
+}
+
 int main(void)
 {
+    test_disk_hits();
     test_thread_independence();
     test_inserts_latest();
     test_errors();

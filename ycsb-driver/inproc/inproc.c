@@ -1,0 +1,265 @@
+/* The in-process driver of memcached-ac (-o ac_driver=WORKLOAD_FILE).
+ *
+ * The paper's set-up (Zhang et al., ICDE 2015, §IV-A): YCSB runs inside the
+ * server, so no network stack sits between the workload and the store. Driver
+ * threads call memcached's item API exactly as a worker thread serving a text
+ * `get` / `set` does -- item_get (hash, item lock, do_item_get: the anti-caching
+ * lookup and fetch hooks, do_item_bump: the policy's on_access), item_alloc
+ * (do_item_alloc_pull: the spill hook) and store_item (do_store_item, link and
+ * unlink hooks) -- so every policy sees the same calls as with network clients.
+ *
+ * Each driver thread owns a connection-less `conn` with its own
+ * LIBEVENT_THREAD (stats mutex, logger, LRU bump buffer: what a worker thread
+ * sets up in worker_libevent), which is all the item API touches.
+ * The run loop, generators and results JSON are ycsb-driver's (ycsb_run.h);
+ * this file is only the backend and the start-up. The server's listeners are
+ * off in this mode (ac_init); the driver writes its JSON and exits the process.
+ */
+#include "memcached.h"
+#include "ac_hooks.h"
+#include "ycsb_config.h"
+#include "ycsb_run.h"
+#include "ycsb_workload.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct inproc_thread {
+    conn c;
+    LIBEVENT_THREAD t;
+    char *buf;                /* value + "\r\n" */
+    size_t bufsize;
+};
+
+struct inproc {
+    uint64_t op_errors;       /* atomic: out of memory, unreadable spilled item */
+    char first_error[256];    /* the first such error, for the results */
+    pthread_mutex_t lock;
+};
+
+static void note_error(struct inproc *ip, const char *fmt, const char *arg) {
+    __atomic_add_fetch(&ip->op_errors, 1, __ATOMIC_RELAXED);
+    pthread_mutex_lock(&ip->lock);
+    if (ip->first_error[0] == '\0')
+        snprintf(ip->first_error, sizeof(ip->first_error), fmt, arg);
+    pthread_mutex_unlock(&ip->lock);
+}
+
+static struct inproc inproc_state = { .lock = PTHREAD_MUTEX_INITIALIZER };
+
+static int ip_thread_init(void *backend, unsigned index, void **tctx, char *err, size_t errlen) {
+    (void)backend;
+    struct inproc_thread *th = calloc(1, sizeof(*th));
+    if (th == NULL) {
+        snprintf(err, errlen, "in-process driver thread %u: out of memory", index);
+        return -1;
+    }
+    pthread_mutex_init(&th->t.stats.mutex, NULL);
+    /* what memcached's worker_libevent sets up for a worker thread */
+    th->t.l = logger_create();          /* also this thread's logger for LOGGER_LOG */
+    th->t.lru_bump_buf = item_lru_bump_buf_create();   /* segmented LRU (ac_policy=none) */
+    if (th->t.l == NULL || th->t.lru_bump_buf == NULL) {
+        free(th);
+        snprintf(err, errlen, "in-process driver thread %u: cannot create its logger / LRU bump buffer", index);
+        return -1;
+    }
+    th->t.storage = NULL;
+    th->c.thread = &th->t;
+    th->c.sfd = -1;
+    *tctx = th;
+    return 0;
+}
+
+static void ip_thread_fini(void *tctx) {
+    struct inproc_thread *th = tctx;
+    free(th->buf);
+    free(th);   /* logger and bump buffer stay linked to memcached's threads until exit */
+}
+
+static int ip_read(void *tctx, const char *key, size_t keylen, int *hit) {
+    struct inproc_thread *th = tctx;
+    uint64_t disk_before = ac_enabled ? ac_thread_disk_hits() : 0;
+    item *it = item_get(key, keylen, &th->c, DO_UPDATE);
+    if (it == NULL) {
+        const char *e = ac_enabled ? ac_take_lookup_error() : NULL;
+        if (e != NULL) {
+            note_error(&inproc_state, "read: %s", e);
+            return YCSB_ERR_OP;
+        }
+        *hit = YCSB_MISS;
+        return YCSB_OK;
+    }
+    *hit = ac_enabled && ac_thread_disk_hits() != disk_before ? YCSB_HIT_DISK : YCSB_HIT;
+    item_remove(it);
+    return YCSB_OK;
+}
+
+static int ip_store(void *tctx, const char *key, size_t keylen, const char *value, size_t vlen) {
+    struct inproc_thread *th = tctx;
+    if (vlen + 2 > (size_t)settings.item_size_max) {
+        note_error(&inproc_state, "store: value larger than the item size limit (-I) %s", "");
+        return YCSB_ERR_OP;
+    }
+    if (th->bufsize < vlen + 2) {
+        char *b = realloc(th->buf, vlen + 2);
+        if (b == NULL) {
+            note_error(&inproc_state, "store: %s", "out of memory for the value buffer");
+            return YCSB_ERR_OP;
+        }
+        th->buf = b;
+        th->bufsize = vlen + 2;
+    }
+    memcpy(th->buf, value, vlen);
+    memcpy(th->buf + vlen, "\r\n", 2);
+    item *it = item_alloc((char *)key, keylen, 0, 0, (int)(vlen + 2));
+    if (it == NULL) {
+        note_error(&inproc_state, "store: %s", "out of memory (SERVER_ERROR out of memory storing object)");
+        return YCSB_ERR_OP;
+    }
+    if (ac_item_fill(it, th->buf, vlen + 2) != 0) {
+        item_remove(it);
+        note_error(&inproc_state, "store: %s", "out of memory for a chunk of a large value");
+        return YCSB_ERR_OP;
+    }
+    enum store_item_type r = store_item(it, NREAD_SET, &th->c);
+    item_remove(it);
+    if (r != STORED) {
+        const char *e = ac_enabled ? ac_take_lookup_error() : NULL;
+        note_error(&inproc_state, "store: %s", e != NULL ? e : "not stored");
+        return YCSB_ERR_OP;
+    }
+    return YCSB_OK;
+}
+
+/* `stats anticache` as a JSON object: numbers where the value is one */
+struct stats_sink {
+    struct ycsb_json *j;
+};
+
+static void add_stat_json(const char *key, const uint16_t klen, const char *val, const uint32_t vlen,
+                          const void *cookie) {
+    const struct stats_sink *s = cookie;
+    if (klen == 0)
+        return;   /* the terminating END */
+    char k[128], v[1200];
+    snprintf(k, sizeof(k), "%.*s", (int)klen, key);
+    snprintf(v, sizeof(v), "%.*s", (int)vlen, val);
+    char *end;
+    errno = 0;
+    (void)strtod(v, &end);
+    if (v[0] != '\0' && *end == '\0' && errno == 0 && strspn(v, "0123456789.-") == strlen(v))
+        ycsb_json_rawvalue(s->j, k, v);
+    else
+        ycsb_json_str(s->j, k, v);
+}
+
+static int ip_server_stats(void *backend, struct ycsb_json *out, char *err, size_t errlen) {
+    (void)backend;
+    (void)err;
+    (void)errlen;
+    struct stats_sink sink = { out };
+    ycsb_json_begin_object(out, "anticache");
+    ac_stats(add_stat_json, (void *)&sink);
+    ycsb_json_end_object(out);
+    ycsb_json_u64(out, "driver_op_errors", __atomic_load_n(&inproc_state.op_errors, __ATOMIC_RELAXED));
+    pthread_mutex_lock(&inproc_state.lock);
+    if (inproc_state.first_error[0] != '\0')
+        ycsb_json_str(out, "driver_first_error", inproc_state.first_error);
+    pthread_mutex_unlock(&inproc_state.lock);
+    ycsb_json_u64(out, "item_memory_bytes", (uint64_t)settings.maxbytes);
+    return 0;
+}
+
+static const struct ycsb_backend_ops inproc_ops = {
+    .name = "memcached-ac-inprocess",
+    .thread_init = ip_thread_init,
+    .thread_fini = ip_thread_fini,
+    .read = ip_read,
+    .update = ip_store,
+    .insert = ip_store,
+    .server_stats = ip_server_stats,
+};
+
+struct driver_job {
+    struct ycsb_workload w;
+};
+
+static int write_result(const char *text) {
+    const char *path = ac_opts.driver_out;
+    FILE *f = path[0] != '\0' ? fopen(path, "w") : stdout;
+    if (f == NULL) {
+        fprintf(stderr, "memcached-ac: ac_driver_out %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    int bad = fputs(text, f) < 0 || fputc('\n', f) < 0;
+    bad |= (f != stdout ? fclose(f) : fflush(f)) != 0;
+    if (bad) {
+        fprintf(stderr, "memcached-ac: writing the driver's result to %s failed: %s\n",
+                path[0] ? path : "stdout", strerror(errno));
+        return -1;
+    }
+    return 0;
+}
+
+static void *driver_main(void *arg) {
+    struct driver_job *job = arg;
+    struct ycsb_run_opts o = { &inproc_ops, &inproc_state, 0, 1, 1, 1 };
+    struct ycsb_result *res = ycsb_result_new();
+    if (res == NULL) {
+        fprintf(stderr, "memcached-ac: in-process driver: out of memory\n");
+        exit(EXIT_FAILURE);
+    }
+    char err[512] = "";
+    int rc = ycsb_run(&job->w, &o, res, err, sizeof(err));
+    struct ycsb_json j;
+    ycsb_json_init(&j);
+    ycsb_result_json(&job->w, &o, res, "in-process", &j);
+    int wrc = ycsb_json_ok(&j) ? write_result(ycsb_json_text(&j)) : -1;
+    if (!ycsb_json_ok(&j))
+        fprintf(stderr, "memcached-ac: in-process driver: out of memory writing the result\n");
+    if (rc != 0)
+        fprintf(stderr, "memcached-ac: in-process driver: %s\n", err);
+    ycsb_json_free(&j);
+    ycsb_result_free(res);
+    /* the store is closed and its files removed by ac_init's atexit handler */
+    exit(rc == 0 && wrc == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
+    return NULL;
+}
+
+void ac_main_loop_starting(void) {
+    if (ac_opts.driver[0] == '\0')
+        return;
+    if (ext_storage != NULL) {
+        fprintf(stderr, "memcached-ac: ac_driver cannot be combined with extstore (-o ext_path):"
+                " extstore reads complete asynchronously on worker threads\n");
+        exit(EXIT_FAILURE);
+    }
+    static struct driver_job job;
+    struct ycsb_config cfg;
+    char err[512];
+    ycsb_config_defaults(&cfg);
+    int bad = ycsb_config_load_file(&cfg, ac_opts.driver, err, sizeof(err)) != 0;
+    for (int i = 0; !bad && i < ac_opts.n_driver_set; i++)
+        bad = ycsb_config_set_kv(&cfg, ac_opts.driver_set[i], err, sizeof(err)) != 0;
+    if (!bad)
+        bad = ycsb_config_finish(&cfg, err, sizeof(err)) != 0;
+    if (!bad)
+        bad = ycsb_workload_init(&job.w, &cfg, err, sizeof(err)) != 0;
+    if (bad) {
+        fprintf(stderr, "memcached-ac: ac_driver %s: %s\n", ac_opts.driver, err);
+        exit(EXIT_FAILURE);
+    }
+    if (job.w.value_size + 2 > (size_t)settings.item_size_max) {
+        fprintf(stderr, "memcached-ac: ac_driver: values of %zu bytes exceed the item size limit"
+                " (-I %d); raise -I or lower fieldcount x fieldlength\n", job.w.value_size,
+                settings.item_size_max);
+        exit(EXIT_FAILURE);
+    }
+    pthread_t tid;
+    if (pthread_create(&tid, NULL, driver_main, &job) != 0) {
+        fprintf(stderr, "memcached-ac: cannot start the in-process driver thread\n");
+        exit(EXIT_FAILURE);
+    }
+    pthread_detach(tid);
+}
