@@ -1,0 +1,16 @@
+"""acg: memory-limited cgroups (v1 and v2) and swap files, always cleaned up.
+
+    from acg_lib import detect, MemoryGroup, swap_on, swap_off, parse_size
+"""
+from .backend import Backend
+from .detect import detect
+from .errors import AcgError
+from .group import MemoryGroup
+from .leftovers import cleanup, list_groups
+from .registry import Registry
+from .swap import swap_list, swap_off, swap_on
+from .units import format_size, parse_memory, parse_size, validate_name
+
+__all__ = ["AcgError", "Backend", "MemoryGroup", "Registry", "cleanup", "detect",
+           "format_size", "list_groups", "parse_memory", "parse_size", "swap_list",
+           "swap_off", "swap_on", "validate_name"]

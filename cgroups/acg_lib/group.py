@@ -1,0 +1,150 @@
+"""MemoryGroup: a memory-limited cgroup that records its owner and is removed on exit."""
+from __future__ import annotations
+
+import os
+import signal
+import subprocess
+import time
+from pathlib import Path
+from typing import Sequence
+
+from .backend import STAT_KEYS, Backend
+from .detect import detect
+from .errors import AcgError
+from .owner import start_time
+from .registry import Registry
+from .remove import remove_group
+from .units import MIN_MEMORY, validate_name
+
+SAMPLED = ("usage_bytes", "anon_bytes", "file_bytes", "swap_bytes")
+
+
+class MemoryGroup:
+    """A group <root>/acg/<name>.<owner pid> with memory (and swap) limits.
+
+    swap_bytes: an int >= 0 limits swap to that much (0 = no swap); None leaves swap
+    unlimited. Use as a context manager; the group is removed in __exit__.
+    """
+
+    def __init__(self, name: str, memory_bytes: int, swap_bytes: int | None = 0, *,
+                 backend: Backend | None = None, run_dir: Path | str | None = None,
+                 remove_timeout: float = 10.0) -> None:
+        validate_name(name, "name")
+        if not isinstance(memory_bytes, int) or memory_bytes < MIN_MEMORY:
+            raise AcgError(f"memory: {memory_bytes!r} bytes; the memory limit must be at "
+                           f"least 4M (4194304 bytes)")
+        if swap_bytes is not None and (not isinstance(swap_bytes, int) or swap_bytes < 0):
+            raise AcgError(f"swap: {swap_bytes!r}; accepted: bytes >= 0, or None (unlimited)")
+        self.name = name
+        self.memory_bytes = memory_bytes
+        self.swap_bytes = swap_bytes
+        self.backend = backend if backend is not None else detect()
+        self.registry = Registry(run_dir)
+        self.owner_pid = os.getpid()
+        self.path = self.backend.group_path(f"{name}.{self.owner_pid}")
+        self.remove_timeout = remove_timeout
+        self.limits: dict = {}
+        self.started: list[tuple[int, int | None]] = []
+        self._children: list[subprocess.Popen] = []
+        self.maxima: dict[str, int] = {}
+        self.samples = 0
+        self.created = False
+        self.removal: dict | None = None
+
+    # --- life cycle ---
+    def create(self) -> "MemoryGroup":
+        if self.path.exists():
+            raise AcgError(f"group {self.path} already exists (is another group named "
+                           f"{self.name!r} open in process {self.owner_pid}?)")
+        self._record()  # marker first: a crash right after mkdir still leaves a marker
+        try:
+            try:
+                self.backend.mkdir(self.path)
+            except OSError as exc:
+                raise AcgError(f"cannot create group {self.path}: {exc.strerror} (acg needs "
+                               "root, or write access to the acg parent group)") from exc
+            self.created = True
+            self.limits = self.backend.set_limits(self.path, self.memory_bytes,
+                                                  self.swap_bytes)
+        except BaseException:
+            self.remove()
+            raise
+        return self
+
+    def remove(self, kill_started: bool = True) -> dict:
+        """Remove the group (killing processes started by popen() if still inside)."""
+        report = remove_group(self.backend, self.path,
+                              self.started if kill_started else [], self.remove_timeout)
+        for child in self._children:
+            if child.returncode is None and child.pid in report["killed_pids"]:
+                child.wait()
+        if report["removed"]:
+            self.registry.forget_group(self.path)
+        self.removal = report
+        return report
+
+    def __enter__(self) -> "MemoryGroup":
+        return self.create()
+
+    def __exit__(self, *exc: object) -> None:
+        report = self.remove()
+        if not report["removed"] and exc[0] is None:
+            raise AcgError(report["error"])
+
+    # --- processes ---
+    def add_pid(self, pid: int) -> None:
+        """Move a running process in (its already-charged memory stays where it was)."""
+        self.backend.add_pid(self.path, pid)
+
+    def popen(self, cmd: Sequence[str], sigmask: set | None = None,
+              **kwargs: object) -> subprocess.Popen:
+        """Start cmd so that it joins the group before exec; sigmask: mask for the child."""
+        procs = os.fsencode(self.path / "cgroup.procs")
+
+        def join() -> None:
+            fd = os.open(procs, os.O_WRONLY)
+            try:
+                os.write(fd, b"0")  # "0" means the writing process itself
+            finally:
+                os.close(fd)
+            if sigmask is not None:
+                signal.pthread_sigmask(signal.SIG_SETMASK, sigmask)
+
+        try:
+            child = subprocess.Popen(list(cmd), preexec_fn=join, **kwargs)  # type: ignore
+        except subprocess.SubprocessError as exc:
+            raise AcgError(f"the child could not join {self.path} before exec "
+                           f"(writing its pid to cgroup.procs failed): {exc}") from exc
+        self._children.append(child)
+        self.started.append((child.pid, start_time(child.pid)))
+        self._record()
+        return child
+
+    # --- statistics ---
+    def sample(self) -> dict:
+        """Read the current statistics and keep the maxima of the SAMPLED keys."""
+        st = self.backend.read_stats(self.path)
+        self.samples += 1
+        for key in SAMPLED:
+            if st.get(key) is not None:
+                self.maxima[key] = max(self.maxima.get(key, 0), st[key])
+        return st
+
+    def stats(self) -> dict:
+        """Current counters, sampled maxima (<key>_max), limits and identity, as one dict."""
+        st = self.sample()
+        out: dict = {"name": self.name, "group": str(self.path),
+                     "cgroup_version": self.backend.version, "limits": self.limits,
+                     "samples": self.samples}
+        out.update({k: st.get(k) for k in STAT_KEYS})
+        out.update({k: v for k, v in st.items() if k not in out})
+        for key in SAMPLED:
+            out[f"{key}_max"] = self.maxima.get(key)
+        return out
+
+    def _record(self) -> None:
+        self.registry.record_group(self.path, {
+            "name": self.name, "root": str(self.backend.root),
+            "cgroup_version": self.backend.version, "owner_pid": self.owner_pid,
+            "owner_start": start_time(self.owner_pid), "created": time.time(),
+            "started": [list(s) for s in self.started]})
