@@ -43,7 +43,11 @@ class Backend(ABC):
 
     def mkdir(self, path: Path) -> None:
         self.ensure_parent()
-        os.mkdir(path)
+        try:
+            os.mkdir(path)
+        except FileNotFoundError:   # another acg removed the empty parent meanwhile
+            self.ensure_parent()
+            os.mkdir(path)
 
     @abstractmethod
     def ensure_parent(self) -> None:

@@ -35,6 +35,7 @@ def remove_group(backend: Backend, path: Path, kill: list[tuple[int, int | None]
         report["attempts"] += 1
         if not path.exists():
             report["removed"] = True
+            _drop_empty_parent(backend, path.parent)
             return report
         pids = backend.procs(path)
         for pid in pids:
@@ -49,9 +50,11 @@ def remove_group(backend: Backend, path: Path, kill: list[tuple[int, int | None]
         try:
             os.rmdir(path)
             report["removed"] = True
+            _drop_empty_parent(backend, path.parent)
             return report
         except FileNotFoundError:
             report["removed"] = True
+            _drop_empty_parent(backend, path.parent)
             return report
         except OSError as exc:
             last = exc
@@ -64,3 +67,17 @@ def remove_group(backend: Backend, path: Path, kill: list[tuple[int, int | None]
             return report
         time.sleep(delay)
         delay = min(delay * 2, 0.2)
+
+
+def _drop_empty_parent(backend: Backend, parent: Path) -> None:
+    """acg's parent group goes too once no group and no process is left in it, so an
+    idle machine shows no trace of acg. Another acg creating a group at the same moment
+    wins: rmdir then fails (EBUSY/ENOTEMPTY) and the parent stays."""
+    if parent != backend.parent or not parent.is_dir() or backend.procs(parent):
+        return
+    if any(child.is_dir() for child in parent.iterdir()):
+        return
+    try:
+        os.rmdir(parent)
+    except OSError:
+        pass
