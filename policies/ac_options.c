@@ -10,9 +10,12 @@ struct ac_options ac_opts = {
     .block_size = 0,          /* default: 1 MiB, or -m/16 when that is smaller */
     .compact_fill = 0.5,
     .lru_sample = 1,
+    .alru_bits = 24,                      /* Redis LRU_BITS */
+    .alru_samples = 5,                    /* Redis maxmemory-samples */
+    .alru_resolution_ns = 1000000000ULL,  /* Redis LRU_CLOCK_RESOLUTION: 1000 ms */
 };
 
-static const struct ac_policy_ops *const policies[] = { &ac_policy_none, &ac_policy_lru };
+static const struct ac_policy_ops *const policies[] = { &ac_policy_none, &ac_policy_lru, &ac_policy_alru };
 
 const char *ac_policy_names(void) {
     static char names[256];
@@ -123,6 +126,45 @@ static int set_lru_sample(const char *v) {
     return 0;
 }
 
+static int set_alru_bits(const char *v) {
+    size_t n;
+    if (parse_size(v, &n) != 0 || n < 22 || n > 24) {
+        fprintf(stderr, "memcached-ac: ac_alru_bits must be 22, 23 or 24 (bits of the access clock), got \"%s\"\n", v);
+        return -1;
+    }
+    ac_opts.alru_bits = (unsigned)n;
+    return 0;
+}
+
+static int set_alru_samples(const char *v) {
+    size_t n;
+    if (parse_size(v, &n) != 0 || n < 1 || n > 64) {
+        fprintf(stderr, "memcached-ac: ac_alru_samples must be an integer from 1 to 64, got \"%s\"\n", v);
+        return -1;
+    }
+    ac_opts.alru_samples = (unsigned)n;
+    return 0;
+}
+
+/* "1s", "100ms", "1us", "500ns" -> ns */
+static int set_alru_resolution(const char *v) {
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    unsigned long long mul = 0;
+    if (strcmp(end, "s") == 0) mul = 1000000000ULL;
+    else if (strcmp(end, "ms") == 0) mul = 1000000ULL;
+    else if (strcmp(end, "us") == 0) mul = 1000ULL;
+    else if (strcmp(end, "ns") == 0) mul = 1ULL;
+    if (errno != 0 || end == v || v[0] == '-' || mul == 0 || n == 0 || n > 3600ULL * 1000000000ULL / mul) {
+        fprintf(stderr, "memcached-ac: ac_alru_resolution must be a duration from 1ns to 3600s with a unit"
+                " s, ms, us or ns (e.g. 1s as Redis, 1us as the paper), got \"%s\"\n", v);
+        return -1;
+    }
+    ac_opts.alru_resolution_ns = n * mul;
+    return 0;
+}
+
 static int set_path(const char *key, const char *v, char *dst, size_t size) {
     if (strlen(v) >= size) {
         fprintf(stderr, "memcached-ac: %s must be a path shorter than %zu bytes\n", key, size);
@@ -172,6 +214,9 @@ static const struct {
     { "ac_compact_fill", set_compact_fill, "tuple-merge: merge a block whose live fraction falls below (default: 0.5)" },
     { "ac_evicted_max", set_evicted_max, "spilled items at most; 24 bytes each, taken from -m (default: -m/8/24)" },
     { "ac_lru_sample", set_lru_sample, "lru: update the order on 1 in N accesses (default: 1)" },
+    { "ac_alru_bits", set_alru_bits, "alru: bits of the per-item access clock, 22..24 (default: 24, as Redis)" },
+    { "ac_alru_samples", set_alru_samples, "alru: items sampled per victim into the pool of 16 (default: 5, as Redis)" },
+    { "ac_alru_resolution", set_alru_resolution, "alru: clock tick, e.g. 1s (Redis, default), 1ms, 1us (the paper)" },
     { "ac_driver", set_driver, "run this YCSB workload file in-process, print JSON and exit (no network)" },
     { "ac_driver_out", set_driver_out, "ac_driver: write the JSON result to this file (default: stdout)" },
     { "ac_driver_set", set_driver_set, "ac_driver: override one workload property, key=value (repeatable)" },

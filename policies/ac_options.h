@@ -3,6 +3,7 @@
 #define AC_OPTIONS_H
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 
 #define AC_DRIVER_SET_MAX 64
 
@@ -14,6 +15,9 @@ struct ac_options {
     double compact_fill;     /* ac_compact_fill */
     size_t evicted_max;      /* ac_evicted_max (0 = derive from -m) */
     unsigned lru_sample;     /* ac_lru_sample: update LRU order on 1 in N accesses */
+    unsigned alru_bits;      /* ac_alru_bits: width of alru's access clock, 22..24 */
+    unsigned alru_samples;   /* ac_alru_samples: items sampled per victim */
+    uint64_t alru_resolution_ns;   /* ac_alru_resolution: one clock tick */
     /* In-process YCSB driver (ycsb-driver/inproc.c): run a workload, print JSON, exit. */
     char driver[1024];       /* ac_driver: workload property file ("" = serve the network) */
     char driver_out[1024];   /* ac_driver_out: result file ("" = stdout) */

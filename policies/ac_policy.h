@@ -24,5 +24,9 @@ const struct ac_policy_ops *ac_policy_by_name(const char *name);
 
 extern const struct ac_policy_ops ac_policy_none;
 extern const struct ac_policy_ops ac_policy_lru;
+extern const struct ac_policy_ops ac_policy_alru;
+
+/* alru: replaces the clock source (before init; for tests with a scripted clock) */
+void ac_alru_set_clock(uint32_t (*now)(void));
 
 #endif

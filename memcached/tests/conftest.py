@@ -20,6 +20,15 @@ def pytest_configure(config):
         raise pytest.UsageError(f"{BIN} is missing: run `make -C memcached all` first")
 
 
+# The policies that spill: the no-loss tests run once per policy.
+SPILL_POLICIES = ["lru", "alru"]
+
+
+@pytest.fixture(params=SPILL_POLICIES)
+def spill_policy(request) -> str:
+    return request.param
+
+
 @pytest.fixture
 def server(tmp_path):
     started: list[Server] = []

@@ -1,4 +1,4 @@
-/* The few memcached definitions policies/lru.c uses, for its unit test: an item
+/* The few memcached definitions policies/lru.c and alru.c use, for their unit tests: an item
  * with LRU links, per-class lists where a link goes to the head (MRU end) and
  * victims come from the tail, as in memcached's items.c. */
 #ifndef FAKE_MEMCACHED_H
@@ -6,18 +6,30 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <stddef.h>
 #include <stdio.h>
 
 typedef unsigned int rel_time_t;
+/* The item header with memcached's layout (48 bytes, 6 spare bytes after nkey,
+ * which alru uses); the test's item id sits where memcached has h_next. */
 typedef struct _stritem {
     struct _stritem *next, *prev;
+    int id;                       /* test-only: which item this is */
+    int unused_;
     rel_time_t time;
+    rel_time_t exptime;
     int nbytes;
+    unsigned short refcount;
     uint16_t it_flags;
     uint8_t slabs_clsid;
     uint8_t nkey;
-    int id;                       /* test-only: which item this is */
+    union {
+        uint64_t cas;
+        char end;
+    } data[4];                    /* the key, at most 31 bytes */
 } item;
+#define ITEM_key(it) ((char *)(it)->data)
+#define ITEM_clsid(it) ((it)->slabs_clsid & ~(3 << 6))
 
 typedef void (*ADD_STAT)(const char *key, const uint16_t klen, const char *val,
                          const uint32_t vlen, const void *cookie);
@@ -25,6 +37,7 @@ void append_stat(const char *name, ADD_STAT f, void *c, const char *fmt, ...);
 #define APPEND_STAT(name, fmt, val) append_stat(name, add_stats, c, fmt, val);
 
 #define ITEM_LINKED 1
+#define ITEM_SLABBED 4
 #define COLD_LRU 128
 #define POWER_LARGEST 256
 extern pthread_mutex_t lru_locks[POWER_LARGEST];
@@ -36,5 +49,8 @@ extern struct stats_state stats_state;
 
 void item_lru_bump(item *it);
 item *item_lru_tail(const unsigned int id);
+/* provided by each test */
+uint32_t hash(const void *key, size_t length);
+void *slabs_chunk_sample(const unsigned int id, const uint64_t rnd);
 
 #endif
