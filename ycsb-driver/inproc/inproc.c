@@ -77,6 +77,34 @@ static void ip_thread_fini(void *tctx) {
     free(th);   /* logger and bump buffer stay linked to memcached's threads until exit */
 }
 
+static int reserve(struct inproc_thread *th, size_t n) {
+    if (th->bufsize >= n)
+        return 0;
+    char *b = realloc(th->buf, n);
+    if (b == NULL)
+        return -1;
+    th->buf = b;
+    th->bufsize = n;
+    return 0;
+}
+
+/* A read copies the value out, as a network get copies it into the response:
+ * the bytes are touched (page faults of kernel-paged approaches included). */
+static void copy_value(struct inproc_thread *th, item *it) {
+    size_t n = (size_t)it->nbytes;
+    if (reserve(th, n) != 0)
+        return;
+    if ((it->it_flags & ITEM_CHUNKED) == 0) {
+        memcpy(th->buf, ITEM_data(it), n);
+        return;
+    }
+    char *dst = th->buf;
+    for (item_chunk *ch = (item_chunk *)ITEM_schunk(it); ch != NULL; ch = ch->next) {
+        memcpy(dst, ch->data, (size_t)ch->used);
+        dst += ch->used;
+    }
+}
+
 static int ip_read(void *tctx, const char *key, size_t keylen, int *hit) {
     struct inproc_thread *th = tctx;
     uint64_t disk_before = ac_enabled ? ac_thread_disk_hits() : 0;
@@ -91,6 +119,7 @@ static int ip_read(void *tctx, const char *key, size_t keylen, int *hit) {
         return YCSB_OK;
     }
     *hit = ac_enabled && ac_thread_disk_hits() != disk_before ? YCSB_HIT_DISK : YCSB_HIT;
+    copy_value(th, it);
     item_remove(it);
     return YCSB_OK;
 }
@@ -101,14 +130,9 @@ static int ip_store(void *tctx, const char *key, size_t keylen, const char *valu
         note_error(&inproc_state, "store: value larger than the item size limit (-I) %s", "");
         return YCSB_ERR_OP;
     }
-    if (th->bufsize < vlen + 2) {
-        char *b = realloc(th->buf, vlen + 2);
-        if (b == NULL) {
-            note_error(&inproc_state, "store: %s", "out of memory for the value buffer");
-            return YCSB_ERR_OP;
-        }
-        th->buf = b;
-        th->bufsize = vlen + 2;
+    if (reserve(th, vlen + 2) != 0) {
+        note_error(&inproc_state, "store: %s", "out of memory for the value buffer");
+        return YCSB_ERR_OP;
     }
     memcpy(th->buf, value, vlen);
     memcpy(th->buf + vlen, "\r\n", 2);

@@ -113,3 +113,14 @@ def test_unwritable_result_file_is_an_error(tmp_path: Path) -> None:
               sets=("recordcount=10", "operationcount=10"))
     assert p.returncode != 0
     assert "ac_driver_out" in p.stderr
+
+
+def test_large_chunked_values(tmp_path: Path) -> None:
+    # 600 kB values are stored in chunks (over memcached's 512 kB slab_chunk_max)
+    # 36 MB of them in a 16 MB server: chunked items are spilled and fetched too
+    r = result(drive(tmp_path, "ac_policy=lru", f"ac_spill_dir={tmp_path / 's'}", mem=16,
+                     sets=("recordcount=60", "operationcount=300", "fieldcount=6", "fieldlength=100000")))
+    assert r["load"]["errors"]["total"] == 0 and r["run"]["errors"]["total"] == 0
+    assert r["run"]["reads"]["miss"] == 0 and r["run"]["reads"]["total"] == 300
+    assert r["run"]["reads"]["disk_hit"] > 0
+    assert r["server"]["anticache"]["lost_items"] == 0
