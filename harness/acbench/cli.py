@@ -1,7 +1,7 @@
 """The `acbench` command line: one module per command, registered here."""
 import typer
 
-from acbench import opt_cmd
+from acbench import check_env, compare_cmd, opt_cmd, plot_cmd, run_cmd
 
 app = typer.Typer(
     name="acbench",
@@ -20,3 +20,7 @@ def main() -> None:
 
 # Each command module exposes register(app); add new commands the same way.
 opt_cmd.register(app)
+run_cmd.register(app)
+check_env.register(app)
+plot_cmd.register(app)
+compare_cmd.register(app)

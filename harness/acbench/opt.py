@@ -18,7 +18,7 @@ from typing import Any
 import numpy as np
 import pandas as pd
 
-from acbench import core
+from acbench import core, traceio
 
 BOUNDS_NOTE = (
     "Exact OPT with variable object sizes is NP-hard. pfoo_l.misses is a lower bound on the misses of "
@@ -54,16 +54,22 @@ def lru_curve(hist: np.ndarray, requests: int) -> pd.DataFrame:
 
 def analyse(trace_path: str | os.PathLike[str], capacities: list[int], byte_capacities: list[int],
             fmt: str = "auto", max_memory: int | None = None, lru: bool = True,
-            lru_curve_path: str | os.PathLike[str] | None = None) -> dict[str, Any]:
-    """Runs every requested computation and returns the JSON-ready report."""
+            lru_curve_path: str | os.PathLike[str] | None = None, reads_only: bool = False) -> dict[str, Any]:
+    """Runs every requested computation and returns the JSON-ready report.
+
+    reads_only: keep only read and read-modify-write requests of an ACTRACE file (the
+    requests the server counts hits for); updates and inserts are dropped before analysis.
+    """
     if not capacities and not byte_capacities:
         raise OptError("nothing to compute: give --capacity (objects) and/or --bytes (bytes)")
     limit, source = memory_limit(max_memory)
     try:
-        with core.Trace.open(trace_path, fmt) as trace:
+        with _open(trace_path, fmt, reads_only) as trace:
             n = trace.requests
             report: dict[str, Any] = {"trace": str(trace_path), "format": trace.format, "requests": n}
-            if trace.format == "actrace":
+            if reads_only:
+                report["reads_only"] = True
+            if trace.format == "actrace" and not reads_only:
                 report["header"] = trace.header()
             with core.NextUse(trace, limit) as nu:
                 report["distinct_keys"] = nu.distinct
@@ -96,6 +102,20 @@ def analyse(trace_path: str | os.PathLike[str], capacities: list[int], byte_capa
         raise OptError(msg) from e
     report["memory_limit"] = {"bytes": limit, "source": source}
     return report
+
+
+def _open(trace_path: str | os.PathLike[str], fmt: str, reads_only: bool) -> core.Trace:
+    if not reads_only:
+        return core.Trace.open(trace_path, fmt)
+    if fmt == "oraclegeneral":
+        raise OptError("--reads-only needs an ACTRACE trace: oracleGeneral records carry no operation")
+    try:
+        recs = traceio.read_actrace(trace_path)
+    except FileNotFoundError:
+        raise OptError(f"cannot open {trace_path}: no such file") from None
+    except ValueError as e:
+        raise OptError(f"{e}; --reads-only needs an ACTRACE trace (oracleGeneral records carry no operation)") from None
+    return core.Trace.from_records(traceio.reads_only(recs), "actrace")
 
 
 def default_curve_path(trace_path: str | os.PathLike[str]) -> Path:

@@ -33,6 +33,9 @@ def opt(
     max_memory: Optional[str] = typer.Option(
         None, "--max-memory", help="Memory limit, e.g. 4G (default: MemAvailable)."),
     no_lru: bool = typer.Option(False, "--no-lru", help="Skip the LRU stack-distance pass."),
+    reads_only: bool = typer.Option(
+        False, "--reads-only", help="ACTRACE only: analyse just the reads (read, read-modify-write), "
+        "the requests the server counts hits for."),
     lru_curve: Optional[Path] = typer.Option(
         None, "--lru-curve", help="Write LRU hits for every capacity 1..distinct keys to this CSV."),
 ) -> None:
@@ -47,7 +50,8 @@ def opt(
         _err.print(f"acbench opt: error: {e}", markup=False)
         raise typer.Exit(2)
     try:
-        report = analyse(trace, caps, bcaps, fmt.value, limit, lru=not no_lru, lru_curve_path=lru_curve)
+        report = analyse(trace, caps, bcaps, fmt.value, limit, lru=not no_lru, lru_curve_path=lru_curve,
+                          reads_only=reads_only)
     except OptError as e:
         _err.print(f"acbench opt: error: {e}", markup=False)
         raise typer.Exit(1)

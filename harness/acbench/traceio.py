@@ -64,3 +64,22 @@ def write_actrace(path: str | os.PathLike[str], records: np.ndarray, seed: int =
 def write_oracle(path: str | os.PathLike[str], records: np.ndarray) -> None:
     with open(path, "wb") as f:
         f.write(np.ascontiguousarray(records, dtype=ORACLE_RECORD).tobytes())
+
+
+# Requests the server counts as reads (its hit counters see only these): read and
+# read-modify-write. Updates and inserts are left out by reads_only().
+READ_OPS = (OPS["read"], OPS["rmw"])
+
+
+def read_actrace(path: str | os.PathLike[str]) -> np.ndarray:
+    """The records of an ACTRACE file (header checked for magic and size)."""
+    with open(path, "rb") as f:
+        head = f.read(ACTRACE_HEADER)
+    if len(head) < ACTRACE_HEADER or head[:8] != ACTRACE_MAGIC:
+        raise ValueError(f"{path}: not an ACTRACE file (no ACTRACE1 magic in a 128-byte header)")
+    return np.fromfile(path, dtype=ACTRACE_RECORD, offset=ACTRACE_HEADER)
+
+
+def reads_only(records: np.ndarray) -> np.ndarray:
+    """The read requests (op read or read-modify-write) of ACTRACE records, in order."""
+    return records[np.isin(records["op"], READ_OPS)]

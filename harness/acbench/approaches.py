@@ -1,0 +1,43 @@
+"""The approaches a spec may name: approach -> how memcached-ac runs it.
+
+Adding an approach is one entry in APPROACHES. `options` are extra `-o` settings
+(ac_* or upstream); `pages` says the kernel pages for it (its cgroup gets swap);
+`spills` says items move to the spill directory (the runner sizes the evicted table).
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Approach:
+    name: str
+    policy: str                      # ac_policy=
+    options: dict[str, str] = field(default_factory=dict)
+    pages: bool = False              # kernel paging: swap in the cgroup
+    spills: bool = True              # user-space anti-caching: items spilled, never dropped
+    about: str = ""
+
+
+APPROACHES: dict[str, Approach] = {a.name: a for a in (
+    Approach("memcached", "none", spills=False,
+             about="stock memcached: items are dropped when memory is full (baseline)"),
+    Approach("lru", "lru", about="H-Store anti-caching with an exact LRU"),
+    Approach("alru-hstore", "lru", {"ac_lru_sample": "100"},
+             about="H-Store aLRU: the LRU order is updated on 1 in 100 accesses"),
+    Approach("alru", "alru", {"ac_alru_bits": "22", "ac_alru_resolution": "1us", "ac_alru_samples": "5"},
+             about="Redis approximate LRU as the paper ran it: 22-bit clock of 1 us, 5 samples, pool of 16"),
+    Approach("alru-redis", "alru", {"ac_alru_bits": "24", "ac_alru_resolution": "1s", "ac_alru_samples": "5"},
+             about="Redis approximate LRU with Redis's defaults: 24-bit clock of 1 s, 5 samples, pool of 16"),
+)}
+
+
+class ApproachError(ValueError):
+    pass
+
+
+def get_approach(name: str) -> Approach:
+    try:
+        return APPROACHES[name]
+    except KeyError:
+        raise ApproachError(f"unknown approach {name!r}; accepted: {', '.join(APPROACHES)}") from None

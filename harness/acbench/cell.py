@@ -1,0 +1,338 @@
+"""One cell: cgroup -> memcached-ac (in-process driver, or server + ycsb-mc) -> one row.
+
+Everything started here is stopped here: the processes in the cell's cgroup are killed by
+PID and the group removed in `finally`, the spill directory deleted, also on Ctrl-C.
+Logs in cells/<cell-id>/: driver JSON, stderr, cgroup.json, pids.json, perf.txt, row.json.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import shutil
+import signal
+import subprocess
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+from acbench import cellopt, collect, server
+from acbench.approaches import get_approach
+from acbench.cgroup import acg
+from acbench.memory import MemoryPlan
+from acbench.spec import Cell
+
+SAMPLE_S = 0.2
+JOIN_AND_EXEC = 'echo $$ > "$0" && exec "$@"'
+SPILL_PARENT = Path("/var/tmp")
+
+
+class CellError(RuntimeError):
+    pass
+
+
+def _json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
+
+
+class Sampler:
+    """The last readable /proc/PID/stat and /proc/PID/io of the memcached-ac process."""
+
+    def __init__(self) -> None:
+        self.stat: dict[str, float] | None = None
+        self.io: dict[str, int] | None = None
+        self.hwm: int | None = None
+
+    def sample(self, pid: int | None) -> None:
+        if pid is None:
+            return
+        self.stat = collect.proc_stat(pid) or self.stat
+        self.io = collect.proc_io(pid) or self.io
+        self.hwm = collect.proc_hwm(pid) or self.hwm
+
+
+def _server_pid(group: Any, wrapper_pid: int, perf: bool) -> int | None:
+    if not perf:
+        return wrapper_pid
+    for pid in group.backend.procs(group.path):
+        try:
+            if Path(f"/proc/{pid}/exe").resolve().name == "memcached-ac":
+                return pid
+        except OSError:
+            pass
+    return None
+
+
+def _kill_all(group: Any) -> list[int]:
+    killed = []
+    for p in group._children:          # perf (outside the group) by its PID
+        if p.poll() is None and p.pid not in group.backend.procs(group.path):
+            p.kill()
+            killed.append(p.pid)
+    if group.path.exists():
+        for pid in group.backend.procs(group.path):
+            try:
+                os.kill(pid, signal.SIGKILL)
+                killed.append(pid)
+            except ProcessLookupError:
+                pass
+    return killed
+
+
+def _wait(proc: subprocess.Popen, timeout: float | None = None) -> tuple[int, dict[str, float]]:
+    """Reap proc with wait4 (its rusage includes the children it reaped)."""
+    deadline = None if timeout is None else time.monotonic() + timeout
+    while True:
+        pid, status, ru = os.wait4(proc.pid, 0 if deadline is None else os.WNOHANG)
+        if pid == proc.pid:
+            proc.returncode = os.waitstatus_to_exitcode(status)
+            return proc.returncode, {"cpu_user_s": ru.ru_utime, "cpu_sys_s": ru.ru_stime,
+                                     "wait4_maxrss_bytes": ru.ru_maxrss * 1024,
+                                     "major_faults": ru.ru_majflt, "minor_faults": ru.ru_minflt,
+                                     "vol_ctx_switches": ru.ru_nvcsw, "invol_ctx_switches": ru.ru_nivcsw}
+        if deadline is not None and time.monotonic() > deadline:
+            raise TimeoutError
+        time.sleep(0.05)
+
+
+def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_dir: Path,
+             use_perf: bool) -> dict[str, Any]:
+    approach = get_approach(cell.approach)
+    cell_dir.mkdir(parents=True, exist_ok=True)
+    spill_parent = Path(tempfile.mkdtemp(prefix=f"acbench-{os.getpid()}-", dir=SPILL_PARENT))
+    spill = spill_parent / "spill"
+    extra = dict(approach.options)
+    extra["hashpower"] = str(plan.hashpower)
+    if plan.evicted_max:
+        extra["ac_evicted_max"] = str(plan.evicted_max)
+    opts = server.options(approach.policy, spill, extra)
+    gname = "acbench-" + hashlib.sha1(cell.cell_id.encode()).hexdigest()[:10]
+    group = acg().MemoryGroup(gname, plan.limit_bytes, plan.swap_bytes)
+    device = collect.device_of(spill_parent)
+    out: dict[str, Any] = {"mode": mode, "perf_used": use_perf}
+    stderr = open(cell_dir / "stderr.txt", "w")
+    t0 = time.monotonic()
+    try:
+        group.create()
+        pids: dict[str, Any] = {"group": str(group.path), "harness": os.getpid()}
+        disk0 = collect.diskstats(device)
+        if mode == "in-process":
+            res = _in_process(cell, plan, run, cell_dir, opts, group, stderr, use_perf, pids)
+        else:
+            res = _network(cell, plan, run, cell_dir, opts, group, stderr, use_perf, pids)
+        out.update(collect.disk_delta(disk0, collect.diskstats(device)))
+        out["disk_device"] = device
+        cg = group.stats()
+        _json(cell_dir / "cgroup.json", cg)
+        out.update(res)
+        out.update({"cg_peak_bytes": cg.get("peak_bytes"), "cg_limit_hits": cg.get("limit_hits"),
+                    "cg_oom_kills": cg.get("oom_kills"), "cg_pgmajfault": cg.get("pgmajfault"),
+                    "cg_pgfault": cg.get("pgfault"), "cg_usage_max_bytes": cg.get("usage_bytes_max"),
+                    "cg_swap_max_bytes": cg.get("swap_bytes_max"), "cgroup_version": cg.get("cgroup_version")})
+    finally:
+        _cleanup(group, spill_parent, stderr)
+    out["wall_s"] = time.monotonic() - t0
+    return out
+
+
+def _cleanup(group: Any, spill_parent: Path, stderr: Any) -> None:
+    """Kill by PID, remove the group, delete the spill directory; each step runs even if
+    an earlier one failed (the first failure is raised at the end)."""
+    first: BaseException | None = None
+    try:
+        killed = _kill_all(group) if group.created else []
+        if killed:
+            stderr.write(f"acbench: killed {killed}\n")
+        for p in group._children:
+            if p.returncode is None:
+                try:
+                    p.wait(timeout=10)
+                except subprocess.TimeoutExpired:
+                    pass
+    except BaseException as e:  # noqa: BLE001 - keep cleaning up
+        first = e
+    try:
+        if group.created:
+            rep = group.remove()
+            if not rep["removed"]:
+                stderr.write(f"acbench: {rep.get('error')}\n")
+                raise CellError(f"cgroup not removed: {rep.get('error')}")
+    except BaseException as e:  # noqa: BLE001
+        first = first or e
+    shutil.rmtree(spill_parent, ignore_errors=True)
+    stderr.close()
+    if first is not None:
+        raise first
+
+
+def _start(group: Any, cmd: list[str], cell_dir: Path, stderr: Any, use_perf: bool,
+           pids: dict[str, Any]) -> tuple[subprocess.Popen, int | None]:
+    if use_perf:
+        # perf stays outside the group (its memory must not count against the limit): a
+        # shell moves itself into the group, then execs memcached-ac.
+        procs = str(group.path / "cgroup.procs")
+        cmd = collect.perf_prefix(cell_dir / "perf.txt") + ["/bin/sh", "-c", JOIN_AND_EXEC, procs] + cmd
+        (cell_dir / "command.txt").write_text(" ".join(cmd) + "\n")
+        proc = subprocess.Popen(cmd, stdout=stderr, stderr=stderr, stdin=subprocess.DEVNULL,
+                                start_new_session=True)
+        group._children.append(proc)
+    else:
+        (cell_dir / "command.txt").write_text(" ".join(cmd) + "\n")
+        proc = group.popen(cmd, stdout=stderr, stderr=stderr, stdin=subprocess.DEVNULL,
+                           start_new_session=True)
+    pids["wrapper" if use_perf else "server"] = proc.pid
+    spid = _server_pid(group, proc.pid, use_perf)
+    deadline = time.monotonic() + 5
+    while spid is None and time.monotonic() < deadline and proc.poll() is None:
+        time.sleep(0.01)
+        spid = _server_pid(group, proc.pid, use_perf)
+    pids["server"] = spid
+    _json(cell_dir / "pids.json", pids)
+    return proc, spid
+
+
+def _finish_common(out: dict[str, Any], sampler: Sampler, rusage: dict[str, float], cell_dir: Path,
+                   use_perf: bool) -> None:
+    out.update(rusage)
+    st = sampler.stat or {}
+    out["peak_rss_bytes"] = sampler.hwm   # VmHWM of memcached-ac (last sample)
+    out["proc_utime_s"] = st.get("utime_s")
+    out["proc_stime_s"] = st.get("stime_s")
+    io = sampler.io or {}
+    out["proc_read_bytes"] = io.get("read_bytes")
+    out["proc_write_bytes"] = io.get("write_bytes")
+    out["proc_syscr"] = io.get("syscr")
+    out["proc_syscw"] = io.get("syscw")
+    perf_file = cell_dir / "perf.txt"
+    out.update(collect.parse_perf(perf_file.read_text() if use_perf and perf_file.exists() else ""))
+
+
+def _in_process(cell: Cell, plan: MemoryPlan, run: dict[str, Any], cell_dir: Path, opts: list[str],
+                group: Any, stderr: Any, use_perf: bool, pids: dict[str, Any]) -> dict[str, Any]:
+    result = cell_dir / "driver.json"
+    cmd = server.driver_cmd(plan.item_mb, run["server_threads"], opts, cell.workload_file, result,
+                            cell.properties)
+    proc, spid = _start(group, cmd, cell_dir, stderr, use_perf, pids)
+    sampler = Sampler()
+    deadline = time.monotonic() + run["timeout_s"]
+    while not _exited(proc.pid):   # poll() would reap it and lose its rusage
+        sampler.sample(spid)
+        group.sample()
+        if time.monotonic() > deadline:
+            raise CellError(f"the cell ran longer than [run] timeout_s = {run['timeout_s']} s")
+        time.sleep(SAMPLE_S)
+    status, rusage = _wait(proc)
+    if status != 0:
+        raise CellError(f"memcached-ac exited with status {status}: {_tail(cell_dir / 'stderr.txt')}")
+    try:
+        driver = json.loads(result.read_text())
+    except (FileNotFoundError, json.JSONDecodeError) as e:
+        raise CellError(f"memcached-ac wrote no readable results JSON ({e})") from None
+    out = _driver_metrics(driver, "run")
+    _finish_common(out, sampler, rusage, cell_dir, use_perf)
+    out["opt_skip_requests"] = int(cell.properties.get("warmupoperations", 0))
+    return out
+
+
+def _exited(pid: int) -> bool:
+    """True once pid is a zombie or gone (without reaping it)."""
+    try:
+        info = os.waitid(os.P_PID, pid, os.WEXITED | os.WNOHANG | os.WNOWAIT)
+    except ChildProcessError:
+        return True
+    return info is not None
+
+
+def _tail(path: Path, n: int = 400) -> str:
+    try:
+        text = path.read_text().strip()
+    except OSError:
+        return ""
+    return text[-n:] if text else "(no stderr)"
+
+
+def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
+    ph = driver.get(phase) or {}
+    reads = ph.get("reads") or {}
+    lat = (ph.get("latency_us") or {})
+    ac = (driver.get("server") or {}).get("anticache") or {}
+    out: dict[str, Any] = {
+        "operations": ph.get("operations"), "run_duration_s": ph.get("duration_s"),
+        "throughput_ops_s": ph.get("throughput_ops_per_s"),
+        "reads_total": reads.get("total"), "hits": reads.get("hit"), "disk_hits": reads.get("disk_hit"),
+        "misses": reads.get("miss"), "errors": (ph.get("errors") or {}).get("total"),
+        "load_duration_s": (driver.get("load") or {}).get("duration_s"),
+    }
+    for op in ("read", "update"):
+        l = lat.get(op) or {}
+        for q in ("mean", "p50", "p99"):
+            out[f"lat_{op}_{q}_us"] = l.get(q)
+    for k in ("mem_hits", "disk_hits", "misses", "spilled_items", "lost_items", "metadata_bytes",
+              "item_memory_limit", "resident_items", "stub_items", "fetched_items", "bytes_written",
+              "record_reads", "block_reads", "io_errors", "checksum_errors"):
+        out[f"ac_{k}"] = ac.get(k)
+    return out
+
+
+def _network(cell: Cell, plan: MemoryPlan, run: dict[str, Any], cell_dir: Path, opts: list[str],
+             group: Any, stderr: Any, use_perf: bool, pids: dict[str, Any]) -> dict[str, Any]:
+    port = server.free_port()
+    cmd = server.server_cmd(plan.item_mb, run["server_threads"], opts, port)
+    proc, spid = _start(group, cmd, cell_dir, stderr, use_perf, pids)
+    server.wait_port(port, proc)
+    sampler = Sampler()
+    props = dict(cell.properties)
+    threads = int(props.pop("threads", 1))
+
+    def client(phase: str, out: Path) -> dict[str, Any]:
+        c = server.ycsb_mc_cmd(cell.workload_file, props, port, phase, out, threads,
+                               run["network_conns"], run["network_depth"])
+        cp = subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=stderr)
+        pids.setdefault("clients", []).append(cp.pid)
+        _json(cell_dir / "pids.json", pids)
+        try:
+            deadline = time.monotonic() + run["timeout_s"]
+            while cp.poll() is None:
+                sampler.sample(spid)
+                group.sample()
+                if time.monotonic() > deadline:
+                    raise CellError(f"ycsb-mc ran longer than [run] timeout_s = {run['timeout_s']} s")
+                time.sleep(SAMPLE_S)
+        finally:
+            if cp.poll() is None:
+                cp.kill()
+                cp.wait()
+        if cp.returncode != 0:
+            raise CellError(f"ycsb-mc --phase {phase} exited with status {cp.returncode}: "
+                            f"{_tail(cell_dir / 'stderr.txt')}")
+        return json.loads(out.read_text())
+
+    client("load", cell_dir / "load.json")
+    before = {k: int(v) for k, v in server.stats(port, "anticache").items() if v.lstrip("-").isdigit()}
+    driver = client("run", cell_dir / "driver.json")
+    after = driver["server"]["anticache"]
+    sampler.sample(spid)
+    os.kill(spid if spid is not None else proc.pid, signal.SIGTERM)
+    try:
+        _, rusage = _wait(proc, timeout=20)
+    except TimeoutError:
+        proc.kill()
+        _, rusage = _wait(proc)
+    out = _driver_metrics(driver, "run")
+    # the server's counters cover warm-up + run: take both phases on the driver's side too
+    w, r = driver.get("warmup") or {}, driver.get("run") or {}
+    out["reads_total"] = (w.get("reads") or {}).get("total", 0) + (r.get("reads") or {}).get("total", 0)
+    out["hits"] = after["mem_hits"] - before.get("mem_hits", 0)
+    out["disk_hits"] = after["disk_hits"] - before.get("disk_hits", 0)
+    out["misses"] = after["misses"] - before.get("misses", 0)
+    _finish_common(out, sampler, rusage, cell_dir, use_perf)
+    out["opt_skip_requests"] = 0
+    return out
+
+
+def opt_columns(cell: Cell, plan: MemoryPlan, skip: int) -> dict[str, Any]:
+    trace = cellopt.trace_for(cell.workload_file, cell.properties)
+    res = cellopt.opt_for(trace, int(cell.properties["recordcount"]), skip, plan.opt_capacity)
+    res["trace"] = str(trace)
+    return res

@@ -1,0 +1,65 @@
+"""`acbench compare RUN BASELINE [--tolerance M=X ...]` and `acbench baseline RUN OUT.csv`."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import List, Optional
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from acbench.compare import CompareError, compare, make_baseline, parse_overrides, read_baseline
+from acbench.results import ResultsError, load_results
+
+_err = Console(stderr=True, soft_wrap=True, highlight=False)
+
+
+def _fmt(v: float | None) -> str:
+    return "missing" if v is None else f"{v:.6g}"
+
+
+def compare_run(
+    run: Path = typer.Argument(..., help="Run directory (or its cells.parquet / cells.csv)."),
+    baseline: Path = typer.Argument(..., help="Baseline CSV, e.g. experiments/baselines/ci.csv."),
+    tolerance: Optional[List[str]] = typer.Option(None, "--tolerance", help="METRIC=X overrides the "
+                                                  "baseline's tolerance (repeatable)."),
+    show_all: bool = typer.Option(False, "--all", help="List the checks within tolerance too."),
+) -> None:
+    """Exit 1 and print a table when a metric of RUN is outside the baseline's tolerance."""
+    console = Console(highlight=False, width=160)
+    try:
+        checks = compare(load_results(run), read_baseline(str(baseline)), parse_overrides(tolerance or []))
+    except (CompareError, ResultsError) as e:
+        _err.print(f"acbench compare: error: {e}", markup=False)
+        raise typer.Exit(2)
+    bad = [c for c in checks if not c.ok]
+    shown = checks if show_all else bad
+    if shown:
+        t = Table(title=f"{len(bad)} of {len(checks)} checks outside tolerance")
+        for col in ("cell", "metric", "baseline", "run", "difference", "allowed", "status"):
+            t.add_column(col)
+        for c in shown:
+            diff = "" if c.value is None else f"{c.value - c.baseline:+.6g}"
+            t.add_row(c.cell_id, c.metric, _fmt(c.baseline), _fmt(c.value), diff, c.allowed,
+                      "ok" if c.ok else "OUTSIDE")
+        console.print(t)
+    console.print(f"{len(checks) - len(bad)} of {len(checks)} checks within tolerance")
+    raise typer.Exit(1 if bad else 0)
+
+
+def baseline_cmd(run: Path = typer.Argument(..., help="Run directory to take the values from."),
+                 out: Path = typer.Argument(..., help="Baseline CSV to write.")) -> None:
+    """Write a baseline CSV from a run with the default tolerances (acbench/compare.py)."""
+    try:
+        b = make_baseline(load_results(run))
+    except ResultsError as e:
+        _err.print(f"acbench baseline: error: {e}", markup=False)
+        raise typer.Exit(2)
+    out.parent.mkdir(parents=True, exist_ok=True)
+    b.to_csv(out, index=False)
+    typer.echo(f"{len(b)} checks written to {out}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("compare")(compare_run)
+    app.command("baseline")(baseline_cmd)

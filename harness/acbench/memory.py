@@ -1,0 +1,78 @@
+"""Memory arithmetic of a cell (equal provisioning).
+
+    D          = recordcount × item footprint (bytes a record takes in memcached's slabs)
+    item MB    = ceil(M/D × D / MiB)              -> memcached-ac -m (user-space approaches)
+    limit      = item MB × MiB + allowance         -> cgroup memory limit
+    swap       = 0 (memsw = limit) for user-space approaches; paging approaches get swap
+    capacity   = floor(item MB × MiB / footprint)  -> OPT's cache size in objects
+    allowance  = empty-server RSS + hash table (8 B × 2^hashpower) + margin
+
+A paging approach keeps every item in its address space: -m covers D, the cgroup limit is
+M/D × D + allowance and the rest goes to swap (`[memory] swap`, default D + 10 %).
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+from acbench.approaches import Approach
+
+MIB = 1 << 20
+MIN_HASHPOWER = 16  # memcached's default
+HASH_BUCKET_BYTES = 8
+
+
+def hashpower_for(items: int) -> int:
+    """Smallest hash power whose table never expands for `items` (memcached grows past 1.5 × 2^hp)."""
+    hp = MIN_HASHPOWER
+    while items > (3 << hp) // 2:
+        hp += 1
+    return hp
+
+
+def hash_bytes(items: int) -> int:
+    return HASH_BUCKET_BYTES << hashpower_for(items)
+
+
+@dataclass(frozen=True)
+class MemoryPlan:
+    data_bytes: int        # D
+    item_mb: int           # memcached-ac -m
+    limit_bytes: int       # cgroup memory limit
+    swap_bytes: int        # cgroup swap allowance (0: memsw = limit)
+    allowance_bytes: int
+    opt_capacity: int      # objects
+    hashpower: int
+    evicted_max: int       # spill-table capacity for spilling approaches (0: default)
+
+    def as_row(self) -> dict[str, int]:
+        return {"data_bytes": self.data_bytes, "item_memory_mb": self.item_mb,
+                "cgroup_limit_bytes": self.limit_bytes, "cgroup_swap_bytes": self.swap_bytes,
+                "allowance_bytes": self.allowance_bytes, "opt_capacity": self.opt_capacity,
+                "hashpower": self.hashpower, "evicted_max": self.evicted_max}
+
+
+def allowance(base_rss: int, recordcount: int, margin: int) -> int:
+    return base_rss + hash_bytes(recordcount) + margin
+
+
+def plan(approach: Approach, recordcount: int, footprint: int, ratio: float, allowance_bytes: int,
+         swap: int | None = None) -> MemoryPlan:
+    if recordcount < 1 or footprint < 1:
+        raise ValueError("recordcount and footprint must be >= 1")
+    if not 0 < ratio:
+        raise ValueError(f"memory ratio must be > 0, got {ratio}")
+    data = recordcount * footprint
+    target = math.ceil(ratio * data / MIB)      # M in whole MiB, rounded up
+    if approach.pages:
+        item_mb = math.ceil(data * 1.1 / MIB) + 1
+        swap_bytes = swap if swap is not None else math.ceil(data * 1.1)
+    else:
+        item_mb = target
+        swap_bytes = 0
+    limit = target * MIB + allowance_bytes
+    capacity = target * MIB // footprint
+    # every record can be spilled once (24 B each, charged against -m by the policy)
+    evicted = recordcount if approach.spills else 0
+    return MemoryPlan(data, item_mb, limit, swap_bytes, allowance_bytes, capacity,
+                      hashpower_for(recordcount), evicted)

@@ -1,0 +1,35 @@
+"""`acbench plot RUN_DIR [--out DIR]`: Fig 3 (loss vs OPT) and Fig 4 (throughput / CPU / I/O)."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from acbench.figures import PlotError, plot_fig3, plot_fig4
+from acbench.results import ResultsError, load_results
+
+_err = Console(stderr=True, soft_wrap=True, highlight=False)
+
+
+def plot(run_dir: Path = typer.Argument(..., help="A run directory of `acbench run` (or its cells.parquet)."),
+         out: Optional[Path] = typer.Option(None, "--out", help="Figure directory (default: RUN_DIR/figures)."),
+         ) -> None:
+    """Writes fig3-<workload>.{png,pdf} and fig4-<workload>.{png,pdf}."""
+    from acplot import ResultsError as AcplotError
+    try:
+        df = load_results(run_dir)
+        if df.empty:
+            raise ResultsError(f"{run_dir}: no rows")
+        outdir = out or (run_dir if run_dir.is_dir() else run_dir.parent) / "figures"
+        paths = plot_fig3(df, outdir) + plot_fig4(df, outdir)
+    except (ResultsError, PlotError, AcplotError) as e:
+        _err.print(f"acbench plot: error: {e}", markup=False)
+        raise typer.Exit(1)
+    for p in paths:
+        typer.echo(str(p))
+
+
+def register(app: typer.Typer) -> None:
+    app.command("plot")(plot)

@@ -1,0 +1,69 @@
+"""A run directory: results/<spec>/<run-id>/{cells.parquet, cells.csv, run.json, cells/<id>/}."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pandas as pd
+
+PARQUET = "cells.parquet"
+CSV = "cells.csv"
+
+
+class ResultsError(RuntimeError):
+    pass
+
+
+class RunDir:
+    def __init__(self, path: Path) -> None:
+        self.path = path
+
+    def cell_dir(self, cell_id: str) -> Path:
+        return self.path / "cells" / cell_id
+
+    def read(self) -> pd.DataFrame:
+        f = self.path / PARQUET
+        if not f.exists():
+            return pd.DataFrame()
+        return pd.read_parquet(f)
+
+    def finished(self) -> set[str]:
+        df = self.read()
+        return set(df["cell_id"]) if "cell_id" in df.columns else set()
+
+    def append(self, row: dict[str, Any]) -> None:
+        """Add one row (replacing an older row of the same cell), write Parquet then CSV."""
+        self.path.mkdir(parents=True, exist_ok=True)
+        df = self.read()
+        if "cell_id" in df.columns:
+            df = df[df["cell_id"] != row["cell_id"]]
+        new = pd.DataFrame([row])
+        df = new if df.empty else pd.concat([df, new], ignore_index=True)
+        tmp = self.path / (PARQUET + ".tmp")
+        df.to_parquet(tmp, index=False)
+        tmp.replace(self.path / PARQUET)
+        tmp = self.path / (CSV + ".tmp")
+        df.to_csv(tmp, index=False)
+        tmp.replace(self.path / CSV)
+
+    def write_meta(self, meta: dict[str, Any]) -> None:
+        self.path.mkdir(parents=True, exist_ok=True)
+        (self.path / "run.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+
+
+def load_results(path: Path) -> pd.DataFrame:
+    """cells.parquet of a run directory, or a CSV / Parquet file given directly."""
+    path = Path(path)
+    if path.is_dir():
+        f = path / PARQUET
+        if not f.exists():
+            raise ResultsError(f"{path}: no {PARQUET} (is this a run directory of `acbench run`?)")
+        return pd.read_parquet(f)
+    if not path.exists():
+        raise ResultsError(f"{path}: no such file or directory")
+    if path.suffix == ".parquet":
+        return pd.read_parquet(path)
+    if path.suffix == ".csv":
+        return pd.read_csv(path)
+    raise ResultsError(f"{path}: accepted: a run directory, a .parquet or a .csv file")

@@ -1,0 +1,48 @@
+"""`acbench run SPEC [--run-id ID] [--force] [--dry-run] [--results DIR] [--mode MODE]`."""
+from __future__ import annotations
+
+import enum
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from acbench import paths
+from acbench.runner import RunError, run_spec
+from acbench.spec import SpecError
+
+_err = Console(stderr=True, soft_wrap=True, highlight=False)
+
+
+class Mode(str, enum.Enum):
+    in_process = "in-process"
+    network = "network"
+
+
+def run(
+    spec: Path = typer.Argument(..., help="Experiment spec (TOML), e.g. experiments/demo.toml."),
+    run_id: Optional[str] = typer.Option(None, "--run-id", help="Run directory name (default: date-time); "
+                                         "an existing run id resumes: finished cells are skipped."),
+    force: bool = typer.Option(False, "--force", help="Redo cells that are already finished."),
+    dry_run: bool = typer.Option(False, "--dry-run", help="List the cells and their memory plan; run nothing."),
+    results: Optional[Path] = typer.Option(None, "--results", help="Results root (default: build/results)."),
+    mode: Optional[Mode] = typer.Option(None, "--mode", help="Override [run] mode of the spec."),
+) -> None:
+    """Run every cell of SPEC: one row per cell in RESULTS/<spec>/<run-id>/cells.{parquet,csv}."""
+    if run_id is not None and (not run_id or "/" in run_id or run_id in (".", "..")):
+        _err.print(f"acbench run: error: --run-id {run_id!r}: accepted: a name without '/'")
+        raise typer.Exit(2)
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+    try:
+        rc = run_spec(spec, results or paths.default_results(), run_id, force, dry_run,
+                      mode.value if mode else None, console)
+    except (SpecError, RunError) as e:
+        _err.print(f"acbench run: error: {e}", markup=False)
+        raise typer.Exit(2)
+    raise typer.Exit(rc)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("run")(run)

@@ -1,0 +1,303 @@
+"""Experiment specs (TOML): fixed parameters + a grid, validated, expanded into cells.
+
+    name = "demo"                       # optional (default: the file name)
+    [fixed]   YCSB properties for every cell (recordcount=..., operationcount=...)
+    [grid]    approach, zipf_theta, mem_ratio, workload (lists), repetition (count),
+              and optionally any YCSB property as a list
+    [run]     mode, server_threads, perf, timeout_s, network_conns, network_depth
+    [memory]  item_footprint, allowance, allowance_margin, swap
+
+Every error names the table and field and says what is accepted.
+"""
+from __future__ import annotations
+
+import itertools
+import math
+import re
+import tomllib
+from dataclasses import dataclass, field
+from fractions import Fraction
+from pathlib import Path
+from typing import Any
+
+from acbench.approaches import APPROACHES
+from acbench.units import UsageError, parse_size
+
+# YCSB properties the driver accepts (ycsb-driver/README.md).
+YCSB_PROPERTIES = (
+    "recordcount", "operationcount", "workload", "readproportion", "updateproportion",
+    "insertproportion", "readmodifywriteproportion", "scanproportion", "requestdistribution",
+    "fieldcount", "fieldlength", "insertorder", "insertstart", "insertcount",
+    "hotspotdatafraction", "hotspotopnfraction", "readallfields", "writeallfields",
+    "zeropadding", "maxscanlength", "scanlengthdistribution", "zipfianconstant", "seed",
+    "threads", "warmupoperations", "target", "valuekind")
+# Set through the grid or by the harness, never in [fixed] / as extra grid keys.
+RESERVED = {"zipfianconstant": "use [grid] zipf_theta",
+            "workload": "use [grid] workload (a file under experiments/workloads or a path)"}
+TOP_KEYS = ("name", "description", "fixed", "grid", "run", "memory")
+GRID_KEYS = ("approach", "zipf_theta", "mem_ratio", "workload", "repetition")
+RUN_DEFAULTS: dict[str, Any] = {"mode": "in-process", "server_threads": 1, "perf": True,
+                                "timeout_s": 3600, "network_conns": 1, "network_depth": 1}
+MODES = ("in-process", "network")
+MEMORY_DEFAULTS: dict[str, Any] = {"item_footprint": "auto", "allowance": "auto",
+                                   "allowance_margin": "4M", "swap": "auto"}
+WORKLOAD_DIR_PARTS = ("experiments", "workloads")
+_NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
+
+
+class SpecError(ValueError):
+    """A spec problem; the message names the field and what is accepted."""
+
+
+@dataclass(frozen=True)
+class Cell:
+    spec: str
+    approach: str
+    workload: str              # name (file stem)
+    workload_file: str         # absolute path
+    zipf_theta: float
+    mem_ratio: float
+    repetition: int
+    seed: int
+    properties: dict[str, Any]  # every -p for the driver (zipfianconstant, seed included)
+    extra: dict[str, Any] = field(default_factory=dict)  # extra grid keys (also in properties)
+
+    @property
+    def cell_id(self) -> str:
+        parts = [self.approach, self.workload, f"z{_num(self.zipf_theta)}", f"m{_num(self.mem_ratio)}"]
+        parts += [f"{k}{_num(v)}" for k, v in sorted(self.extra.items())]
+        parts.append(f"r{self.repetition}")
+        return re.sub(r"[^A-Za-z0-9_.=-]", "_", "_".join(parts))
+
+    def params(self) -> dict[str, Any]:
+        """The cell's parameters as flat columns."""
+        out = {"spec": self.spec, "cell_id": self.cell_id, "approach": self.approach,
+               "workload": self.workload, "zipf_theta": self.zipf_theta,
+               "mem_ratio": self.mem_ratio, "repetition": self.repetition, "seed": self.seed}
+        for k, v in sorted(self.properties.items()):
+            if k not in ("zipfianconstant", "seed"):
+                out[f"p_{k}"] = v
+        return out
+
+
+@dataclass
+class Spec:
+    name: str
+    path: Path
+    description: str
+    fixed: dict[str, Any]
+    grid: dict[str, list[Any]]
+    repetitions: int
+    run: dict[str, Any]
+    memory: dict[str, Any]
+
+    def cells(self) -> list[Cell]:
+        extra_keys = [k for k in self.grid if k not in GRID_KEYS]
+        out: list[Cell] = []
+        base_seed = int(self.fixed.get("seed", 1))
+        for approach, wl, theta, ratio, *extra in itertools.product(
+                self.grid["approach"], self.grid["workload"], self.grid["zipf_theta"],
+                self.grid["mem_ratio"], *(self.grid[k] for k in extra_keys)):
+            for rep in range(self.repetitions):
+                ex = dict(zip(extra_keys, extra))
+                props = {k: v for k, v in self.fixed.items()}
+                props.update(ex)
+                props["zipfianconstant"] = theta
+                props["seed"] = base_seed + rep
+                wname, wfile = wl
+                out.append(Cell(self.name, approach, wname, wfile, theta, ratio, rep,
+                                base_seed + rep, props, ex))
+        ids = [c.cell_id for c in out]
+        dup = sorted({i for i in ids if ids.count(i) > 1})
+        if dup:
+            raise SpecError(f"{self.path.name}: cells with the same id {dup[0]!r}: two grid values "
+                            "print alike; make them distinct")
+        return out
+
+
+def _num(v: Any) -> str:
+    if isinstance(v, float):
+        return f"{v:g}"
+    return str(v)
+
+
+def _err(path: Path, where: str, msg: str) -> SpecError:
+    return SpecError(f"{path.name}: {where}: {msg}")
+
+
+def _ratio(path: Path, v: Any) -> float:
+    where = "[grid] mem_ratio"
+    if isinstance(v, bool):
+        raise _err(path, where, f"{v!r} is not a ratio; accepted: numbers or fractions like \"1/4\" with 0 < M/D <= 4")
+    if isinstance(v, str):
+        try:
+            r = float(Fraction(v.strip()))
+        except (ValueError, ZeroDivisionError):
+            raise _err(path, where, f"{v!r} is not a ratio; accepted: numbers or fractions like \"1/4\" "
+                       "with 0 < M/D <= 4") from None
+    elif isinstance(v, (int, float)):
+        r = float(v)
+    else:
+        raise _err(path, where, f"{v!r} is not a ratio; accepted: numbers or fractions like \"1/4\" with 0 < M/D <= 4")
+    if not (0 < r <= 4) or math.isnan(r):
+        raise _err(path, where, f"{v!r} is out of range; accepted: 0 < M/D <= 4")
+    return r
+
+
+def _theta(path: Path, v: Any) -> float:
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < float(v) < 1:
+        raise _err(path, "[grid] zipf_theta", f"{v!r} is not accepted; accepted: numbers with 0 < θ < 1")
+    return float(v)
+
+
+def find_workload(path: Path, name: Any) -> tuple[str, str]:
+    if not isinstance(name, str) or not name:
+        raise _err(path, "[grid] workload", f"{name!r}; accepted: a workload file name under "
+                   "experiments/workloads (e.g. \"readonly\") or a path")
+    cands = [path.parent / name, path.parent / "workloads" / name]
+    for parent in [path.parent.resolve(), *path.parent.resolve().parents]:
+        cands.append(parent.joinpath(*WORKLOAD_DIR_PARTS, name))
+    for c in cands:
+        if c.is_file():
+            return Path(name).name, str(c.resolve())
+    raise _err(path, "[grid] workload", f"no workload file {name!r}; looked in "
+               f"{', '.join(sorted({str(c.parent) for c in cands[:3]}))} and experiments/workloads")
+
+
+def _prop_value(path: Path, where: str, key: str, v: Any) -> Any:
+    if isinstance(v, (bool, int, float, str)):
+        return v
+    raise _err(path, where, f"{key} = {v!r}; accepted: a number, string or boolean")
+
+
+def _list(path: Path, key: str, v: Any) -> list[Any]:
+    if not isinstance(v, list) or not v:
+        raise _err(path, f"[grid] {key}", f"{v!r}; accepted: a non-empty list, e.g. {key} = [...]")
+    return v
+
+
+def load_spec(path: str | Path) -> Spec:
+    path = Path(path)
+    try:
+        data = tomllib.loads(path.read_text())
+    except FileNotFoundError:
+        raise SpecError(f"{path}: no such spec file") from None
+    except tomllib.TOMLDecodeError as e:
+        raise SpecError(f"{path.name}: not valid TOML: {e}") from None
+    return parse_spec(data, path)
+
+
+def parse_spec(data: dict[str, Any], path: Path) -> Spec:
+    unknown = [k for k in data if k not in TOP_KEYS]
+    if unknown:
+        raise _err(path, "top level", f"unknown key {unknown[0]!r}; accepted: {', '.join(TOP_KEYS)}")
+    name = data.get("name", path.stem)
+    if not isinstance(name, str) or not _NAME_RE.match(name):
+        raise _err(path, "name", f"{name!r}; accepted: 1 to 64 characters from A-Z a-z 0-9 _ . -")
+    desc = data.get("description", "")
+    if not isinstance(desc, str):
+        raise _err(path, "description", f"{desc!r}; accepted: a string")
+    for table in ("fixed", "grid", "run", "memory"):
+        if table in data and not isinstance(data[table], dict):
+            raise _err(path, table, f"must be a table [{table}]")
+    fixed = _fixed(path, data.get("fixed", {}))
+    grid, reps = _grid(path, data.get("grid"))
+    clash = [k for k in grid if k in fixed]
+    if clash:
+        raise _err(path, "[grid]", f"{clash[0]} is also in [fixed]; set it in one place only")
+    props = {**fixed, **{k: grid[k][0] for k in grid if k not in GRID_KEYS}}
+    if "recordcount" not in props:
+        raise _err(path, "[fixed] recordcount", "missing; the data size D = recordcount × item "
+                   "footprint needs it (a whole number >= 1)")
+    run = _table(path, "run", data.get("run", {}), RUN_DEFAULTS)
+    if run["mode"] not in MODES:
+        raise _err(path, "[run] mode", f"{run['mode']!r}; accepted: {', '.join(MODES)}")
+    for k in ("server_threads", "timeout_s", "network_conns", "network_depth"):
+        if isinstance(run[k], bool) or not isinstance(run[k], int) or run[k] < 1:
+            raise _err(path, f"[run] {k}", f"{run[k]!r}; accepted: a whole number >= 1")
+    if not isinstance(run["perf"], bool):
+        raise _err(path, "[run] perf", f"{run['perf']!r}; accepted: true or false")
+    memory = _memory(path, data.get("memory", {}))
+    return Spec(name, path, desc, fixed, grid, reps, run, memory)
+
+
+def _table(path: Path, name: str, t: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
+    unknown = [k for k in t if k not in defaults]
+    if unknown:
+        raise _err(path, f"[{name}]", f"unknown key {unknown[0]!r}; accepted: {', '.join(defaults)}")
+    return {**defaults, **t}
+
+
+def _count(path: Path, where: str, v: Any, minimum: int) -> int:
+    if isinstance(v, bool) or not isinstance(v, int) or v < minimum:
+        raise _err(path, where, f"{v!r}; accepted: a whole number >= {minimum}")
+    return v
+
+
+def _fixed(path: Path, t: dict[str, Any]) -> dict[str, Any]:
+    out: dict[str, Any] = {}
+    for k, v in t.items():
+        if k in RESERVED:
+            raise _err(path, f"[fixed] {k}", RESERVED[k])
+        if k not in YCSB_PROPERTIES:
+            raise _err(path, "[fixed]", f"unknown key {k!r}; accepted: YCSB properties "
+                       f"({', '.join(p for p in YCSB_PROPERTIES if p not in RESERVED)})")
+        out[k] = _prop_value(path, "[fixed]", k, v)
+    for k in ("recordcount", "operationcount", "fieldcount", "fieldlength", "threads"):
+        if k in out:
+            _count(path, f"[fixed] {k}", out[k], 1)
+    for k in ("warmupoperations", "seed"):
+        if k in out:
+            _count(path, f"[fixed] {k}", out[k], 0)
+    return out
+
+
+def _grid(path: Path, t: Any) -> tuple[dict[str, list[Any]], int]:
+    if t is None:
+        raise _err(path, "[grid]", "missing; required: approach, zipf_theta, mem_ratio, workload")
+    for k in t:
+        if k not in GRID_KEYS and k not in YCSB_PROPERTIES:
+            raise _err(path, "[grid]", f"unknown key {k!r}; accepted: {', '.join(GRID_KEYS)} "
+                       "or a YCSB property given as a list")
+        if k in RESERVED and k not in GRID_KEYS:
+            raise _err(path, f"[grid] {k}", RESERVED[k])
+    for k in GRID_KEYS[:4]:
+        if k not in t:
+            raise _err(path, f"[grid] {k}", "missing; required: a non-empty list")
+    grid: dict[str, list[Any]] = {}
+    approaches = _list(path, "approach", t["approach"])
+    for a in approaches:
+        if a not in APPROACHES:
+            raise _err(path, "[grid] approach", f"unknown approach {a!r}; accepted: {', '.join(APPROACHES)}")
+    grid["approach"] = list(dict.fromkeys(approaches))
+    grid["workload"] = [find_workload(path, w) for w in _list(path, "workload", t["workload"])]
+    grid["zipf_theta"] = [_theta(path, v) for v in _list(path, "zipf_theta", t["zipf_theta"])]
+    grid["mem_ratio"] = [_ratio(path, v) for v in _list(path, "mem_ratio", t["mem_ratio"])]
+    for k, v in t.items():
+        if k not in GRID_KEYS:
+            grid[k] = [_prop_value(path, "[grid]", k, x) for x in _list(path, k, v)]
+            if k in ("recordcount", "operationcount", "fieldcount", "fieldlength", "threads"):
+                for x in grid[k]:
+                    _count(path, f"[grid] {k}", x, 1)
+    reps = _count(path, "[grid] repetition", t.get("repetition", 1), 1)
+    return grid, reps
+
+
+def _memory(path: Path, t: dict[str, Any]) -> dict[str, Any]:
+    m = _table(path, "memory", t, MEMORY_DEFAULTS)
+    fp = m["item_footprint"]
+    if fp != "auto" and (isinstance(fp, bool) or not isinstance(fp, int) or fp < 48):
+        raise _err(path, "[memory] item_footprint", f"{fp!r}; accepted: \"auto\" (measured) or "
+                   "bytes per item, a whole number >= 48")
+    for k in ("allowance", "allowance_margin", "swap"):
+        v = m[k]
+        if k != "allowance_margin" and v == "auto":
+            continue
+        try:
+            m[k] = v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else parse_size(str(v), k)
+            if isinstance(v, bool):
+                raise UsageError("")
+        except UsageError:
+            auto = "\"auto\" or " if k != "allowance_margin" else ""
+            raise _err(path, f"[memory] {k}", f"{v!r}; accepted: {auto}bytes or a size with K/M/G (e.g. \"24M\")") from None
+    return m

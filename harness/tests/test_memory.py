@@ -1,0 +1,38 @@
+"""Memory arithmetic: -m, cgroup limit = M/D × D + allowance, OPT capacity, hash power."""
+from __future__ import annotations
+
+from acbench.approaches import APPROACHES, Approach
+from acbench.memory import MIB, allowance, hash_bytes, hashpower_for, plan
+
+
+def test_user_space_plan() -> None:
+    p = plan(APPROACHES["lru"], 20000, 1184, 0.25, 10 * MIB)
+    assert p.data_bytes == 23_680_000
+    assert p.item_mb == 6                       # ceil(5_920_000 / 1 MiB)
+    assert p.limit_bytes == 6 * MIB + 10 * MIB  # ratio × D (rounded up to MiB) + allowance
+    assert p.swap_bytes == 0
+    assert p.opt_capacity == 6 * MIB // 1184 == 5313
+    assert p.evicted_max == 20000
+    assert plan(APPROACHES["memcached"], 20000, 1184, 0.25, 0).evicted_max == 0
+
+
+def test_exact_mib_is_not_rounded_up() -> None:
+    p = plan(APPROACHES["lru"], 1024, 1024, 0.5, 0)
+    assert (p.item_mb, p.limit_bytes, p.opt_capacity) == (1, MIB // 2 * 2, 1024)
+
+
+def test_paging_plan_gets_swap() -> None:
+    paging = Approach("ospaging-test", "none", pages=True, spills=False)
+    p = plan(paging, 1_000_000, 1184, 0.5, 8 * MIB)
+    assert p.item_mb == 1244                    # ceil(1.1 × D / MiB) + 1: every item stays mapped
+    assert p.limit_bytes == 565 * MIB + 8 * MIB
+    assert p.swap_bytes == 1_302_400_000
+
+
+def test_hashpower_and_allowance() -> None:
+    assert hashpower_for(1000) == 16
+    assert hashpower_for(98304) == 16           # 1.5 × 2^16: no expansion yet
+    assert hashpower_for(98305) == 17
+    assert hashpower_for(1_000_000) == 20
+    assert hash_bytes(1_000_000) == 8 << 20
+    assert allowance(3 * MIB, 1_000_000, 4 * MIB) == 15 * MIB

@@ -1,0 +1,119 @@
+"""A tiny real run (root, cgroups, memcached-ac): rows, skip on re-run, --force, --dry-run,
+compare against a doctored baseline, plot."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+WORKLOADS = Path(__file__).resolve().parents[2] / "experiments" / "workloads"
+SPEC = """
+name = "tiny"
+[fixed]
+recordcount = 3000
+operationcount = 8000
+warmupoperations = 2000
+[grid]
+approach = ["memcached", "lru"]
+workload = ["readonly"]
+zipf_theta = [0.9]
+mem_ratio = ["1/2"]
+"""
+IDS = ["memcached_readonly_z0.9_m0.5_r0", "lru_readonly_z0.9_m0.5_r0"]
+
+
+def acbench(*args: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "acbench", *args], capture_output=True, text=True, timeout=300)
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, subprocess.CompletedProcess]:
+    d = tmp_path_factory.mktemp("tiny")
+    (d / "readonly").write_text((WORKLOADS / "readonly").read_text())
+    spec = d / "tiny.toml"
+    spec.write_text(SPEC)
+    res = d / "results"
+    cp = acbench("run", str(spec), "--run-id", "t1", "--results", str(res))
+    return spec, res / "tiny" / "t1", cp
+
+
+def test_rows(run: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
+    _, rd, cp = run
+    assert cp.returncode == 0, cp.stderr + cp.stdout
+    assert "2 cells run, 0 skipped, 0 failed" in cp.stdout
+    df = pd.read_parquet(rd / "cells.parquet").set_index("cell_id")
+    assert sorted(df.index) == sorted(IDS)
+    assert pd.read_csv(rd / "cells.csv").shape[0] == 2
+    lru = df.loc[IDS[1]]
+    assert lru["reads_total"] == 8000                 # read-only: every measured op is a read
+    assert lru["hits"] + lru["disk_hits"] == lru["reads_total"]
+    assert lru["misses"] == 0 and lru["ac_lost_items"] == 0 and lru["disk_hits"] > 0
+    assert lru["opt_requests"] == 8000
+    assert lru["loss_pp"] == pytest.approx(100 * (lru["opt_hit_rate"] - lru["hits"] / 8000))
+    base = df.loc[IDS[0]]
+    assert base["hits"] + base["misses"] == 8000 and base["disk_hits"] == 0
+    for col in ("git_revision", "kernel", "cpu_model", "date", "cgroup_limit_bytes", "throughput_ops_s"):
+        assert pd.notna(lru[col]), col
+    assert lru["cgroup_limit_bytes"] == lru["item_memory_mb"] * 2**20 + lru["allowance_bytes"]
+    for f in ("driver.json", "stderr.txt", "cgroup.json", "pids.json", "row.json"):
+        assert (rd / "cells" / IDS[1] / f).is_file(), f
+
+
+def test_rerun_skips_and_force_redoes(run: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
+    spec, rd, _ = run
+    res = rd.parent.parent
+    before = pd.read_parquet(rd / "cells.parquet").set_index("cell_id")["date"]
+    cp = acbench("run", str(spec), "--run-id", "t1", "--results", str(res))
+    assert cp.returncode == 0
+    assert "0 cells run, 2 skipped, 0 failed" in cp.stdout
+    cp = acbench("run", str(spec), "--run-id", "t1", "--results", str(res), "--force")
+    assert cp.returncode == 0 and "2 cells run, 0 skipped, 0 failed" in cp.stdout
+    after = pd.read_parquet(rd / "cells.parquet").set_index("cell_id")
+    assert len(after) == 2
+    assert all(after.loc[i, "date"] >= before[i] for i in IDS)
+
+
+def test_dry_run_lists(run: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
+    spec, rd, _ = run
+    cp = acbench("run", str(spec), "--run-id", "t1", "--results", str(rd.parent.parent), "--dry-run")
+    assert cp.returncode == 0
+    assert "tiny: 2 cells (2 finished)" in cp.stdout
+    for i in IDS:
+        assert i in cp.stdout
+    cp = acbench("run", str(spec), "--run-id", "fresh", "--results", str(rd.parent.parent), "--dry-run")
+    assert "tiny: 2 cells (0 finished)" in cp.stdout and "to run" in cp.stdout
+    assert not (rd.parent / "fresh").exists()
+
+
+def test_compare_doctored(run: tuple[Path, Path, subprocess.CompletedProcess], tmp_path: Path) -> None:
+    _, rd, _ = run
+    base = tmp_path / "base.csv"
+    assert acbench("baseline", str(rd), str(base)).returncode == 0
+    cp = acbench("compare", str(rd), str(base))
+    assert cp.returncode == 0 and "checks within tolerance" in cp.stdout
+    b = pd.read_csv(base)
+    sel = (b["cell_id"] == IDS[1]) & (b["metric"] == "reads_total")
+    b.loc[sel, "value"] = b.loc[sel, "value"] + 1
+    b.to_csv(base, index=False)
+    cp = acbench("compare", str(rd), str(base))
+    assert cp.returncode == 1
+    assert "1 of" in cp.stdout and "checks outside tolerance" in cp.stdout
+    assert "reads_total" in cp.stdout and "OUTSIDE" in cp.stdout and "8001" in cp.stdout
+
+
+def test_plot(run: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
+    _, rd, _ = run
+    cp = acbench("plot", str(rd))
+    assert cp.returncode == 0, cp.stderr
+    for name in ("fig3-readonly.png", "fig3-readonly.pdf", "fig4-readonly.png", "fig4-readonly.pdf"):
+        f = rd / "figures" / name
+        assert f.is_file() and f.stat().st_size > 1000, name
+
+
+def test_plot_bad_dir(tmp_path: Path) -> None:
+    cp = acbench("plot", str(tmp_path))
+    assert cp.returncode == 1
+    assert "no cells.parquet (is this a run directory of `acbench run`?)" in cp.stderr

@@ -1,0 +1,109 @@
+"""Spec validation (exact messages), grid expansion, cell ids."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from acbench.spec import SpecError, load_spec
+
+GOOD = """
+[fixed]
+recordcount = 1000
+operationcount = 2000
+[grid]
+approach = ["memcached", "lru"]
+workload = ["readonly"]
+zipf_theta = [0.99, 0.5]
+mem_ratio = ["1/2", 0.25]
+repetition = 2
+"""
+
+
+WORKLOADS = Path(__file__).resolve().parents[2] / "experiments" / "workloads"
+
+
+def write(tmp_path: Path, text: str, name: str = "s.toml") -> Path:
+    (tmp_path / "readonly").write_text((WORKLOADS / "readonly").read_text())
+    p = tmp_path / name
+    p.write_text(text)
+    return p
+
+
+def err(tmp_path: Path, text: str) -> str:
+    with pytest.raises(SpecError) as e:
+        load_spec(write(tmp_path, text))
+    return str(e.value)
+
+
+def test_grid_expansion_and_ids(tmp_path: Path) -> None:
+    spec = load_spec(write(tmp_path, GOOD))
+    cells = spec.cells()
+    assert len(cells) == 2 * 2 * 2 * 2
+    assert cells[0].cell_id == "memcached_readonly_z0.99_m0.5_r0"
+    assert cells[1].cell_id == "memcached_readonly_z0.99_m0.5_r1"
+    assert cells[-1].cell_id == "lru_readonly_z0.5_m0.25_r1"
+    assert len({c.cell_id for c in cells}) == 16
+    assert cells[1].seed == 2 and cells[1].properties["seed"] == 2
+    assert cells[2].properties["zipfianconstant"] == 0.99 and cells[2].mem_ratio == 0.25
+    assert spec.name == "s"
+
+
+def test_extra_grid_property(tmp_path: Path) -> None:
+    spec = load_spec(write(tmp_path, GOOD.replace("repetition = 2", "threads = [1, 2]")))
+    ids = [c.cell_id for c in spec.cells()]
+    assert "lru_readonly_z0.5_m0.25_threads2_r0" in ids
+    assert len(ids) == 16
+
+
+@pytest.mark.parametrize("old,new,message", [
+    ('approach = ["memcached", "lru"]', 'approach = ["memcached", "nope"]',
+     "s.toml: [grid] approach: unknown approach 'nope'; accepted: memcached, lru, alru-hstore"),
+    ("zipf_theta = [0.99, 0.5]", "zipf_theta = [1.5]",
+     "s.toml: [grid] zipf_theta: 1.5 is not accepted; accepted: numbers with 0 < θ < 1"),
+    ('mem_ratio = ["1/2", 0.25]', 'mem_ratio = ["half"]',
+     "s.toml: [grid] mem_ratio: 'half' is not a ratio; accepted: numbers or fractions like \"1/4\" with 0 < M/D <= 4"),
+    ('mem_ratio = ["1/2", 0.25]', "mem_ratio = [0]",
+     "s.toml: [grid] mem_ratio: 0 is out of range; accepted: 0 < M/D <= 4"),
+    ("repetition = 2", "repetition = 0",
+     "s.toml: [grid] repetition: 0; accepted: a whole number >= 1"),
+    ("repetition = 2", "colour = [1]",
+     "s.toml: [grid]: unknown key 'colour'; accepted: approach, zipf_theta, mem_ratio, workload, repetition "
+     "or a YCSB property given as a list"),
+    ("operationcount = 2000", "operationcount = 2000\nzipfianconstant = 0.5",
+     "s.toml: [fixed] zipfianconstant: use [grid] zipf_theta"),
+    ("operationcount = 2000", "operationcount = 2000\nbogus = 1",
+     "s.toml: [fixed]: unknown key 'bogus'; accepted: YCSB properties"),
+    ("recordcount = 1000\n", "",
+     "s.toml: [fixed] recordcount: missing; the data size D = recordcount × item footprint needs it "
+     "(a whole number >= 1)"),
+    ('workload = ["readonly"]', 'workload = ["no-such-workload"]',
+     "s.toml: [grid] workload: no workload file 'no-such-workload'"),
+    ('zipf_theta = [0.99, 0.5]\n', "",
+     "s.toml: [grid] zipf_theta: missing; required: a non-empty list"),
+    ("[fixed]", "speed = 1\n[fixed]",
+     "s.toml: top level: unknown key 'speed'; accepted: name, description, fixed, grid, run, memory"),
+    ("[fixed]", "[run]\nmode = \"rocket\"\n[fixed]",
+     "s.toml: [run] mode: 'rocket'; accepted: in-process, network"),
+    ("[fixed]", "[run]\nturbo = true\n[fixed]",
+     "s.toml: [run]: unknown key 'turbo'; accepted: mode, server_threads, perf, timeout_s, network_conns, network_depth"),
+    ("[fixed]", "[memory]\nallowance = \"lots\"\n[fixed]",
+     "s.toml: [memory] allowance: 'lots'; accepted: \"auto\" or bytes or a size with K/M/G (e.g. \"24M\")"),
+    ("[fixed]", "[memory]\nitem_footprint = 10\n[fixed]",
+     "s.toml: [memory] item_footprint: 10; accepted: \"auto\" (measured) or bytes per item, a whole number >= 48"),
+])
+def test_errors(tmp_path: Path, old: str, new: str, message: str) -> None:
+    assert old in GOOD
+    assert err(tmp_path, GOOD.replace(old, new)).startswith(message)
+
+
+def test_bad_toml_and_missing_file(tmp_path: Path) -> None:
+    assert err(tmp_path, "[grid\n").startswith("s.toml: not valid TOML: ")
+    with pytest.raises(SpecError, match="no such spec file"):
+        load_spec(tmp_path / "absent.toml")
+
+
+def test_repo_specs_expand() -> None:
+    root = Path(__file__).resolve().parents[2] / "experiments"
+    counts = {n: len(load_spec(root / f"{n}.toml").cells()) for n in ("demo", "ci", "fig3-hitrate", "fig4-throughput")}
+    assert counts == {"demo": 16, "ci": 4, "fig3-hitrate": 144, "fig4-throughput": 432}
