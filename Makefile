@@ -9,7 +9,7 @@ SRC := $(BUILD)/upstream/memcached-1.6.18
 PY_PKGS := pytest pymemcache
 TEST_DEB_PKGS := libmemcached-tools
 
-.PHONY: all deps test test-upstream test-upstream-none test-upstream-lru test-integration demo bench clean
+.PHONY: all deps test test-upstream test-upstream-none test-upstream-lru test-integration demo demo-server bench clean
 all: deps
 	$(MAKE) -C memcached all
 	@for d in $(COMPONENTS); do $(MAKE) -C $$d all || exit 1; done
@@ -36,7 +36,12 @@ test-upstream-lru: all
 	$(MAKE) -s -C $(SRC) timedrun sizes testapp
 	memcached/upstream-suite.sh $(SRC) lru
 
+# A small real experiment: experiments/demo.toml (every approach, a few minutes) and its figures.
 demo: all
+	$(MAKE) -C harness demo
+
+# The server on its own: 4x -m of data written, read back byte-exact, stats anticache.
+demo-server: all
 	memcached/demo.sh $(BUILD)/bin/memcached-ac
 
 bench: all
