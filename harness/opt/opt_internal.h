@@ -8,23 +8,6 @@
 
 #if defined(__BYTE_ORDER__) && __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
 #error "trace records are little-endian; this code reads them in place"
-struct ac_heap;
-/* One Belady replay of next[0..n) with `cap` slots (1 <= cap < distinct);
- * bits holds ac_bitmap_bytes(n) bytes, heap has room for 2 * cap entries. */
-uint64_t ac_belady_replay(const uint32_t *next, uint64_t n, uint64_t cap, int bypass,
-                          uint64_t *bits, struct ac_heap *heap);
-
-/* Bytes the LRU pass allocates for n requests. */
-uint64_t ac_lru_bytes(uint64_t n);
-/* Sorts a[0..n) ascending (LSD radix sort, 8 bits per pass, skipping passes
- * where every key has the same byte); tmp has room for n keys. */
-void ac_radix_sort_u64(uint64_t *a, uint64_t *tmp, uint64_t n);
-/* a + b, saturating at UINT64_MAX. */
-static inline uint64_t ac_sat_add(uint64_t a, uint64_t b) { return a > UINT64_MAX - b ? UINT64_MAX : a + b; }
-static inline uint64_t ac_sat_mul(uint64_t a, uint64_t b) {
-    return (a != 0 && b > UINT64_MAX / a) ? UINT64_MAX : a * b;
-}
-
 #endif
 
 struct ac_trace {
