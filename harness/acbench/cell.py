@@ -184,7 +184,7 @@ def _start(group: Any, cmd: list[str], cell_dir: Path, stderr: Any, use_perf: bo
     pids["wrapper" if use_perf else "server"] = proc.pid
     spid = _server_pid(group, proc.pid, use_perf)
     deadline = time.monotonic() + 5
-    while spid is None and time.monotonic() < deadline and proc.poll() is None:
+    while spid is None and time.monotonic() < deadline and not _exited(proc.pid):   # no reaping
         time.sleep(0.01)
         spid = _server_pid(group, proc.pid, use_perf)
     pids["server"] = spid

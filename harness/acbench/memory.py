@@ -18,6 +18,8 @@ from dataclasses import dataclass
 from acbench.approaches import Approach
 
 MIB = 1 << 20
+# memcached refuses -m below twice its item size limit (-I, 1 MiB by default)
+MIN_ITEM_MB = 2
 MIN_HASHPOWER = 16  # memcached's default
 HASH_BUCKET_BYTES = 8
 
@@ -64,6 +66,10 @@ def plan(approach: Approach, recordcount: int, footprint: int, ratio: float, all
         raise ValueError(f"memory ratio must be > 0, got {ratio}")
     data = recordcount * footprint
     target = math.ceil(ratio * data / MIB)      # M in whole MiB, rounded up
+    if target < MIN_ITEM_MB:
+        raise ValueError(f"memory ratio {ratio:g} of {data} bytes of data ({recordcount} records x {footprint} B)"
+                         f" gives -m {target} MiB; memcached-ac needs at least {MIN_ITEM_MB} MiB:"
+                         f" raise recordcount or mem_ratio")
     if approach.pages:
         item_mb = math.ceil(data * 1.1 / MIB) + 1
         swap_bytes = swap if swap is not None else math.ceil(data * 1.1)

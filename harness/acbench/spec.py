@@ -145,8 +145,10 @@ def _ratio(path: Path, v: Any) -> float:
 
 
 def _theta(path: Path, v: Any) -> float:
-    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < float(v) < 1:
-        raise _err(path, "[grid] zipf_theta", f"{v!r} is not accepted; accepted: numbers with 0 < θ < 1")
+    # the ycsb-driver's range: Gray's method divides by 1 - θ
+    if (isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < float(v) <= 10
+            or abs(float(v) - 1) < 1e-9):
+        raise _err(path, "[grid] zipf_theta", f"{v!r} is not accepted; accepted: numbers with 0 < θ <= 10, θ != 1")
     return float(v)
 
 

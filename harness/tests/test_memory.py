@@ -1,6 +1,8 @@
 """Memory arithmetic: -m, cgroup limit = M/D × D + allowance, OPT capacity, hash power."""
 from __future__ import annotations
 
+import pytest
+
 from acbench.approaches import APPROACHES, Approach
 from acbench.memory import MIB, allowance, hash_bytes, hashpower_for, plan
 
@@ -17,8 +19,15 @@ def test_user_space_plan() -> None:
 
 
 def test_exact_mib_is_not_rounded_up() -> None:
-    p = plan(APPROACHES["lru"], 1024, 1024, 0.5, 0)
-    assert (p.item_mb, p.limit_bytes, p.opt_capacity) == (1, MIB // 2 * 2, 1024)
+    p = plan(APPROACHES["lru"], 4096, 1024, 0.5, 0)
+    assert (p.item_mb, p.limit_bytes, p.opt_capacity) == (2, 2 * MIB, 2048)
+
+
+def test_too_little_memory_is_refused() -> None:
+    with pytest.raises(ValueError) as e:
+        plan(APPROACHES["lru"], 3000, 1184, 0.25, 0)
+    assert str(e.value) == ("memory ratio 0.25 of 3552000 bytes of data (3000 records x 1184 B) gives -m 1 MiB;"
+                            " memcached-ac needs at least 2 MiB: raise recordcount or mem_ratio")
 
 
 def test_paging_plan_gets_swap() -> None:

@@ -13,16 +13,17 @@ WORKLOADS = Path(__file__).resolve().parents[2] / "experiments" / "workloads"
 SPEC = """
 name = "tiny"
 [fixed]
-recordcount = 3000
+recordcount = 8000
 operationcount = 8000
 warmupoperations = 2000
 [grid]
 approach = ["memcached", "lru"]
 workload = ["readonly"]
 zipf_theta = [0.9]
-mem_ratio = ["1/2"]
+mem_ratio = ["1/2", "1/4"]
 """
-IDS = ["memcached_readonly_z0.9_m0.5_r0", "lru_readonly_z0.9_m0.5_r0"]
+IDS = ["memcached_readonly_z0.9_m0.5_r0", "lru_readonly_z0.9_m0.5_r0",
+       "memcached_readonly_z0.9_m0.25_r0", "lru_readonly_z0.9_m0.25_r0"]
 
 
 def acbench(*args: str) -> subprocess.CompletedProcess:
@@ -43,10 +44,10 @@ def run(tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, Path, subproces
 def test_rows(run: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
     _, rd, cp = run
     assert cp.returncode == 0, cp.stderr + cp.stdout
-    assert "2 cells run, 0 skipped, 0 failed" in cp.stdout
+    assert "4 cells run, 0 skipped, 0 failed" in cp.stdout
     df = pd.read_parquet(rd / "cells.parquet").set_index("cell_id")
     assert sorted(df.index) == sorted(IDS)
-    assert pd.read_csv(rd / "cells.csv").shape[0] == 2
+    assert pd.read_csv(rd / "cells.csv").shape[0] == 4
     lru = df.loc[IDS[1]]
     assert lru["reads_total"] == 8000                 # read-only: every measured op is a read
     assert lru["hits"] + lru["disk_hits"] == lru["reads_total"]
@@ -62,17 +63,46 @@ def test_rows(run: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
         assert (rd / "cells" / IDS[1] / f).is_file(), f
 
 
+# Columns that may be empty: a read-only run has no update latency; a cell whose
+# spill reads all came from the page cache has no disk read latency.
+MAY_BE_EMPTY = {"lat_update_mean_us", "lat_update_p50_us", "lat_update_p99_us", "disk_avg_read_latency_ms"}
+# What differs between the cells (approach x memory ratio) must differ in the rows.
+MUST_VARY = ["approach", "mem_ratio", "item_memory_mb", "cgroup_limit_bytes", "opt_capacity", "hits",
+             "hit_rate", "opt_hit_rate", "loss_pp", "throughput_ops_s", "run_duration_s", "cpu_user_s",
+             "ac_resident_items", "cg_peak_bytes", "lat_read_p50_us"]
+
+
+def test_every_column_filled_and_plausible(run: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
+    _, rd, cp = run
+    assert cp.returncode == 0, cp.stderr + cp.stdout
+    df = pd.read_parquet(rd / "cells.parquet").set_index("cell_id")
+    empty = [c for c in df.columns if c not in MAY_BE_EMPTY and df[c].isna().any()]
+    assert not empty, f"columns with empty values: {empty}"
+    constant = [c for c in MUST_VARY if df[c].nunique() < 2]
+    assert not constant, f"columns that should differ between cells: {constant}"
+    for cid, row in df.iterrows():
+        assert 0 <= row["hit_rate"] <= row["opt_hit_rate"] <= 1, cid
+        assert row["throughput_ops_s"] > 0 and row["cpu_user_s"] > 0 and row["cg_peak_bytes"] > 0, cid
+        assert row["cg_peak_bytes"] <= row["cgroup_limit_bytes"], cid
+        assert row["cg_oom_kills"] == 0, cid
+    # less memory, fewer objects for OPT and no more hits for any approach
+    for a in ("memcached", "lru"):
+        half, quarter = df.loc[f"{a}_readonly_z0.9_m0.5_r0"], df.loc[f"{a}_readonly_z0.9_m0.25_r0"]
+        assert quarter["opt_capacity"] < half["opt_capacity"]
+        assert quarter["hits"] < half["hits"]
+
+
 def test_rerun_skips_and_force_redoes(run: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
     spec, rd, _ = run
     res = rd.parent.parent
     before = pd.read_parquet(rd / "cells.parquet").set_index("cell_id")["date"]
     cp = acbench("run", str(spec), "--run-id", "t1", "--results", str(res))
     assert cp.returncode == 0
-    assert "0 cells run, 2 skipped, 0 failed" in cp.stdout
+    assert "0 cells run, 4 skipped, 0 failed" in cp.stdout
     cp = acbench("run", str(spec), "--run-id", "t1", "--results", str(res), "--force")
-    assert cp.returncode == 0 and "2 cells run, 0 skipped, 0 failed" in cp.stdout
+    assert cp.returncode == 0 and "4 cells run, 0 skipped, 0 failed" in cp.stdout
     after = pd.read_parquet(rd / "cells.parquet").set_index("cell_id")
-    assert len(after) == 2
+    assert len(after) == 4
     assert all(after.loc[i, "date"] >= before[i] for i in IDS)
 
 
@@ -80,11 +110,11 @@ def test_dry_run_lists(run: tuple[Path, Path, subprocess.CompletedProcess]) -> N
     spec, rd, _ = run
     cp = acbench("run", str(spec), "--run-id", "t1", "--results", str(rd.parent.parent), "--dry-run")
     assert cp.returncode == 0
-    assert "tiny: 2 cells (2 finished)" in cp.stdout
+    assert "tiny: 4 cells (4 finished)" in cp.stdout
     for i in IDS:
         assert i in cp.stdout
     cp = acbench("run", str(spec), "--run-id", "fresh", "--results", str(rd.parent.parent), "--dry-run")
-    assert "tiny: 2 cells (0 finished)" in cp.stdout and "to run" in cp.stdout
+    assert "tiny: 4 cells (0 finished)" in cp.stdout and "to run" in cp.stdout
     assert not (rd.parent / "fresh").exists()
 
 

@@ -59,8 +59,10 @@ def test_extra_grid_property(tmp_path: Path) -> None:
 @pytest.mark.parametrize("old,new,message", [
     ('approach = ["memcached", "lru"]', 'approach = ["memcached", "nope"]',
      "s.toml: [grid] approach: unknown approach 'nope'; accepted: memcached, lru, alru-hstore"),
-    ("zipf_theta = [0.99, 0.5]", "zipf_theta = [1.5]",
-     "s.toml: [grid] zipf_theta: 1.5 is not accepted; accepted: numbers with 0 < θ < 1"),
+    ("zipf_theta = [0.99, 0.5]", "zipf_theta = [1.0]",
+     "s.toml: [grid] zipf_theta: 1.0 is not accepted; accepted: numbers with 0 < θ <= 10, θ != 1"),
+    ("zipf_theta = [0.99, 0.5]", "zipf_theta = [12]",
+     "s.toml: [grid] zipf_theta: 12 is not accepted; accepted: numbers with 0 < θ <= 10, θ != 1"),
     ('mem_ratio = ["1/2", 0.25]', 'mem_ratio = ["half"]',
      "s.toml: [grid] mem_ratio: 'half' is not a ratio; accepted: numbers or fractions like \"1/4\" with 0 < M/D <= 4"),
     ('mem_ratio = ["1/2", 0.25]', "mem_ratio = [0]",
