@@ -68,6 +68,13 @@ int main(int argc, char **argv)
     struct ycsb_config cfg;
     if (cli_load(&props, &cfg, err, sizeof(err)) != 0)
         goto fail;
+    if (cfg.loadcount != cfg.insertcount) {
+        /* the ACTRACE header implies a load of all insertcount keys */
+        snprintf(err, sizeof(err), "loadcount (%lld) differs from insertcount (%lld): an ACTRACE "
+                 "file implies the load of every key; accepted: loadcount unset or equal to "
+                 "insertcount", (long long)cfg.loadcount, (long long)cfg.insertcount);
+        goto fail;
+    }
     struct ycsb_workload w;
     if (ycsb_workload_init(&w, &cfg, err, sizeof(err)) != 0)
         goto fail;

@@ -4,9 +4,11 @@
  *   recordcount operationcount workload readproportion updateproportion
  *   insertproportion readmodifywriteproportion scanproportion
  *   requestdistribution (uniform|zipfian|latest|hotspot|sequential)
- *   zipfianconstant (ours: theta of zipfian and latest, 0 < theta < 1)
+ *   zipfianconstant (ours: theta of zipfian and latest, 0 < theta <= 10,
+ *   |theta - 1| >= 1e-9; theta > 1 works with Gray's formulas)
  *   fieldcount fieldlength insertorder (hashed|ordered) insertstart
- *   insertcount hotspotdatafraction hotspotopnfraction readallfields
+ *   insertcount loadcount (ours: keys the load phase inserts, from insertstart;
+ *   default insertcount) hotspotdatafraction hotspotopnfraction readallfields
  *   writeallfields zeropadding maxscanlength scanlengthdistribution
  *   seed threads warmupoperations target valuekind (ycsb|text|zeros)  (ours)
  * Every value is validated when it is set; ycsb_config_finish() checks the
@@ -18,6 +20,10 @@
 #include <stddef.h>
 #include <stdint.h>
 #include "ycsb_json.h"
+
+/* zipfianconstant: at most this, and not within YCSB_THETA_NOT_ONE of 1 */
+#define YCSB_THETA_MAX 10.0
+#define YCSB_THETA_NOT_ONE 1e-9
 
 enum ycsb_dist {
     YCSB_DIST_UNIFORM,
@@ -36,6 +42,7 @@ enum ycsb_valuekind {
 struct ycsb_config {
     int64_t recordcount, operationcount;
     int64_t insertstart, insertcount;   /* insertcount -1: recordcount - insertstart */
+    int64_t loadcount;                  /* ours; -1: insertcount */
     int64_t fieldcount, fieldlength, zeropadding;
     int64_t warmupoperations, threads, maxscanlength;
     double readproportion, updateproportion, insertproportion;

@@ -20,12 +20,13 @@
 struct ycsb_zipfian {
     int64_t items;        /* max - min + 1 at construction */
     int64_t base;         /* min */
-    double theta;         /* the zipfian constant */
+    double theta;         /* the zipfian constant: > 0, != 1 (> 1 allowed) */
     double zeta2theta;    /* zeta(2, theta) */
     double alpha;         /* 1 / (1 - theta) */
     double zetan;         /* zeta(countforzeta, theta) */
     int64_t countforzeta; /* item count zetan was computed for */
     double eta;           /* (1 - (2/items)^(1-theta)) / (1 - zeta2theta/zetan) */
+    double halfpowtheta;  /* 0.5^theta, YCSB's second threshold (computed once) */
 };
 
 /* zeta(st..n): initialsum + sum_{i=st}^{n-1} 1/(i+1)^theta, summed in
@@ -48,7 +49,8 @@ void ycsb_zipfian_init_zetan(struct ycsb_zipfian *z, int64_t min, int64_t max, d
  * (YCSB's allowitemcountdecrease = false). */
 int64_t ycsb_zipfian_next_n(struct ycsb_zipfian *z, struct ycsb_rng *r, int64_t itemcount);
 int64_t ycsb_zipfian_next(struct ycsb_zipfian *z, struct ycsb_rng *r);
-/* the draw for a given u in [0,1) (exposed for the unit tests) */
+/* the draw for a given u in [0,1) (exposed for the unit tests); the general
+ * case is clamped to base .. base + itemcount - 1 (see ycsb_zipfian.c) */
 int64_t ycsb_zipfian_from_u(const struct ycsb_zipfian *z, double u, int64_t itemcount);
 
 /* ---- ScrambledZipfianGenerator.java ---- */

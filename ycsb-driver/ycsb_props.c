@@ -38,12 +38,13 @@ static const struct prop props[] = {
     {"readmodifywriteproportion", K_PROP, OFF(readmodifywriteproportion), 0, 1, 0, 0, NULL},
     {"scanproportion", K_PROP, OFF(scanproportion), 0, 1, 0, 0, NULL},
     {"requestdistribution", K_ENUM, OFF(requestdistribution), 0, 0, 0, 0, dist_names},
-    {"zipfianconstant", K_NUM, OFF(zipfianconstant), 0, 1, 1, 1, NULL},
+    {"zipfianconstant", K_NUM, OFF(zipfianconstant), 0, YCSB_THETA_MAX, 1, 0, NULL},
     {"fieldcount", K_INT, OFF(fieldcount), 1, 1024, 0, 0, NULL},
     {"fieldlength", K_INT, OFF(fieldlength), 1, 1048576, 0, 0, NULL},
     {"insertorder", K_ENUM, OFF(insertorder_hashed), 0, 0, 0, 0, order_names},
     {"insertstart", K_INT, OFF(insertstart), 0, I32MAX, 0, 0, NULL},
     {"insertcount", K_INT, OFF(insertcount), 1, I32MAX, 0, 0, NULL},
+    {"loadcount", K_INT, OFF(loadcount), 0, I32MAX, 0, 0, NULL},
     {"hotspotdatafraction", K_PROP, OFF(hotspotdatafraction), 0, 1, 0, 0, NULL},
     {"hotspotopnfraction", K_PROP, OFF(hotspotopnfraction), 0, 1, 0, 0, NULL},
     {"readallfields", K_BOOL, OFF(readallfields), 0, 0, 0, 0, NULL},
@@ -77,6 +78,7 @@ void ycsb_config_defaults(struct ycsb_config *c)
     c->operationcount = 1000;
     c->insertstart = 0;
     c->insertcount = -1;
+    c->loadcount = -1;
     c->fieldcount = 10;
     c->fieldlength = 100;
     c->zeropadding = 1;
@@ -110,7 +112,10 @@ static void accepted(const struct prop *p, char *buf, size_t n)
         snprintf(buf, n, "a number from 0 to 1");
         break;
     case K_NUM:
-        if (p->lo_open && p->hi_open)
+        if (p->off == OFF(zipfianconstant))
+            snprintf(buf, n, "a number greater than 0 and at most %g, other than 1 (at least "
+                     "1e-9 away from it)", YCSB_THETA_MAX);
+        else if (p->lo_open && p->hi_open)
             snprintf(buf, n, "a number greater than %g and less than %g", p->lo, p->hi);
         else
             snprintf(buf, n, "a number from %g to %g", p->lo, p->hi);
@@ -201,6 +206,10 @@ int ycsb_config_set(struct ycsb_config *c, const char *key, const char *value, c
         if (v < p->lo || v > p->hi || (p->lo_open && v == p->lo) || (p->hi_open && v == p->hi))
             return fail(err, errlen, "property '%s': '%s' is out of range; accepted: %s", key,
                         value, acc);
+        if (p->off == OFF(zipfianconstant) && fabs(v - 1.0) < YCSB_THETA_NOT_ONE)
+            return fail(err, errlen, "property '%s': '%s' is 1 or within 1e-9 of it: Gray's "
+                        "Zipfian method (YCSB's ZipfianGenerator) divides by 1 - theta "
+                        "(alpha = 1/(1 - theta)); accepted: %s", key, value, acc);
         *(double *)(void *)base = v;
         return 0;
     }
@@ -328,6 +337,13 @@ int ycsb_config_finish(struct ycsb_config *c, char *err, size_t errlen)
                     "(%lld); accepted: insertstart + insertcount <= recordcount",
                     (long long)c->insertstart, (long long)c->insertcount,
                     (long long)c->recordcount);
+    if (c->loadcount < 0)
+        c->loadcount = c->insertcount;
+    if (c->loadcount > c->insertcount)
+        return fail(err, errlen, "loadcount (%lld) exceeds insertcount (%lld); accepted: "
+                    "loadcount <= insertcount (the load inserts keys insertstart .. "
+                    "insertstart + loadcount - 1, reads choose among insertcount keys)",
+                    (long long)c->loadcount, (long long)c->insertcount);
     if (c->requestdistribution == YCSB_DIST_LATEST && c->recordcount < 2)
         return fail(err, errlen, "requestdistribution=latest needs recordcount >= 2 (got %lld)",
                     (long long)c->recordcount);

@@ -51,14 +51,27 @@ int64_t ycsb_rng_nonneg(struct ycsb_rng *r)
     return (int64_t)(ycsb_rng_u64(r) >> 1);
 }
 
+uint64_t ycsb_fnv1a64(const void *data, size_t len)
+{
+    const unsigned char *p = data;
+    uint64_t h = YCSB_FNV64_OFFSET;
+    for (size_t i = 0; i < len; i++) {
+        h ^= p[i];
+        h *= YCSB_FNV64_PRIME;
+    }
+    return h;
+}
+
 int64_t ycsb_fnvhash64(int64_t val)
 {
+    /* the byte loop of ycsb_fnv1a64 over the 8 bytes low to high, without
+     * going through memory (the same value on any host byte order) */
     uint64_t v = (uint64_t)val;
-    uint64_t h = 0xCBF29CE484222325ULL;
+    uint64_t h = YCSB_FNV64_OFFSET;
     for (int i = 0; i < 8; i++) {
         h ^= v & 0xff;
         v >>= 8;
-        h *= 1099511628211ULL;
+        h *= YCSB_FNV64_PRIME;
     }
     if (h == 0x8000000000000000ULL)
         return INT64_MIN;            /* Math.abs(Long.MIN_VALUE) */

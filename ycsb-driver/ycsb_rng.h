@@ -12,6 +12,7 @@
 #ifndef YCSB_RNG_H
 #define YCSB_RNG_H
 
+#include <stddef.h>
 #include <stdint.h>
 
 struct ycsb_rng {
@@ -26,6 +27,12 @@ uint64_t ycsb_rng_u64(struct ycsb_rng *r);
 double ycsb_rng_double(struct ycsb_rng *r);
 /* uniform non-negative 63-bit value: the role of Math.abs(random.nextLong()) */
 int64_t ycsb_rng_nonneg(struct ycsb_rng *r);
+
+/* FNV-1a 64 (Fowler, Noll, Vo; IETF draft-eastlake-fnv): for each byte,
+ * h ^= byte, h *= prime, from the offset basis. */
+#define YCSB_FNV64_OFFSET 0xCBF29CE484222325ULL
+#define YCSB_FNV64_PRIME 1099511628211ULL
+uint64_t ycsb_fnv1a64(const void *data, size_t len);
 
 /* YCSB's Utils.fnvhash64: FNV-1a 64 over the 8 little-end-first bytes of the
  * value (offset basis 0xCBF29CE484222325, prime 1099511628211), then

@@ -1,6 +1,7 @@
 /* The driver's run loop, shared by every mode that talks to a store.
  *
- *   load    insert keys insertstart .. insertstart+insertcount-1
+ *   load    insert keys insertstart .. insertstart+loadcount-1 (loadcount
+ *           defaults to insertcount)
  *   warm-up warmupoperations ops (results kept apart, not in "run")
  *   run     operationcount ops
  * in `threads` threads, each phase starting and ending together (barrier).

@@ -65,7 +65,7 @@ uint64_t ycsb_workload_phase_ops(const struct ycsb_workload *w, int phase)
 {
     switch (phase) {
     case YCSB_PHASE_LOAD:
-        return (uint64_t)w->cfg.insertcount;
+        return (uint64_t)w->cfg.loadcount;
     case YCSB_PHASE_WARMUP:
         return (uint64_t)w->cfg.warmupoperations;
     default:

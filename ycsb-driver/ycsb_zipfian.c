@@ -9,6 +9,18 @@
  *     uz < 1                 -> base            (rank 1)
  *     uz < 1 + 0.5^theta     -> base + 1        (rank 2)
  *     otherwise              -> base + (long)(n * (eta*u - eta + 1)^alpha)
+ *
+ * theta > 1 (YCSB does not forbid it): alpha < 0 and eta < 0, so
+ * eta*u - eta + 1 = 1 + |eta|(1-u) > 1 and its power alpha lies in (0, 1);
+ * the draw is still increasing in u and equals 2 at u = zeta(2)/zeta(n), as
+ * for theta < 1.  theta = 1 has no alpha (ycsb_props.c rejects it).
+ *
+ * Clamping (ours; YCSB has none): in double arithmetic eta*u - eta + 1 rounds
+ * to exactly 1 for the last u values below 1 when |eta| is small (theta = 0.99,
+ * n = 1000: u = 1 - 2^-53 gives base + n, one past the range), and a NaN
+ * must never reach the integer conversion.  So the general case is clamped to
+ * [0, itemcount - 1] before adding base; this changes only draws YCSB would
+ * have returned out of range.
  */
 #include <math.h>
 #include "ycsb_gen.h"
@@ -32,7 +44,9 @@ double ycsb_zeta_approx(int64_t n, double theta)
      *   + B2/2! (f'(n) - f'(m)) + B4/4! (f'''(n) - f'''(m)),
      * B2/2! = 1/12, B4/4! = -1/720, f'(x) = -theta x^(-theta-1),
      * f'''(x) = -theta(theta+1)(theta+2) x^(-theta-3).
-     * The remainder is O(m^(-theta-5)), far below double precision here. */
+     * The remainder is O(m^(-theta-5)), far below double precision here.
+     * For theta > 1 the same formula holds (1 - theta < 0): as n grows it
+     * tends to the Riemann zeta value, minus the tail n^(1-theta)/(theta-1). */
     double head = ycsb_zeta(0, m - 1, theta, 0.0);
     double a = (double)m, b = (double)n;
     double integral = (fabs(theta - 1.0) < 1e-12) ? log(b / a)
@@ -50,6 +64,7 @@ void ycsb_zipfian_init_zetan(struct ycsb_zipfian *z, int64_t min, int64_t max, d
     z->base = min;
     z->theta = theta;
     z->zeta2theta = ycsb_zeta(0, 2, theta, 0.0);
+    z->halfpowtheta = pow(0.5, theta);
     z->alpha = 1.0 / (1.0 - theta);
     z->zetan = zetan;
     z->countforzeta = z->items;
@@ -66,9 +81,14 @@ int64_t ycsb_zipfian_from_u(const struct ycsb_zipfian *z, double u, int64_t item
     double uz = u * z->zetan;
     if (uz < 1.0)
         return z->base;
-    if (uz < 1.0 + pow(0.5, z->theta))
+    if (uz < 1.0 + z->halfpowtheta)   /* YCSB: 1.0 + Math.pow(0.5, theta) */
         return z->base + 1;
-    return z->base + (int64_t)((double)itemcount * pow(z->eta * u - z->eta + 1.0, z->alpha));
+    double d = (double)itemcount * pow(z->eta * u - z->eta + 1.0, z->alpha);
+    if (!(d >= 0.0))                       /* also NaN */
+        return z->base;
+    if (d >= (double)itemcount)
+        return z->base + itemcount - 1;
+    return z->base + (int64_t)d;
 }
 
 int64_t ycsb_zipfian_next_n(struct ycsb_zipfian *z, struct ycsb_rng *r, int64_t itemcount)

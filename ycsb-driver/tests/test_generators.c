@@ -1,4 +1,5 @@
-/* Unit tests of the YCSB generators, RNG, keys and values. */
+/* Unit tests of the YCSB generators, RNG, keys and values (the Zipfian pmf:
+ * test_zipf_pmf.c; FNV: test_fnv.c). */
 #include <math.h>
 #include <stdlib.h>
 #include "check.h"
@@ -13,18 +14,6 @@ static double zeta_desc(int64_t n, double theta)
     for (int64_t i = n; i >= 1; i--)
         s += pow((double)i, -theta);
     return s;
-}
-
-static void test_fnv(void)
-{
-    /* FNV-1a 64 over 8 bytes, then |signed|: vectors from an independent
-     * Python implementation of the published FNV-1a algorithm */
-    CHECK_EQ_I(ycsb_fnvhash64(0), 6284781860667377211LL);
-    CHECK_EQ_I(ycsb_fnvhash64(1), 8517097267634966620LL);
-    CHECK_EQ_I(ycsb_fnvhash64(42), 55488592825689361LL);
-    for (int64_t v = 0; v < 100000; v++)
-        if (ycsb_fnvhash64(v) < 0)
-            CHECK(!"fnvhash64 negative");
 }
 
 static void test_zeta(void)
@@ -43,6 +32,52 @@ static void test_zeta(void)
     CHECK_NEAR(ycsb_zeta_approx(3000000, 0.99) / zeta_desc(3000000, 0.99), 1.0, 1e-12);
     /* ... and against YCSB's constant zeta(1e10, 0.99) */
     CHECK_NEAR(ycsb_zeta_approx(10000000000LL, 0.99) / YCSB_SCRAMBLED_ZETAN, 1.0, 1e-10);
+    /* theta > 1 against direct sums */
+    CHECK_NEAR(ycsb_zeta_approx(1000000, 1.2) / zeta_desc(1000000, 1.2), 1.0, 1e-12);
+    CHECK_NEAR(ycsb_zeta_approx(2000000, 2.5) / zeta_desc(2000000, 2.5), 1.0, 1e-12);
+}
+
+/* zeta(1e10 + 1, theta), ScrambledZipfian's item count, against independent
+ * computations: mpmath (Hurwitz zeta, 40 digits),
+ *   import mpmath as m; m.mp.dps = 40; n = 10**10 + 1
+ *   m.zeta(s) - m.zeta(s, n + 1)        # = sum_{k=1}^{n} k^-s, any s != 1
+ * and closed forms: sum_{k<=n} k^-2 = pi^2/6 - psi1(n+1), psi1(n+1) = 1/n -
+ * 1/(2n^2) + O(n^-3); sum_{k<=n} k^-4 = pi^4/90 - 1/(3n^3) + O(n^-4). */
+static void test_zeta_large_theta(void)
+{
+    const int64_t n = YCSB_SCRAMBLED_ITEM_COUNT + 1;
+    const struct { double theta, want; } mp[] = {
+        {0.25, 42163701.327043402322}, {0.5, 199998.53966049119041},
+        {0.75, 1261.4697787278406748}, {0.99, 26.469028201877371606},
+        {1.2, 5.5415824411792507765},  {1.5, 2.6123553486854898433},
+        {2.0, 1.6449340667482264365},  {3.0, 1.2020569031595942854},
+        {10.0, 1.0009945751278180853},
+    };
+    for (size_t i = 0; i < sizeof(mp) / sizeof(mp[0]); i++)
+        CHECK_NEAR(ycsb_zeta_approx(n, mp[i].theta) / mp[i].want, 1.0, 1e-14);
+    const double pi = 3.14159265358979323846, dn = (double)n;
+    CHECK_NEAR(ycsb_zeta_approx(n, 2.0), pi * pi / 6.0 - (1.0 / dn - 0.5 / (dn * dn)), 1e-14);
+    CHECK_NEAR(ycsb_zeta_approx(n, 4.0), pow(pi, 4) / 90.0, 1e-14);
+    /* converges to the Riemann zeta value: zeta(1.2) = 5.5915824411777507765
+     * (mpmath), tail sum_{k>n} k^-1.2 = n^-0.2/0.2 - n^-1.2/2 + O(n^-2.2) */
+    double tail = pow(dn, -0.2) / 0.2 - 0.5 * pow(dn, -1.2);
+    CHECK_NEAR(ycsb_zeta_approx(n, 1.2) + tail, 5.5915824411777507765, 1e-14);
+    /* the scrambled generator computes and keeps it */
+    struct ycsb_scrambled g;
+    ycsb_scrambled_init(&g, 0, 999, 1.2);
+    CHECK_NEAR(g.gen.zetan / 5.5415824411792507765, 1.0, 1e-14);
+    CHECK(g.gen.eta < 0 && g.gen.alpha == 1.0 / (1.0 - 1.2));
+    struct ycsb_rng r;
+    ycsb_rng_seed(&r, 4, 4);
+    long top = 0, bad = 0;
+    for (int i = 0; i < 100000; i++) {
+        int64_t v = ycsb_scrambled_next(&g, &r);
+        bad += v < 0 || v > 999;
+        top += v == ycsb_fnvhash64(0) % 1000;
+    }
+    CHECK_EQ_I(bad, 0);
+    /* rank 1 has 1/zeta = 18.0 % (+ its share of the hashed tail, < 0.1 %) */
+    CHECK_NEAR((double)top / 100000.0, 1.0 / 5.5415824411792507765, 0.006);
 }
 
 static void test_zipfian_formula(void)
@@ -86,61 +121,6 @@ static void test_zipfian_formula(void)
     /* a smaller count does not recompute */
     ycsb_zipfian_next_n(&z, &r, 2000);
     CHECK_EQ_I(z.countforzeta, 2500);
-}
-
-/* P(draw = k) for Gray's method, by inverting its formula (k >= 2) */
-static double gray_pmf(const struct ycsb_zipfian *z, int64_t k, int64_t n)
-{
-    if (k == 0)
-        return 1.0 / z->zetan;
-    if (k == 1)
-        return pow(0.5, z->theta) / z->zetan;
-    double u0 = (1.0 + pow(0.5, z->theta)) / z->zetan;
-    double lo = (pow((double)k / (double)n, 1.0 / z->alpha) - 1.0 + z->eta) / z->eta;
-    double hi = (pow((double)(k + 1) / (double)n, 1.0 / z->alpha) - 1.0 + z->eta) / z->eta;
-    lo = lo > u0 ? lo : u0;
-    hi = hi > u0 ? hi : u0;
-    return hi - lo;
-}
-
-static void test_zipfian_distribution(void)
-{
-    enum { N = 1000, DRAWS = 1000000, TOP = 100 };
-    struct ycsb_zipfian z;
-    ycsb_zipfian_init(&z, 0, N - 1, 0.99);
-    struct ycsb_rng r;
-    ycsb_rng_seed(&r, 12345, 1);
-    long *count = calloc(N, sizeof(long));
-    for (int i = 0; i < DRAWS; i++) {
-        int64_t v = ycsb_zipfian_next(&z, &r);
-        CHECK(v >= 0 && v < N);
-        if (v >= 0 && v < N)
-            count[v]++;
-    }
-    double zetan = zeta_desc(N, 0.99);
-    /* ranks 1 and 2 follow the exact Zipf pmf 1/(i^theta zeta(n)); bound 2 %
-     * relative (>= 5 standard deviations at 10^6 draws) */
-    for (int k = 0; k < 2; k++) {
-        double p = pow(k + 1.0, -0.99) / zetan;
-        CHECK_NEAR((double)count[k] / DRAWS / p, 1.0, 0.02);
-    }
-    /* ranks >= 3: Gray's method is itself an approximation of Zipf (at n=1000
-     * it gives rank 3 about 17 % more than the exact pmf, rank 10 about 2 %);
-     * so compare with the pmf the method implies: chi-square over the top 100
-     * ranks + the rest, 100 degrees of freedom; 200 is beyond p = 1e-8. */
-    double chi = 0, rest_p = 1.0, rest_n = DRAWS;
-    for (int k = 0; k < TOP; k++) {
-        double e = gray_pmf(&z, k, N) * DRAWS;
-        chi += (count[k] - e) * (count[k] - e) / e;
-        rest_p -= gray_pmf(&z, k, N);
-        rest_n -= count[k];
-    }
-    chi += (rest_n - rest_p * DRAWS) * (rest_n - rest_p * DRAWS) / (rest_p * DRAWS);
-    printf("zipfian(0.99, 1000) chi-square vs Gray pmf over %d ranks + rest: %.1f\n", TOP, chi);
-    CHECK(chi < 200.0);
-    /* and the deviation from exact Zipf at rank 3 is the method's (17 %), not noise */
-    CHECK_NEAR((double)count[2] / DRAWS / (pow(3.0, -0.99) / zetan), 1.1705, 0.02);
-    free(count);
 }
 
 static void test_scrambled(void)
@@ -340,10 +320,9 @@ static void test_rng_keys_values(void)
 
 int main(void)
 {
-    test_fnv();
     test_zeta();
+    test_zeta_large_theta();
     test_zipfian_formula();
-    test_zipfian_distribution();
     test_scrambled();
     test_hotspot_uniform();
     test_discrete();

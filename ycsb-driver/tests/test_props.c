@@ -53,6 +53,7 @@ static void test_values(void)
     CHECK_EQ_I(c.fieldcount, 3);
     CHECK_EQ_I(ycsb_config_finish(&c, err, sizeof(err)), 0);
     CHECK_EQ_I(c.insertcount, 77);   /* derived: recordcount - insertstart */
+    CHECK_EQ_I(c.loadcount, 77);     /* derived: insertcount */
     CHECK_EQ_I(ycsb_config_value_size(&c), 300);
     /* accepted-but-unused YCSB names */
     CHECK_EQ_S(set1("workload", "site.ycsb.workloads.CoreWorkload"), "");
@@ -70,7 +71,8 @@ static void test_errors(void)
                "unknown property 'recordcnt'; accepted: recordcount, operationcount, workload, "
                "readproportion, updateproportion, insertproportion, readmodifywriteproportion, "
                "scanproportion, requestdistribution, zipfianconstant, fieldcount, fieldlength, "
-               "insertorder, insertstart, insertcount, hotspotdatafraction, hotspotopnfraction, "
+               "insertorder, insertstart, insertcount, loadcount, hotspotdatafraction, "
+               "hotspotopnfraction, "
                "readallfields, writeallfields, zeropadding, maxscanlength, "
                "scanlengthdistribution, seed, threads, warmupoperations, target, valuekind");
     CHECK_EQ_S(set1("recordcount", "abc"),
@@ -102,12 +104,25 @@ static void test_errors(void)
                "to 1");
     CHECK_EQ_S(set1("readproportion", "nan"),
                "property 'readproportion': 'nan' is not a number; accepted: a number from 0 to 1");
+#define THETA_OK "accepted: a number greater than 0 and at most 10, other than 1 (at least 1e-9 " \
+                 "away from it)"
     CHECK_EQ_S(set1("zipfianconstant", "1"),
-               "property 'zipfianconstant': '1' is out of range; accepted: a number greater than "
-               "0 and less than 1");
+               "property 'zipfianconstant': '1' is 1 or within 1e-9 of it: Gray's Zipfian method "
+               "(YCSB's ZipfianGenerator) divides by 1 - theta (alpha = 1/(1 - theta)); " THETA_OK);
+    CHECK_EQ_S(set1("zipfianconstant", "1.0000000001"),
+               "property 'zipfianconstant': '1.0000000001' is 1 or within 1e-9 of it: Gray's "
+               "Zipfian method (YCSB's ZipfianGenerator) divides by 1 - theta "
+               "(alpha = 1/(1 - theta)); " THETA_OK);
     CHECK_EQ_S(set1("zipfianconstant", "0"),
-               "property 'zipfianconstant': '0' is out of range; accepted: a number greater than "
-               "0 and less than 1");
+               "property 'zipfianconstant': '0' is out of range; " THETA_OK);
+    CHECK_EQ_S(set1("zipfianconstant", "10.5"),
+               "property 'zipfianconstant': '10.5' is out of range; " THETA_OK);
+    CHECK_EQ_S(set1("zipfianconstant", "-0.5"),
+               "property 'zipfianconstant': '-0.5' is negative; " THETA_OK);
+    CHECK_EQ_S(set1("zipfianconstant", "1.2"), "");
+    CHECK_EQ_S(set1("zipfianconstant", "10"), "");
+    CHECK_EQ_S(set1("zipfianconstant", "0.999999"), "");
+#undef THETA_OK
     CHECK_EQ_S(set1("target", "-1"),
                "property 'target': '-1' is negative; accepted: a number from 0 to 1e+12");
     CHECK_EQ_S(set1("seed", "-1"),
@@ -151,6 +166,11 @@ static void test_errors(void)
     CHECK_EQ_S(finish(range, NULL),
                "insertstart (50) + insertcount (60) exceeds recordcount (100); accepted: "
                "insertstart + insertcount <= recordcount");
+    const char *load[] = {"recordcount=100", "insertcount=60", "loadcount=61", NULL};
+    CHECK_EQ_S(finish(load, NULL),
+               "loadcount (61) exceeds insertcount (60); accepted: loadcount <= insertcount (the "
+               "load inserts keys insertstart .. insertstart + loadcount - 1, reads choose among "
+               "insertcount keys)");
     const char *start[] = {"recordcount=100", "insertstart=100", NULL};
     CHECK_EQ_S(finish(start, NULL),
                "insertstart (100) leaves no keys to load; accepted: insertstart < recordcount "

@@ -439,8 +439,46 @@ static void test_disk_hits(void)
     store_free(s);
 }
 
+/* loadcount < insertcount: the load inserts only keys 0 .. loadcount-1 while
+ * reads choose among all insertcount (= recordcount) keys, so the reads of
+ * the other keys miss -- exactly those, one by one */
+static void test_partial_load(void)
+{
+    const char *kvs[] = {"recordcount=1000", "loadcount=400", "operationcount=5000",
+                         "readproportion=1", "updateproportion=0", "requestdistribution=zipfian",
+                         NULL};
+    struct store *s = store_new();
+    struct outcome o;
+    run_once(kvs, 1, 1, s, &o);
+    CHECK_EQ_I(o.rc, 0);
+    CHECK_EQ_I(o.res->load.ops[YCSB_OP_INSERT], 400);
+    char loaded[400][YCSB_KEY_MAX];
+    for (int k = 0; k < 400; k++)
+        ycsb_key(loaded[k], k, 1, 1);
+    long inserts = 0, reads = 0, expect_miss = 0;
+    for (size_t i = 0; i < o.n; i++) {
+        if (o.recs[i].op == YCSB_OP_INSERT) {
+            inserts++;
+            continue;
+        }
+        reads++;
+        int found = 0;
+        for (int k = 0; k < 400 && !found; k++)
+            found = strcmp(o.recs[i].key, loaded[k]) == 0;
+        expect_miss += !found;
+    }
+    CHECK_EQ_I(inserts, 400);
+    CHECK_EQ_I(reads, 5000);
+    CHECK_EQ_I(o.res->run.read_miss, expect_miss);
+    CHECK_EQ_I(o.res->run.read_hit, 5000 - expect_miss);
+    CHECK(expect_miss > 0 && expect_miss < 5000);
+    outcome_free(&o);
+    store_free(s);
+}
+
 int main(void)
 {
+    test_partial_load();
     test_disk_hits();
     test_thread_independence();
     test_inserts_latest();

@@ -7,7 +7,7 @@ import struct
 import subprocess
 from pathlib import Path
 
-from conftest import WORKLOADS
+from conftest import WORKLOADS, fnvhash64
 
 HEADER = struct.Struct("<8sIIQQQ24s64s")
 RECORD = struct.Struct("<QIB3s")
@@ -142,3 +142,31 @@ def test_errors(ycsb_trace: Path, tmp_path: Path) -> None:
     assert fails(ycsb_trace, "--from-actrace", str(short), "--oracle-general", out) == (
         1, f"ycsb-trace: '{short}': header says 10 requests (288 bytes) but the file has 283 "
            "bytes\n")
+
+
+def test_theta_above_one(ycsb_trace: Path, tmp_path: Path) -> None:
+    # theta 1.2: the most popular key is fnvhash64(0) % 1001 (YCSB's chooser
+    # spans insertstart .. insertstart + insertcount inclusive; key 1000 is
+    # redrawn) with probability 1/zeta(1e10 + 1, 1.2) = 1/5.5415824411792508
+    # (mpmath) plus its hashed share of the far tail (< 0.001)
+    out = tmp_path / "z.actrace"
+    run_trace(ycsb_trace, out, "-P", str(WORKLOADS / "readonly"), "-p", "recordcount=1000",
+              "-p", "operationcount=200000", "-p", "zipfianconstant=1.2")
+    _, recs = read_actrace(out)
+    keys = [r[0] for r in recs]
+    top = fnvhash64(0) % 1001
+    assert max(set(keys), key=keys.count) == top
+    assert abs(keys.count(top) / 200000 - 1 / 5.5415824411792508) < 0.004
+    assert all(0 <= k < 1000 for k in keys)
+
+
+def test_theta_one_and_partial_load_rejected(ycsb_trace: Path, tmp_path: Path) -> None:
+    out = str(tmp_path / "x")
+    assert fails(ycsb_trace, "-p", "zipfianconstant=1", "-o", out) == (
+        1, "ycsb-trace: property 'zipfianconstant': '1' is 1 or within 1e-9 of it: Gray's "
+           "Zipfian method (YCSB's ZipfianGenerator) divides by 1 - theta (alpha = 1/(1 - theta)); "
+           "accepted: a number greater than 0 and at most 10, other than 1 (at least 1e-9 away "
+           "from it)\n")
+    assert fails(ycsb_trace, "-p", "recordcount=100", "-p", "loadcount=50", "-o", out) == (
+        1, "ycsb-trace: loadcount (50) differs from insertcount (100): an ACTRACE file implies "
+           "the load of every key; accepted: loadcount unset or equal to insertcount\n")
