@@ -1,8 +1,13 @@
 """Shared fixtures: paths of the built tools and workload files."""
 from __future__ import annotations
 
+import contextlib
 import os
+import socket
+import subprocess
+import time
 from pathlib import Path
+from typing import Iterator
 
 import pytest
 
@@ -34,3 +39,42 @@ def ycsb_mc() -> Path:
     path = BIN / "ycsb-mc"
     assert path.exists(), f"{path} missing: run make -C ycsb-driver all"
     return path
+
+
+SERVER = BIN / "memcached-ac"
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return int(s.getsockname()[1])
+
+
+@contextlib.contextmanager
+def running_server(mem_mb: int, ac_options: str, threads: int = 4) -> Iterator[int]:
+    """memcached-ac on a free 127.0.0.1 port (yields the port), stopped by its PID."""
+    assert SERVER.exists(), f"{SERVER} missing: run make -C memcached all"
+    port = free_port()
+    cmd = [str(SERVER), "-p", str(port), "-U", "0", "-l", "127.0.0.1", "-m", str(mem_mb),
+           "-t", str(threads), "-o", ac_options]
+    if os.geteuid() == 0:
+        cmd[1:1] = ["-u", "root"]
+    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    try:
+        deadline = time.monotonic() + 10
+        while True:
+            try:
+                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
+                break
+            except OSError:
+                if proc.poll() is not None or time.monotonic() > deadline:
+                    raise RuntimeError(f"memcached-ac did not start: {proc.stderr.read()!r}")
+                time.sleep(0.05)
+        yield port
+    finally:
+        proc.terminate()
+        try:
+            proc.wait(timeout=10)
+        except subprocess.TimeoutExpired:
+            proc.kill()
+            proc.wait()

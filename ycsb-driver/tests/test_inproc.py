@@ -8,9 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from conftest import BIN, WORKLOADS
+from conftest import SERVER, WORKLOADS
 
-SERVER = BIN / "memcached-ac"
 
 
 def drive(tmp: Path, *opts: str, mem: int = 16, workload: Path = WORKLOADS / "readonly",

@@ -9,54 +9,21 @@ one process with `loadcount=LOADED`.  Every read must come out the same."""
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
-from conftest import BIN, WORKLOADS
+from conftest import BIN, SERVER, WORKLOADS, running_server
 
-SERVER = BIN / "memcached-ac"
 RECORDS, LOADED, OPS = 10000, 6000, 10000
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
 def server() -> Iterator[int]:
-    assert SERVER.exists(), f"{SERVER} missing: run make -C memcached all"
-    port = free_port()
-    cmd = [str(SERVER), "-p", str(port), "-U", "0", "-l", "127.0.0.1", "-m", "256", "-t", "1",
-           "-o", "ac_policy=none"]
-    if os.geteuid() == 0:
-        cmd[1:1] = ["-u", "root"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"memcached-ac did not start: {proc.stderr.read()!r}")
-                time.sleep(0.05)
+    with running_server(256, "ac_policy=none", threads=1) as port:
         yield port
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def ycsb_mc(port: int, *args: str) -> dict:

@@ -3,55 +3,21 @@ driver's reads, every read hits after the load, values have YCSB's size."""
 from __future__ import annotations
 
 import json
-import os
-import socket
 import subprocess
-import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 from pymemcache.client.base import Client
 
-from conftest import BIN, WORKLOADS, fnvhash64
+from conftest import BIN, WORKLOADS, fnvhash64, free_port, running_server
 
-SERVER = BIN / "memcached-ac"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @pytest.fixture
 def server(tmp_path: Path) -> Iterator[int]:
-    if not SERVER.exists():
-        pytest.skip(f"{SERVER} missing: build it with make -C memcached all")
-    port = free_port()
-    cmd = [str(SERVER), "-p", str(port), "-U", "0", "-l", "127.0.0.1", "-m", "16",
-           "-o", f"ac_policy=lru,ac_spill_dir={tmp_path / 'spill'}"]
-    if os.geteuid() == 0:
-        cmd[1:1] = ["-u", "root"]
-    proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    try:
-        deadline = time.monotonic() + 10
-        while True:
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=0.2).close()
-                break
-            except OSError:
-                if proc.poll() is not None or time.monotonic() > deadline:
-                    raise RuntimeError(f"memcached-ac did not start: {proc.stderr.read()!r}")
-                time.sleep(0.05)
+    with running_server(16, f"ac_policy=lru,ac_spill_dir={tmp_path / 'spill'}") as port:
         yield port
-    finally:
-        proc.terminate()
-        try:
-            proc.wait(timeout=10)
-        except subprocess.TimeoutExpired:
-            proc.kill()
-            proc.wait()
 
 
 def run_mc(exe: Path, port: int, *args: str) -> dict:
