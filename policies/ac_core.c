@@ -47,7 +47,8 @@ static void hit_totals(uint64_t *mem, uint64_t *disk) {
 
 /* Our files in the spill directory; anything else there is refused. */
 static bool is_our_file(const char *name) {
-    return strcmp(name, "blocks.dat") == 0;
+    return strcmp(name, "blocks.dat") == 0 || strcmp(name, "cold.dat") == 0
+        || strcmp(name, "cold.idx") == 0 || strcmp(name, "cold.idx.new") == 0;
 }
 
 static int prepare_dir(const char *dir) {
@@ -86,6 +87,11 @@ static int prepare_dir(const char *dir) {
 }
 
 static void ac_shutdown(void) {
+    if (ac.policy != NULL && ac.policy->shutdown != NULL && ac.cold != NULL) {
+        ac.policy->shutdown();           /* removes the cold store's files */
+        ac.cold = NULL;
+        rmdir(ac.dir);
+    }
     if (ac.store != NULL) {
         ac.store_ops->close(ac.store);   /* removes the spill file */
         ac.store = NULL;
@@ -111,25 +117,37 @@ int ac_init(size_t *item_limit) {
      * (HOT/WARM/COLD) is off, every item lives in the COLD list. */
     settings.lru_segmented = false;
 
-    if (ac_opts.block_size == 0) {
-        /* H-Store's 1 MiB blocks; a small server (-m < 16M) gets -m/16. */
-        ac_opts.block_size = settings.maxbytes / 16 < (1u << 20) ? settings.maxbytes / 16 : (1u << 20);
-        if (ac_opts.block_size < 4096)
-            ac_opts.block_size = 4096;
-    }
-    size_t n = ac_opts.evicted_max;
-    if (n == 0) {
-        n = settings.maxbytes / 8 / 24;   /* default: an eighth of -m */
-        if (n < 1024)
-            n = 1024;
-    }
-    ac.evicted_bytes = ac_evicted_bytes_for(n);
-    size_t overhead = ac.evicted_bytes + ac_opts.block_size;
-    if (overhead > settings.maxbytes / 2) {
-        fprintf(stderr, "memcached-ac: the evicted table for ac_evicted_max=%zu (%zu bytes) plus one"
-                " ac_block_size buffer (%zu bytes) exceed half of -m (%zu bytes); raise -m or lower them\n",
-                n, ac.evicted_bytes, ac_opts.block_size, settings.maxbytes);
-        return -1;
+    size_t overhead;
+    if (p->fixed_bytes != NULL) {
+        /* a policy with its own cold store: no block store, no evicted table */
+        overhead = p->fixed_bytes(settings.maxbytes);
+        if (overhead > settings.maxbytes / 2) {
+            fprintf(stderr, "memcached-ac: the book-keeping of ac_policy=%s (%zu bytes) exceeds half of -m"
+                    " (%zu bytes); raise -m or lower ac_log_keys\n", p->name, overhead, settings.maxbytes);
+            return -1;
+        }
+    } else {
+        if (ac_opts.block_size == 0) {
+            /* H-Store's 1 MiB blocks; a small server (-m < 16M) gets -m/16. */
+            ac_opts.block_size = settings.maxbytes / 16 < (1u << 20) ? settings.maxbytes / 16 : (1u << 20);
+            if (ac_opts.block_size < 4096)
+                ac_opts.block_size = 4096;
+        }
+        size_t n = ac_opts.evicted_max;
+        if (n == 0) {
+            n = settings.maxbytes / 8 / 24;   /* default: an eighth of -m */
+            if (n < 1024)
+                n = 1024;
+        }
+        ac.evicted_bytes = ac_evicted_bytes_for(n);
+        overhead = ac.evicted_bytes + ac_opts.block_size;
+        if (overhead > settings.maxbytes / 2) {
+            fprintf(stderr, "memcached-ac: the evicted table for ac_evicted_max=%zu (%zu bytes) plus one"
+                    " ac_block_size buffer (%zu bytes) exceed half of -m (%zu bytes); raise -m or lower them\n",
+                    n, ac.evicted_bytes, ac_opts.block_size, settings.maxbytes);
+            return -1;
+        }
+        ac_opts.evicted_max = n;
     }
     /* Equal provisioning: the book-keeping comes out of the item memory. */
     *item_limit = settings.maxbytes - overhead;
@@ -141,20 +159,23 @@ int ac_init(size_t *item_limit) {
         snprintf(ac.dir, sizeof(ac.dir), "/var/tmp/memcached-ac.%d", (int)getpid());
     if (prepare_dir(ac.dir) != 0)
         return -1;
-    char err[512];
-    ac.store = ac.store_ops->open(ac.dir, ac_opts.block_size, ac_opts.compact_fill, err, sizeof(err));
-    if (ac.store == NULL) {
-        fprintf(stderr, "memcached-ac: spill store: %s\n", err);
-        rmdir(ac.dir);
-        return -1;
-    }
-    if (ac_evicted_init(&ac.evicted, n) != 0) {
-        fprintf(stderr, "memcached-ac: cannot allocate the evicted table (%zu entries)\n", n);
-        ac_shutdown();
-        return -1;
+    if (p->fixed_bytes == NULL) {
+        char err[512];
+        ac.store = ac.store_ops->open(ac.dir, ac_opts.block_size, ac_opts.compact_fill, err, sizeof(err));
+        if (ac.store == NULL) {
+            fprintf(stderr, "memcached-ac: spill store: %s\n", err);
+            rmdir(ac.dir);
+            return -1;
+        }
+        if (ac_evicted_init(&ac.evicted, ac_opts.evicted_max) != 0) {
+            fprintf(stderr, "memcached-ac: cannot allocate the evicted table (%zu entries)\n", ac_opts.evicted_max);
+            ac_shutdown();
+            return -1;
+        }
     }
     if (p->init != NULL && p->init(&ac_opts) != 0) {
         ac_shutdown();
+        rmdir(ac.dir);
         return -1;
     }
     atexit(ac_shutdown);
@@ -205,10 +226,22 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     struct ac_store_stats ss;
     memset(&ss, 0, sizeof(ss));
     size_t meta = 0, stubs = 0;
-    if (ac_enabled) {
+    if (ac_enabled && ac.cold != NULL) {
+        /* cold-store policies: no stubs; the cold records are the spilled items */
+        stubs = (size_t)ac_cold_records(ac.cold);
+        meta = ac.policy->metadata_bytes();
+    } else if (ac_enabled) {
         ac.store_ops->stats(ac.store, &ss);
         stubs = ac_evicted_count(&ac.evicted);
         meta = ac.evicted_bytes + ac_opts.block_size + ac.policy->metadata_bytes();
+    }
+    uint64_t cold_io_errors = 0;
+    if (ac_enabled && ac.cold != NULL) {
+        struct ac_cold_stats cs;
+        ac_cold_stats(ac.cold, &cs);
+        cold_io_errors = cs.store.io_errors;
+        ss.live_bytes = cs.store.live_bytes;
+        ss.bytes_on_disk = cs.store.file_bytes;
     }
     APPEND_STAT("policy", "%s", policy);
     /* With policy none every hit is a memory hit: memcached's own counters. */
@@ -230,7 +263,7 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("resident_items", "%llu", (unsigned long long)stats_state.curr_items);
     STATS_UNLOCK();
     APPEND_STAT("stub_items", "%zu", stubs);
-    APPEND_STAT("evicted_max", "%zu", ac_enabled ? ac.evicted.capacity : (size_t)0);
+    APPEND_STAT("evicted_max", "%zu", ac_enabled && ac.cold == NULL ? ac.evicted.capacity : (size_t)0);
     APPEND_STAT("metadata_bytes", "%zu", meta);
     APPEND_STAT("item_memory_limit", "%zu", ac_enabled ? ac.item_limit : settings.maxbytes);
     APPEND_STAT("store_bytes_on_disk", "%llu", (unsigned long long)ss.bytes_on_disk);
@@ -242,16 +275,18 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("block_reads", "%llu", (unsigned long long)ss.block_reads);
     APPEND_STAT("merged_blocks", "%llu", (unsigned long long)AC_READ(merged_blocks));
     APPEND_STAT("merged_items", "%llu", (unsigned long long)AC_READ(merged_items));
-    APPEND_STAT("io_errors", "%llu", (unsigned long long)(ss.io_errors + AC_READ(read_errors)));
+    APPEND_STAT("io_errors", "%llu", (unsigned long long)(ss.io_errors + cold_io_errors + AC_READ(read_errors)));
     APPEND_STAT("checksum_errors", "%llu", (unsigned long long)AC_READ(checksum_errors));
     APPEND_STAT("fetch_nomem", "%llu", (unsigned long long)AC_READ(fetch_nomem));
     APPEND_STAT("read_through_items", "%llu", (unsigned long long)AC_READ(read_through_items));
     APPEND_STAT("spill_failures", "%llu", (unsigned long long)AC_READ(spill_failures));
     APPEND_STAT("lost_items", "%llu", (unsigned long long)(ac_enabled ? evictions : 0));
     if (ac_enabled) {
-        APPEND_STAT("block_size", "%zu", ac_opts.block_size);
-        APPEND_STAT("merge", "%s", ac_opts.merge_block ? "block" : "tuple");
-        APPEND_STAT("compact_fill", "%.3f", ac_opts.compact_fill);
+        if (ac.cold == NULL) {
+            APPEND_STAT("block_size", "%zu", ac_opts.block_size);
+            APPEND_STAT("merge", "%s", ac_opts.merge_block ? "block" : "tuple");
+            APPEND_STAT("compact_fill", "%.3f", ac_opts.compact_fill);
+        }
         APPEND_STAT("spill_dir", "%s", ac.dir);
         if (ac.policy->stats != NULL)
             ac.policy->stats(add_stats, c);

@@ -6,12 +6,14 @@
 #include "ac_policy.h"
 #include "ac_store.h"
 #include "ac_evicted.h"
+#include "cold.h"
 
 struct ac_state {
     const struct ac_policy_ops *policy;
     const struct ac_store_ops *store_ops;
     struct ac_store *store;
     struct ac_evicted evicted;
+    struct ac_cold *cold;          /* logging: tuple store + Bloom filter instead of store + evicted */
     size_t evicted_bytes;          /* fixed memory of the evicted table */
     size_t item_limit;             /* what the slab allocator got of -m */
     pthread_mutex_t spill_lock;    /* one spill round at a time */
@@ -36,5 +38,12 @@ extern struct ac_counters ac_cnt;
 bool ac_take_fetched(item *it);
 /* ac_spill.c: a key is linked into RAM: any spilled copy of it is stale. */
 void ac_drop_stale_copies(item *it);
+/* ac_spill.c: spills the given resident items of class clsid (hints, re-validated,
+ * under the spill lock); returns how many left RAM. */
+int ac_spill_items(unsigned int clsid, item **cand, int n);
+/* ac_spill.c, cold-store policies: brings the cold records under fingerprint fp
+ * back into RAM (the caller holds no item lock). Returns how many came back, or
+ * -1 when memory could not be had. */
+int ac_migrate_in(uint64_t fp);
 
 #endif

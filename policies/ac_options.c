@@ -13,9 +13,14 @@ struct ac_options ac_opts = {
     .alru_bits = 24,                      /* Redis LRU_BITS */
     .alru_samples = 5,                    /* Redis maxmemory-samples */
     .alru_resolution_ns = 1000000000ULL,  /* Redis LRU_CLOCK_RESOLUTION: 1000 ms */
+    .log_sample = 1.0,
+    .log_alpha = 0.05,                    /* Levandoski et al. ICDE 2013 §III */
+    .log_round = 100000,
+    .log_slice = 20000,
+    .log_hot_fill = 0.9,
 };
 
-static const struct ac_policy_ops *const policies[] = { &ac_policy_none, &ac_policy_lru, &ac_policy_alru };
+static const struct ac_policy_ops *const policies[] = { &ac_policy_none, &ac_policy_lru, &ac_policy_alru, &ac_policy_logging };
 
 const char *ac_policy_names(void) {
     static char names[256];
@@ -165,6 +170,85 @@ static int set_alru_resolution(const char *v) {
     return 0;
 }
 
+/* a number in (lo, hi] (lo_open) or [lo, hi] */
+static int parse_fraction(const char *v, double lo, double hi, bool lo_open, double *out) {
+    char *end;
+    errno = 0;
+    double d = strtod(v, &end);
+    if (errno != 0 || end == v || *end != '\0' || !(d <= hi) || !(lo_open ? d > lo : d >= lo))
+        return -1;
+    *out = d;
+    return 0;
+}
+
+static int set_log_sample(const char *v) {
+    if (parse_fraction(v, 0.0, 1.0, true, &ac_opts.log_sample) != 0) {
+        fprintf(stderr, "memcached-ac: ac_log_sample must be a fraction in (0, 1] (1 logs every access), got \"%s\"\n", v);
+        return -1;
+    }
+    return 0;
+}
+
+static int set_log_alpha(const char *v) {
+    if (parse_fraction(v, 0.0, 1.0, true, &ac_opts.log_alpha) != 0) {
+        fprintf(stderr, "memcached-ac: ac_log_alpha must be a number in (0, 1] (e.g. 0.05), got \"%s\"\n", v);
+        return -1;
+    }
+    return 0;
+}
+
+/* "100000" accesses, or "2s" / "500ms" */
+static int set_log_round(const char *v) {
+    char *end;
+    errno = 0;
+    unsigned long long n = strtoull(v, &end, 10);
+    bool ok = errno == 0 && end != v && v[0] != '-' && n > 0;
+    if (ok && *end == '\0' && n <= 1000000000ULL) {
+        ac_opts.log_round = n;
+        ac_opts.log_round_ns = 0;
+        return 0;
+    }
+    unsigned long long mul = strcmp(end, "s") == 0 ? 1000000000ULL : strcmp(end, "ms") == 0 ? 1000000ULL : 0;
+    if (ok && mul != 0 && n * mul >= 10000000ULL && n * mul <= 3600ULL * 1000000000ULL) {
+        ac_opts.log_round = 0;
+        ac_opts.log_round_ns = n * mul;
+        return 0;
+    }
+    fprintf(stderr, "memcached-ac: ac_log_round must be a count of logged accesses from 1 to 1000000000"
+            " (e.g. 100000) or a duration from 10ms to 3600s (e.g. 2s, 500ms), got \"%s\"\n", v);
+    return -1;
+}
+
+static int set_log_slice(const char *v) {
+    size_t n;
+    if (parse_size(v, &n) != 0 || n < 1 || n > 1000000000) {
+        fprintf(stderr, "memcached-ac: ac_log_slice must be a count of logged accesses per time slice"
+                " from 1 to 1000000000, got \"%s\"\n", v);
+        return -1;
+    }
+    ac_opts.log_slice = n;
+    return 0;
+}
+
+static int set_log_keys(const char *v) {
+    size_t n;
+    if (parse_size(v, &n) != 0 || n < 1024 || n > (1ULL << 30)) {
+        fprintf(stderr, "memcached-ac: ac_log_keys must be a count of keys from 1024 to 1G"
+                " (K/M/G suffixes allowed), got \"%s\"\n", v);
+        return -1;
+    }
+    ac_opts.log_keys = n;
+    return 0;
+}
+
+static int set_log_hot_fill(const char *v) {
+    if (parse_fraction(v, 0.0, 1.0, true, &ac_opts.log_hot_fill) != 0) {
+        fprintf(stderr, "memcached-ac: ac_log_hot_fill must be a fraction in (0, 1] of the item memory, got \"%s\"\n", v);
+        return -1;
+    }
+    return 0;
+}
+
 static int set_path(const char *key, const char *v, char *dst, size_t size) {
     if (strlen(v) >= size) {
         fprintf(stderr, "memcached-ac: %s must be a path shorter than %zu bytes\n", key, size);
@@ -217,6 +301,12 @@ static const struct {
     { "ac_alru_bits", set_alru_bits, "alru: bits of the per-item access clock, 22..24 (default: 24, as Redis)" },
     { "ac_alru_samples", set_alru_samples, "alru: items sampled per victim into the pool of 16 (default: 5, as Redis)" },
     { "ac_alru_resolution", set_alru_resolution, "alru: clock tick, e.g. 1s (Redis, default), 1ms, 1us (the paper)" },
+    { "ac_log_sample", set_log_sample, "logging: fraction of accesses logged (default: 1)" },
+    { "ac_log_alpha", set_log_alpha, "logging: exponential-smoothing constant (default: 0.05, as Siberia)" },
+    { "ac_log_round", set_log_round, "logging: classify every N logged accesses or every Ns/Nms (default: 100000)" },
+    { "ac_log_slice", set_log_slice, "logging: logged accesses per time slice (default: 20000)" },
+    { "ac_log_keys", set_log_keys, "logging: keys the estimate table tracks, 24+4 B per slot, from -m (default: -m/8)" },
+    { "ac_log_hot_fill", set_log_hot_fill, "logging: hot-set budget, fraction of item memory (default: 0.9)" },
     { "ac_driver", set_driver, "run this YCSB workload file in-process, print JSON and exit (no network)" },
     { "ac_driver_out", set_driver_out, "ac_driver: write the JSON result to this file (default: stdout)" },
     { "ac_driver_set", set_driver_set, "ac_driver: override one workload property, key=value (repeatable)" },

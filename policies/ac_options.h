@@ -18,6 +18,13 @@ struct ac_options {
     unsigned alru_bits;      /* ac_alru_bits: width of alru's access clock, 22..24 */
     unsigned alru_samples;   /* ac_alru_samples: items sampled per victim */
     uint64_t alru_resolution_ns;   /* ac_alru_resolution: one clock tick */
+    double log_sample;       /* ac_log_sample: fraction of accesses logged (logging) */
+    double log_alpha;        /* ac_log_alpha: smoothing constant */
+    uint64_t log_round;      /* ac_log_round: logged accesses per classification (0: by time) */
+    uint64_t log_round_ns;   /* ac_log_round=Ns: seconds per classification (0: by count) */
+    uint64_t log_slice;      /* ac_log_slice: logged accesses per time slice */
+    size_t log_keys;         /* ac_log_keys: keys the estimate table tracks (0 = from -m) */
+    double log_hot_fill;     /* ac_log_hot_fill: hot-set budget as a fraction of item memory */
     /* In-process YCSB driver (ycsb-driver/inproc.c): run a workload, print JSON, exit. */
     char driver[1024];       /* ac_driver: workload property file ("" = serve the network) */
     char driver_out[1024];   /* ac_driver_out: result file ("" = stdout) */

@@ -18,6 +18,12 @@ struct ac_policy_ops {
     void   (*tick)(void);                       /* maintenance thread, may be NULL */
     size_t (*metadata_bytes)(void);             /* tracking memory, for fair provisioning */
     void   (*stats)(ADD_STAT add_stats, void *c);
+    /* Policies with their own cold store (logging): the bytes of book-keeping
+     * they allocate at start-up, charged against -m; ac_init then opens neither
+     * the block store nor the evicted table, and init must set ac.cold. NULL for
+     * the block-store policies. */
+    size_t (*fixed_bytes)(size_t maxbytes);
+    void   (*shutdown)(void);                   /* at exit: stop threads, close stores; may be NULL */
 };
 
 const struct ac_policy_ops *ac_policy_by_name(const char *name);
@@ -25,6 +31,7 @@ const struct ac_policy_ops *ac_policy_by_name(const char *name);
 extern const struct ac_policy_ops ac_policy_none;
 extern const struct ac_policy_ops ac_policy_lru;
 extern const struct ac_policy_ops ac_policy_alru;
+extern const struct ac_policy_ops ac_policy_logging;
 
 /* alru: replaces the clock source (before init; for tests with a scripted clock) */
 void ac_alru_set_clock(uint32_t (*now)(void));

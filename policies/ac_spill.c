@@ -3,6 +3,10 @@
  * time, leaving an evicted-table entry; fetch a spilled item back on lookup
  * (tuple-merge), merging a whole block when asked to (block-merge, or lazy
  * compaction once a block's live fraction falls below ac_compact_fill).
+ * A policy with its own cold store (logging) keeps spilled items in the
+ * tuple store behind a Bloom filter (ac.cold) instead: no block, no evicted-table
+ * entry; reads of a cold item are served from its record as a transient copy
+ * and leave it cold, lookups that modify it bring it back (materialize).
  * Lock order: item lock -> spill_lock -> LRU lock -> evicted stripe / store lock.
  * Other items' locks are only ever try-locked. No I/O happens under an LRU lock. */
 #include "memcached.h"
@@ -130,6 +134,14 @@ static enum spill_result spill_one(item *it) {
     if (rec == NULL)
         return SPILL_FAIL;
     struct ac_loc loc;
+    if (ac.cold != NULL) {
+        /* one record per item, written now; its index slot and filter bits with it */
+        if (ac_cold_put(ac.cold, ac_key_fp(ITEM_key(it), it->nkey), rec, len, &loc) != 0)
+            return SPILL_FAIL;       /* counted in the store's io_errors; the item stays */
+        AC_COUNT(spilled_items, 1);
+        AC_COUNT(spilled_bytes, len);
+        return SPILL_OK;
+    }
     int rc = ac.store_ops->put(ac.store, rec, len, &loc);
     if (rc == AC_STORE_FULL)
         return SPILL_FULL;
@@ -170,29 +182,58 @@ static void *grab(item *it, unsigned int clsid, uint32_t *hvp) {
     return lk;
 }
 
+/* Spills the candidates (spill_lock held); *full: the open block is packed,
+ * *failed: a spill could not be done. Returns how many left RAM. */
+static int spill_batch(unsigned int clsid, item **cand, int n, bool *full, bool *failed) {
+    int spilled = 0;
+    *full = *failed = false;
+    for (int i = 0; i < n && !*full && !*failed; i++) {
+        uint32_t hv;
+        void *lk = grab(cand[i], clsid, &hv);
+        if (lk == NULL)
+            continue;
+        enum spill_result r = spill_one(cand[i]);
+        if (r == SPILL_OK || r == SPILL_DEAD) {
+            do_item_unlink(cand[i], hv);
+            spilled++;
+        }
+        do_item_remove(cand[i]);
+        item_trylock_unlock(lk);
+        *full = r == SPILL_FULL;
+        *failed = r == SPILL_FAIL;
+    }
+    return spilled;
+}
+
+int ac_spill_items(unsigned int clsid, item **cand, int n) {
+    int spilled = 0;
+    pthread_mutex_lock(&ac.spill_lock);
+    while (n > 0) {
+        bool full, failed;
+        int k = spill_batch(clsid, cand, n, &full, &failed);
+        spilled += k;
+        if (failed)
+            break;
+        if (full) {
+            if (ac.store_ops->flush(ac.store) != 0)
+                break;
+            continue;     /* the candidates already gone are skipped by grab */
+        }
+        break;
+    }
+    pthread_mutex_unlock(&ac.spill_lock);
+    return spilled;
+}
+
 int ac_make_room(unsigned int clsid) {
     int spilled = 0;
     pthread_mutex_lock(&ac.spill_lock);
     for (;;) {
         item *cand[16];
         int n = ac.policy->pick_victims(clsid, cand, 16);
-        bool full = false, progress = false, failed = false;
-        for (int i = 0; i < n && !full && !failed; i++) {
-            uint32_t hv;
-            void *lk = grab(cand[i], clsid, &hv);
-            if (lk == NULL)
-                continue;
-            enum spill_result r = spill_one(cand[i]);
-            if (r == SPILL_OK || r == SPILL_DEAD) {
-                do_item_unlink(cand[i], hv);
-                spilled++;
-                progress = true;
-            }
-            do_item_remove(cand[i]);
-            item_trylock_unlock(lk);
-            full = r == SPILL_FULL;
-            failed = r == SPILL_FAIL;
-        }
+        bool full, failed;
+        int k = spill_batch(clsid, cand, n, &full, &failed);
+        spilled += k;
         if (failed)
             break;
         if (full) {
@@ -203,8 +244,8 @@ int ac_make_room(unsigned int clsid) {
                 break;
             continue;
         }
-        if (!progress)
-            break;
+        if (k == 0 || ac.cold != NULL)
+            break;        /* tuple store: one batch of up to 16 items is enough room */
     }
     pthread_mutex_unlock(&ac.spill_lock);
     return spilled;
@@ -234,11 +275,19 @@ static item *materialize(const struct ac_record *r, uint32_t hv, uint64_t fp,
     item *it = do_item_alloc((char *)r->key, r->nkey, r->client_flags, r->exptime, (int)r->nbytes);
     if (it == NULL)
         return NULL;
-    if (ac_item_fill(it, r->value, r->nbytes) != 0 || !ac_evicted_remove(&ac.evicted, fp, loc)) {
-        do_item_remove(it);
-        return NULL;
+    if (ac.cold != NULL) {
+        if (ac_item_fill(it, r->value, r->nbytes) != 0 || ac_cold_remove(ac.cold, fp, loc) != 1) {
+            do_item_remove(it);
+            return NULL;
+        }
+        *merge = 0;
+    } else {
+        if (ac_item_fill(it, r->value, r->nbytes) != 0 || !ac_evicted_remove(&ac.evicted, fp, loc)) {
+            do_item_remove(it);
+            return NULL;
+        }
+        *merge = ac.store_ops->invalidate(ac.store, loc);
     }
-    *merge = ac.store_ops->invalidate(ac.store, loc);
     uint64_t cas = r->cas;      /* r may point into the scratch buffer linking reuses */
     rel_time_t time = r->time;
     do_item_link(it, hv);
@@ -294,18 +343,31 @@ static void merge_block(uint32_t block) {
  * once the new one is spilled too. Unreadable records under the same
  * fingerprint are dropped with it. */
 void ac_drop_stale_copies(item *it) {
-    if (ac_evicted_count(&ac.evicted) == 0)
-        return;
     uint64_t fp = ac_key_fp(ITEM_key(it), it->nkey);
     struct ac_loc locs[4];
-    int n = ac_evicted_find(&ac.evicted, fp, locs, 4);
+    int n;
+    if (ac.cold != NULL) {
+        /* the filter's own answer, not counted as a lookup */
+        if (!ac_cold_maybe(ac.cold, fp))
+            return;
+        n = ac_tuple_find(ac.cold->store, fp, locs, 4);
+    } else {
+        if (ac_evicted_count(&ac.evicted) == 0)
+            return;
+        n = ac_evicted_find(&ac.evicted, fp, locs, 4);
+    }
     for (int i = 0; i < n && i < 4; i++) {
         char *buf = scratch_get(&fetch_buf, locs[i].len);
         struct ac_record r;
-        bool ours = buf == NULL || ac.store_ops->get(ac.store, &locs[i], buf) != 0
-            || ac_record_parse(buf, locs[i].len, &r) != AC_REC_OK
+        int rc = buf == NULL ? -ENOMEM : ac.cold != NULL ? ac_cold_get(ac.cold, &locs[i], buf)
+            : ac.store_ops->get(ac.store, &locs[i], buf);
+        bool ours = rc != 0 || ac_record_parse(buf, locs[i].len, &r) != AC_REC_OK
             || (r.nkey == it->nkey && memcmp(r.key, ITEM_key(it), it->nkey) == 0);
-        if (ours && ac_evicted_remove(&ac.evicted, fp, &locs[i]))
+        if (!ours)
+            continue;
+        if (ac.cold != NULL)
+            ac_cold_remove(ac.cold, fp, &locs[i]);
+        else if (ac_evicted_remove(&ac.evicted, fp, &locs[i]))
             ac.store_ops->invalidate(ac.store, &locs[i]);
     }
 }
@@ -334,7 +396,9 @@ static item *transient_copy(const struct ac_record *r, uint64_t fp, const struct
     memcpy(ITEM_data(it), r->value, r->nbytes);
     ITEM_set_cas(it, r->cas);
     if (item_dead(it)) {
-        if (ac_evicted_remove(&ac.evicted, fp, loc))
+        if (ac.cold != NULL)
+            ac_cold_remove(ac.cold, fp, loc);
+        else if (ac_evicted_remove(&ac.evicted, fp, loc))
             ac.store_ops->invalidate(ac.store, loc);
         free(it);
         return NULL;
@@ -349,16 +413,113 @@ void ac_item_free(item *it) {
 item *ac_item_for_update(item *it) {
     if (it == NULL || !AC_ITEM_TRANSIENT(it))
         return it;
+    if (ac.cold != NULL) {
+        /* a cold item read as a transient copy: a modify brings it into RAM
+         * (the caller holds its item lock, as for the lookup) */
+        char key[KEY_MAX_LENGTH + 1];
+        size_t nkey = it->nkey;
+        memcpy(key, ITEM_key(it), nkey);
+        do_item_remove(it);
+        item *m = ac_item_find(key, nkey, hash(key, nkey), false);
+        if (m != NULL)
+            refcount_incr(m);        /* as do_item_get takes one */
+        return m;
+    }
     do_item_remove(it);
     tl_error = "SERVER_ERROR out of memory fetching a spilled item";
     return NULL;
+}
+
+/* Cold-store policies: a read (do_update) is served from the record as a
+ * transient copy and the item stays cold (Siberia: only inserts, updates and
+ * migration add to the hot store); any other lookup brings it into RAM. */
+static item *cold_find(const char *key, size_t nkey, uint32_t hv, bool do_update) {
+    uint64_t fp = ac_key_fp(key, nkey);
+    struct ac_loc locs[4];
+    int n = ac_cold_find(ac.cold, fp, locs, 4);
+    if (n < 0) {
+        AC_COUNT(read_errors, 1);
+        tl_error = "SERVER_ERROR anti-caching: reading a spilled item failed";
+        return NULL;
+    }
+    for (int i = 0; i < n && i < 4; i++) {
+        char *buf = scratch_get(&fetch_buf, locs[i].len);
+        if (buf == NULL || ac_cold_get(ac.cold, &locs[i], buf) != 0) {
+            AC_COUNT(read_errors, 1);
+            tl_error = "SERVER_ERROR anti-caching: reading a spilled item failed";
+            return NULL;
+        }
+        struct ac_record r;
+        if (ac_record_parse(buf, locs[i].len, &r) != AC_REC_OK || r.len != locs[i].len) {
+            AC_COUNT(checksum_errors, 1);
+            tl_error = "SERVER_ERROR anti-caching: a spilled item failed its checksum";
+            return NULL;
+        }
+        if (r.nkey != nkey || memcmp(r.key, key, nkey) != 0)
+            continue;      /* another key with the same fingerprint */
+        item *it;
+        if (do_update) {
+            it = transient_copy(&r, fp, &locs[i]);
+            if (it != NULL) {
+                AC_COUNT(read_through_items, 1);
+                tl_fetched = it;
+            }
+            return it;
+        }
+        int merge = 0;
+        it = materialize(&r, hv, fp, &locs[i], &merge);
+        if (it == NULL) {
+            AC_COUNT(fetch_nomem, 1);
+            tl_error = "SERVER_ERROR out of memory fetching a spilled item";
+            return NULL;
+        }
+        AC_COUNT(fetched_items, 1);
+        AC_COUNT(fetched_bytes, r.len);
+        tl_fetched = it;
+        return it;
+    }
+    return NULL;
+}
+
+int ac_migrate_in(uint64_t fp) {
+    struct ac_loc locs[4];
+    int n = ac_cold_find(ac.cold, fp, locs, 4), moved = 0;
+    for (int i = 0; i < n && i < 4; i++) {
+        char *buf = scratch_get(&fetch_buf, locs[i].len);
+        struct ac_record r;
+        if (buf == NULL || ac_cold_get(ac.cold, &locs[i], buf) != 0
+                || ac_record_parse(buf, locs[i].len, &r) != AC_REC_OK || r.len != locs[i].len)
+            continue;      /* left in place: a request for it answers the error */
+        char key[KEY_MAX_LENGTH + 1];
+        memcpy(key, r.key, r.nkey);
+        uint32_t hv = hash(key, r.nkey);
+        item_lock(hv);
+        /* re-read under the lock: a request may have brought it in meanwhile */
+        if (assoc_find(key, r.nkey, hv) == NULL && ac_cold_get(ac.cold, &locs[i], buf) == 0
+                && ac_record_parse(buf, locs[i].len, &r) == AC_REC_OK) {
+            int merge = 0;
+            if (materialize(&r, hv, fp, &locs[i], &merge) == NULL) {
+                item_unlock(hv);
+                return -1;
+            }
+            moved++;
+            AC_COUNT(fetched_items, 1);
+            AC_COUNT(fetched_bytes, r.len);
+        }
+        item_unlock(hv);
+    }
+    return moved;
 }
 
 item *ac_item_find(const char *key, size_t nkey, uint32_t hv, bool do_update) {
     tl_fetched = NULL;
     tl_error = NULL;
     item *it = assoc_find(key, nkey, hv);
-    if (it != NULL || ac_evicted_count(&ac.evicted) == 0)
+    if (it != NULL)
+        return it;
+    if (ac.cold != NULL)
+        return cold_find(key, nkey, hv, do_update);
+    if (ac_evicted_count(&ac.evicted) == 0)
         return it;
     uint64_t fp = ac_key_fp(key, nkey);
     struct ac_loc locs[4];

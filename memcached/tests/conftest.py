@@ -21,7 +21,7 @@ def pytest_configure(config):
 
 
 # The policies that spill: the no-loss tests run once per policy.
-SPILL_POLICIES = ["lru", "alru"]
+SPILL_POLICIES = ["lru", "alru", "logging"]
 
 
 @pytest.fixture(params=SPILL_POLICIES)

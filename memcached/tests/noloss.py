@@ -10,7 +10,9 @@ the end every live key is read back byte-exact and every deleted key must be
 absent. The test counts its own hits and misses to compare with the server's.
 Which old keys are spilled is looked up with `lru_crawler metadump` (it lists
 resident items only), and each operation on an old key checks whether
-fetched_items rose, so the test knows the operations really met spilled items.
+fetched_items or read_through_items rose (a read of a cold item under
+`logging` is served from its record and leaves it cold), so the test knows the
+operations really met spilled items.
 
 A store the server answers with `SERVER_ERROR out of memory` is recorded in
 Run.oom and applied to the model exactly as memcached does it (a failed `set`
@@ -326,15 +328,19 @@ class Workload:
             k = self.old_key(lambda k: True)
         if k is None:
             return
-        before = self.srv.ac()["fetched_items"]
+        before = self.served_from_disk()
         {"incr": self.do_incr, "set": self.do_set, "delete": self.do_delete,
          "append": lambda k: self.do_append(k, False), "prepend": lambda k: self.do_append(k, True),
          "cas": self.do_gets_cas, "bad-cas": self.do_bad_cas, "add": self.do_add_existing,
          "replace": self.do_replace, "replace-deleted": self.do_replace,
          "touch": self.do_touch, "get": self.do_get}[op](k)
         self.run.old_ops[op] += 1
-        if self.srv.ac()["fetched_items"] > before:
+        if self.served_from_disk() > before:
             self.run.fetched_by[op] += 1
+
+    def served_from_disk(self) -> int:
+        st = self.srv.ac()
+        return st["fetched_items"] + st["read_through_items"]
 
     def execute(self) -> Run:
         # counters first, so that they are among the oldest (spilled) keys; padded

@@ -1,0 +1,156 @@
+"""Policy `logging` (Siberia) end to end: a read of a cold item is served from
+the tuple store without moving it into RAM (the resident set, the cold store
+and the hot set stay as they were; read_through_items and disk_hits count it);
+a key read often becomes hot at the next classification and migrates in; the
+Bloom filter answers absent keys without touching the index; deletes and
+updates of cold keys; bad option values are refused with what is accepted."""
+from __future__ import annotations
+
+import random
+import subprocess
+import time
+
+from mc_helpers import BIN, value_for
+
+N_KEYS = 30000
+
+
+def fill(raw, rng):
+    vals = {}
+    for i in range(N_KEYS):
+        k = f"user{i:06d}"
+        vals[k] = value_for(rng, k, 0, 1000)
+        assert raw.store("set", k, vals[k], flags=i) == b"STORED"
+    return vals
+
+
+def wait_for(pred, what, limit=60.0):
+    """Polls a server counter; the limit only bounds a hang, it asserts no speed."""
+    deadline = time.monotonic() + limit
+    while time.monotonic() < deadline:
+        if pred():
+            return
+        time.sleep(0.05)
+    raise AssertionError(f"gave up waiting for {what}")
+
+
+def test_cold_reads_stay_cold(server):
+    # no classification round at all: the hot set cannot change
+    srv = server(mem=16, threads=2, ac={"ac_policy": "logging", "ac_log_round": "1000000000"})
+    raw = srv.raw()
+    vals = fill(raw, random.Random(11))
+    st0 = srv.ac()
+    assert st0["policy"] == "logging" and st0["lost_items"] == 0
+    assert st0["stub_items"] == st0["cold_records"] > 0
+    assert st0["evicted_max"] == 0 and st0["log_rounds"] == 0
+    resident0 = raw.resident_keys()
+    assert len(resident0) + st0["cold_records"] == N_KEYS
+    cold = sorted(set(vals) - resident0)[:200]
+    assert len(cold) == 200
+    for rep in range(3):
+        for k in cold:
+            got, err = raw.get(k)
+            assert err is None and got[k][:2] == (vals[k], int(k[4:])), k
+    st1 = srv.ac()
+    assert raw.resident_keys() == resident0
+    assert st1["cold_records"] == st0["cold_records"]
+    assert st1["read_through_items"] - st0["read_through_items"] == 600
+    assert st1["disk_hits"] - st0["disk_hits"] == 600
+    assert st1["fetched_items"] == st0["fetched_items"]
+    assert st1["spilled_items"] == st0["spilled_items"]
+    assert st1["log_hot_keys"] == st0["log_hot_keys"] == 0
+    # absent keys: the Bloom filter rules nearly all out without reading the index
+    before = srv.ac()
+    for i in range(2000):
+        assert raw.get(f"absent{i}") == ({}, None)
+    after = srv.ac()
+    negatives = after["bloom_negatives"] - before["bloom_negatives"]
+    fps = after["bloom_false_positives"] - before["bloom_false_positives"]
+    assert negatives + fps == 2000 and fps <= 60, (negatives, fps)
+    # a delete of a cold key removes its record; an update brings it into RAM
+    assert raw.call(f"delete {cold[0]}".encode()) == b"DELETED"
+    assert raw.get(cold[0]) == ({}, None)
+    assert raw.store("set", cold[1], b"new value", flags=7) == b"STORED"
+    assert cold[1] in raw.resident_keys()
+    assert raw.get(cold[1])[0][cold[1]][:2] == (b"new value", 7)
+    st2 = srv.ac()
+    assert st2["cold_records"] == st1["cold_records"] - 2
+    assert st2["lost_items"] == 0 and st2["checksum_errors"] == 0 and st2["io_errors"] == 0
+
+
+def test_hot_key_migrates_in(server):
+    srv = server(mem=16, threads=2, ac={"ac_policy": "logging", "ac_log_round": "100ms",
+                                         "ac_log_slice": "100"})
+    raw = srv.raw()
+    vals = fill(raw, random.Random(12))
+    rounds = srv.ac()["log_rounds"]
+    wait_for(lambda: srv.ac()["log_rounds"] >= rounds + 2, "two classification rounds")
+    resident = raw.resident_keys()
+    k = sorted(set(vals) - resident)[0]
+    st0 = srv.ac()
+    for _ in range(300):
+        got, err = raw.get(k)
+        assert err is None and got[k][0] == vals[k]
+    # reading it did not bring it in; the next rounds classify it hot and migrate it
+    r0 = srv.ac()["log_rounds"]
+    wait_for(lambda: srv.ac()["log_rounds"] >= r0 + 2, "two more rounds")
+    assert k in raw.resident_keys()
+    st1 = srv.ac()
+    assert st1["log_migrated_in"] > st0["log_migrated_in"]
+    assert 0 < st1["log_hot_keys"] and st1["log_hot_bytes"] <= st1["log_hot_budget"]
+    assert st1["bloom_rebuilds"] >= st1["log_rounds"]
+    assert st1["metadata_bytes"] >= st1["log_estimate_bytes"] + st1["bloom_bytes"] + st1["log_ring_bytes"]
+    got, err = raw.get(k)
+    assert err is None and got[k][:2] == (vals[k], int(k[4:]))
+    # every key still readable byte-exact
+    bad = [key for key in vals if raw.get(key)[0].get(key, (None,))[0] != vals[key]]
+    assert bad == []
+    assert srv.ac()["lost_items"] == 0
+
+
+def test_bad_options_refused(tmp_path):
+    cases = {
+        "ac_log_alpha=0": "ac_log_alpha must be a number in (0, 1]",
+        "ac_log_alpha=1.5": "ac_log_alpha must be a number in (0, 1]",
+        "ac_log_sample=0": "ac_log_sample must be a fraction in (0, 1]",
+        "ac_log_round=5ms": "ac_log_round must be a count of logged accesses from 1 to 1000000000",
+        "ac_log_round=abc": "ac_log_round must be a count of logged accesses from 1 to 1000000000",
+        "ac_log_slice=0": "ac_log_slice must be a count of logged accesses per time slice",
+        "ac_log_keys=10": "ac_log_keys must be a count of keys from 1024 to 1G",
+        "ac_log_hot_fill=2": "ac_log_hot_fill must be a fraction in (0, 1]",
+    }
+    for opt, msg in cases.items():
+        r = subprocess.run([str(BIN), "-u", "root", "-p", "0", "-U", "0", "-m", "16", "-o",
+                            f"ac_policy=logging,ac_spill_dir={tmp_path / 'x'},{opt}"],
+                           capture_output=True, text=True, timeout=20)
+        assert r.returncode != 0 and msg in r.stderr, (opt, r.returncode, r.stderr)
+        assert not (tmp_path / "x").exists()
+
+
+def test_damaged_cold_record_is_an_error(server):
+    """A cold record failing its checksum answers the error, never data, and stays."""
+    srv = server(mem=16, threads=2, ac={"ac_policy": "logging", "ac_log_round": "1000000000"})
+    raw = srv.raw()
+    vals = fill(raw, random.Random(13))
+    cold = sorted(set(vals) - raw.resident_keys())
+    k, other = cold[0], cold[1]
+    path = srv.spill_dir / "cold.dat"
+    data = path.read_bytes()
+    at = data.index(k.encode() + vals[k][:16])     # the record: key, then the value
+    with open(path, "r+b") as f:
+        f.seek(at + len(k) + 100)
+        b = f.read(1)
+        f.seek(at + len(k) + 100)
+        f.write(bytes([b[0] ^ 0x40]))
+    err = b"SERVER_ERROR anti-caching: a spilled item failed its checksum"
+    assert raw.get(k) == ({}, err)
+    assert raw.call(f"delete {k}".encode()) == err
+    assert raw.call(f"touch {k} 10".encode()) == err
+    st = srv.ac()
+    assert st["checksum_errors"] == 3
+    got, e = raw.get(other)
+    assert e is None and got[other][0] == vals[other]
+    # set replaces it: the damaged record is dropped
+    assert raw.store("set", k, b"fresh") == b"STORED"
+    assert raw.get(k)[0][k][0] == b"fresh"
+    assert srv.ac()["cold_records"] == st["cold_records"] - 1

@@ -1,0 +1,391 @@
+#define _GNU_SOURCE
+#include "tuple_store.h"
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define SLOT 24                 /* u64 fp, u64 offset, u32 len, u32 state */
+#define WINDOW 64               /* slots read per probe step */
+#define INITIAL_SLOTS 4096
+enum { S_EMPTY = 0, S_LIVE = 1, S_DEAD = 2 };
+
+struct slot { uint64_t fp, off; uint32_t len, state; };
+
+struct ac_tuple_store {
+    pthread_mutex_t lock;
+    int dat, idx;
+    char dat_path[4200], idx_path[4200], new_path[4200];
+    uint64_t nslots;            /* power of two */
+    uint64_t used;              /* live + dead slots */
+    uint64_t end;               /* log length */
+    struct ac_tuple_stats st;
+};
+
+static void put64(unsigned char *p, uint64_t v) {
+    for (int i = 0; i < 8; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static uint64_t get64(const unsigned char *p) {
+    uint64_t v = 0;
+    for (int i = 7; i >= 0; i--) v = v << 8 | p[i];
+    return v;
+}
+static void put32(unsigned char *p, uint32_t v) {
+    for (int i = 0; i < 4; i++) p[i] = (unsigned char)(v >> (8 * i));
+}
+static uint32_t get32(const unsigned char *p) {
+    return (uint32_t)p[0] | (uint32_t)p[1] << 8 | (uint32_t)p[2] << 16 | (uint32_t)p[3] << 24;
+}
+
+static void encode(unsigned char *p, const struct slot *s) {
+    put64(p, s->fp); put64(p + 8, s->off); put32(p + 16, s->len); put32(p + 20, s->state);
+}
+static void decode(const unsigned char *p, struct slot *s) {
+    s->fp = get64(p); s->off = get64(p + 8); s->len = get32(p + 16); s->state = get32(p + 20);
+}
+
+/* The home slot of a fingerprint: its high bits (the low bits of FNV-1a are
+ * weaker), mixed. */
+static uint64_t home(uint64_t fp, uint64_t nslots) {
+    uint64_t h = fp * 0x9E3779B97F4A7C15ULL;
+    return (h >> 20) & (nslots - 1);
+}
+
+static int full_pread(int fd, void *buf, size_t len, uint64_t off) {
+    size_t done = 0;
+    while (done < len) {
+        ssize_t r = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -errno;
+        if (r == 0)
+            return -EIO;
+        done += (size_t)r;
+    }
+    return 0;
+}
+
+static int full_pwrite(int fd, const void *buf, size_t len, uint64_t off) {
+    size_t done = 0;
+    while (done < len) {
+        ssize_t r = pwrite(fd, (const char *)buf + done, len - done, (off_t)(off + done));
+        if (r < 0 && errno == EINTR)
+            continue;
+        if (r < 0)
+            return -errno;
+        done += (size_t)r;
+    }
+    return 0;
+}
+
+/* Reads WINDOW slots from slot i (wrapping); returns how many were read or -errno. */
+static int read_window(struct ac_tuple_store *s, int fd, uint64_t nslots, uint64_t i, unsigned char *buf) {
+    uint64_t n = nslots - i < WINDOW ? nslots - i : WINDOW;
+    int rc = full_pread(fd, buf, n * SLOT, i * SLOT);
+    s->st.index_reads++;
+    return rc < 0 ? rc : (int)n;
+}
+
+static int write_slot(struct ac_tuple_store *s, int fd, uint64_t i, const struct slot *sl) {
+    unsigned char b[SLOT];
+    encode(b, sl);
+    s->st.index_writes++;
+    return full_pwrite(fd, b, SLOT, i * SLOT);
+}
+
+/* Inserts into the index file fd of nslots slots: the first empty or dead
+ * slot on fp's probe sequence. 1 if an empty slot was used, 0 a dead one, -errno. */
+static int index_insert(struct ac_tuple_store *s, int fd, uint64_t nslots, const struct slot *sl) {
+    unsigned char buf[WINDOW * SLOT];
+    uint64_t i = home(sl->fp, nslots);
+    for (uint64_t seen = 0; seen < nslots;) {
+        int n = read_window(s, fd, nslots, i, buf);
+        if (n < 0)
+            return n;
+        for (int k = 0; k < n; k++) {
+            struct slot cur;
+            decode(buf + (size_t)k * SLOT, &cur);
+            if (cur.state != S_LIVE) {
+                int rc = write_slot(s, fd, i + (uint64_t)k, sl);
+                return rc < 0 ? rc : cur.state == S_EMPTY;
+            }
+        }
+        seen += (uint64_t)n;
+        i = (i + (uint64_t)n) & (nslots - 1);
+    }
+    return -ENOSPC;
+}
+
+static int create_index(const char *path, uint64_t nslots, char *err, size_t errlen) {
+    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    if (fd < 0) {
+        if (err) snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
+        return -errno;
+    }
+    /* a sparse file of zero slots (S_EMPTY = 0) */
+    if (ftruncate(fd, (off_t)(nslots * SLOT)) != 0) {
+        int e = errno;
+        if (err) snprintf(err, errlen, "cannot size %s: %s", path, strerror(e));
+        close(fd);
+        unlink(path);
+        return -e;
+    }
+    return fd;
+}
+
+/* Doubles the index: live slots are rehashed into a new file that replaces it. */
+static int grow(struct ac_tuple_store *s) {
+    uint64_t nn = s->nslots * 2;
+    int fd = create_index(s->new_path, nn, NULL, 0);
+    if (fd < 0)
+        return fd;
+    unsigned char buf[WINDOW * SLOT];
+    uint64_t live = 0;
+    int rc = 0;
+    for (uint64_t i = 0; i < s->nslots && rc >= 0; i += WINDOW) {
+        int n = read_window(s, s->idx, s->nslots, i, buf);
+        if (n < 0) {
+            rc = n;
+            break;
+        }
+        for (int k = 0; k < n && rc >= 0; k++) {
+            struct slot cur;
+            decode(buf + (size_t)k * SLOT, &cur);
+            if (cur.state == S_LIVE) {
+                rc = index_insert(s, fd, nn, &cur);
+                live++;
+            }
+        }
+    }
+    if (rc < 0 || rename(s->new_path, s->idx_path) != 0) {
+        if (rc >= 0)
+            rc = -errno;
+        close(fd);
+        unlink(s->new_path);
+        return rc;
+    }
+    close(s->idx);
+    s->idx = fd;
+    s->nslots = nn;
+    s->used = live;
+    s->st.index_grows++;
+    return 0;
+}
+
+struct ac_tuple_store *ac_tuple_open(const char *dir, char *err, size_t errlen) {
+    struct ac_tuple_store *s = calloc(1, sizeof(*s));
+    if (s == NULL) {
+        snprintf(err, errlen, "out of memory");
+        return NULL;
+    }
+    snprintf(s->dat_path, sizeof(s->dat_path), "%s/cold.dat", dir);
+    snprintf(s->idx_path, sizeof(s->idx_path), "%s/cold.idx", dir);
+    snprintf(s->new_path, sizeof(s->new_path), "%s/cold.idx.new", dir);
+    unlink(s->new_path);
+    if (unlink(s->dat_path) != 0 && errno != ENOENT) {
+        snprintf(err, errlen, "cannot remove the old %s: %s", s->dat_path, strerror(errno));
+        free(s);
+        return NULL;
+    }
+    s->dat = open(s->dat_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    if (s->dat < 0) {
+        snprintf(err, errlen, "cannot create %s: %s", s->dat_path, strerror(errno));
+        free(s);
+        return NULL;
+    }
+    unlink(s->idx_path);
+    s->nslots = INITIAL_SLOTS;
+    s->idx = create_index(s->idx_path, s->nslots, err, errlen);
+    if (s->idx < 0) {
+        close(s->dat);
+        unlink(s->dat_path);
+        free(s);
+        return NULL;
+    }
+    pthread_mutex_init(&s->lock, NULL);
+    return s;
+}
+
+int ac_tuple_put(struct ac_tuple_store *s, uint64_t fp, const void *rec, size_t len, struct ac_loc *loc) {
+    if (len == 0 || len > UINT32_MAX)
+        return -EINVAL;
+    pthread_mutex_lock(&s->lock);
+    int rc = 0;
+    if ((s->used + 1) * 10 > s->nslots * 6) {
+        rc = grow(s);          /* on failure the old index stays while it has room */
+        if (rc < 0 && s->used + 2 >= s->nslots) {
+            s->st.io_errors++;
+            pthread_mutex_unlock(&s->lock);
+            return rc;
+        }
+    }
+    uint64_t off = s->end;
+    rc = full_pwrite(s->dat, rec, len, off);
+    if (rc == 0) {
+        struct slot sl = { fp, off, (uint32_t)len, S_LIVE };
+        rc = index_insert(s, s->idx, s->nslots, &sl);
+        if (rc >= 0) {
+            s->used += (uint64_t)rc;    /* an empty slot taken; a dead one was counted */
+            rc = 0;
+        }
+    }
+    s->end += len;                 /* bytes written in part are dead */
+    if (rc != 0) {
+        s->st.io_errors++;
+        if (ftruncate(s->dat, (off_t)off) == 0)
+            s->end = off;          /* give the space back */
+    } else {
+        loc->block = (uint32_t)(off >> 32);
+        loc->offset = (uint32_t)off;
+        loc->len = (uint32_t)len;
+        s->st.records++;
+        s->st.live_bytes += len;
+        s->st.puts++;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+static uint64_t loc_off(const struct ac_loc *loc) {
+    return (uint64_t)loc->block << 32 | loc->offset;
+}
+
+/* Walks fp's probe sequence up to the first empty slot; fn sees each live
+ * slot of fp and returns nonzero to stop. Returns 0 or -errno. */
+static int probe(struct ac_tuple_store *s, uint64_t fp,
+                 int (*fn)(struct ac_tuple_store *, uint64_t, struct slot *, void *), void *arg) {
+    unsigned char buf[WINDOW * SLOT];
+    uint64_t i = home(fp, s->nslots);
+    for (uint64_t seen = 0; seen < s->nslots;) {
+        int n = read_window(s, s->idx, s->nslots, i, buf);
+        if (n < 0)
+            return n;
+        for (int k = 0; k < n; k++) {
+            struct slot cur;
+            decode(buf + (size_t)k * SLOT, &cur);
+            if (cur.state == S_EMPTY)
+                return 0;
+            if (cur.state == S_LIVE && cur.fp == fp) {
+                int r = fn(s, i + (uint64_t)k, &cur, arg);
+                if (r != 0)
+                    return r < 0 ? r : 0;
+            }
+        }
+        seen += (uint64_t)n;
+        i = (i + (uint64_t)n) & (s->nslots - 1);
+    }
+    return 0;
+}
+
+struct find_arg { struct ac_loc *out; int max, n; };
+
+static int find_fn(struct ac_tuple_store *s, uint64_t i, struct slot *sl, void *arg) {
+    (void)s; (void)i;
+    struct find_arg *a = arg;
+    if (a->n < a->max) {
+        a->out[a->n].block = (uint32_t)(sl->off >> 32);
+        a->out[a->n].offset = (uint32_t)sl->off;
+        a->out[a->n].len = sl->len;
+    }
+    a->n++;
+    return 0;
+}
+
+int ac_tuple_find(struct ac_tuple_store *s, uint64_t fp, struct ac_loc *out, int max) {
+    struct find_arg a = { out, max, 0 };
+    pthread_mutex_lock(&s->lock);
+    int rc = probe(s, fp, find_fn, &a);
+    if (rc < 0)
+        s->st.io_errors++;
+    pthread_mutex_unlock(&s->lock);
+    return rc < 0 ? rc : a.n;
+}
+
+int ac_tuple_get(struct ac_tuple_store *s, const struct ac_loc *loc, void *buf) {
+    pthread_mutex_lock(&s->lock);
+    int rc = full_pread(s->dat, buf, loc->len, loc_off(loc));
+    s->st.gets++;
+    if (rc < 0)
+        s->st.io_errors++;
+    pthread_mutex_unlock(&s->lock);
+    return rc;
+}
+
+struct remove_arg { uint64_t off; uint32_t len; int done; };
+
+static int remove_fn(struct ac_tuple_store *s, uint64_t i, struct slot *sl, void *arg) {
+    struct remove_arg *a = arg;
+    if (sl->off != a->off || sl->len != a->len)
+        return 0;
+    struct slot dead = *sl;
+    dead.state = S_DEAD;
+    int rc = write_slot(s, s->idx, i, &dead);
+    if (rc < 0)
+        return rc;
+    a->done = 1;
+    return 1;
+}
+
+int ac_tuple_remove(struct ac_tuple_store *s, uint64_t fp, const struct ac_loc *loc) {
+    struct remove_arg a = { loc_off(loc), loc->len, 0 };
+    pthread_mutex_lock(&s->lock);
+    int rc = probe(s, fp, remove_fn, &a);
+    if (rc < 0) {
+        s->st.io_errors++;
+    } else if (a.done) {
+        s->st.records--;
+        s->st.live_bytes -= loc->len;
+        s->st.removes++;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return rc < 0 ? rc : a.done;
+}
+
+long ac_tuple_foreach(struct ac_tuple_store *s, void (*fn)(uint64_t fp, void *arg), void *arg) {
+    unsigned char buf[WINDOW * SLOT];
+    long count = 0;
+    pthread_mutex_lock(&s->lock);
+    for (uint64_t i = 0; i < s->nslots; i += WINDOW) {
+        int n = read_window(s, s->idx, s->nslots, i, buf);
+        if (n < 0) {
+            s->st.io_errors++;
+            pthread_mutex_unlock(&s->lock);
+            return n;
+        }
+        for (int k = 0; k < n; k++) {
+            struct slot cur;
+            decode(buf + (size_t)k * SLOT, &cur);
+            if (cur.state == S_LIVE) {
+                fn(cur.fp, arg);
+                count++;
+            }
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    return count;
+}
+
+void ac_tuple_stats(struct ac_tuple_store *s, struct ac_tuple_stats *out) {
+    pthread_mutex_lock(&s->lock);
+    *out = s->st;
+    out->file_bytes = s->end;
+    out->index_slots = s->nslots;
+    out->index_bytes = s->nslots * SLOT;
+    pthread_mutex_unlock(&s->lock);
+}
+
+void ac_tuple_close(struct ac_tuple_store *s) {
+    if (s == NULL)
+        return;
+    close(s->dat);
+    close(s->idx);
+    unlink(s->dat_path);
+    unlink(s->idx_path);
+    unlink(s->new_path);
+    pthread_mutex_destroy(&s->lock);
+    free(s);
+}

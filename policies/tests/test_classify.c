@@ -1,0 +1,239 @@
+/* Unit tests of the classifier (classify.c), the access log (accesslog.c) and
+ * the Bloom filter (store/bloom.c); no memcached. The classifier's hot set
+ * must equal an exact offline computation on a recorded log: the estimate of
+ * a key is sum over the slices t it was accessed in of alpha (1-alpha)^(T-t)
+ * (the closed form of the smoothing recursion), ranked descending, ties by
+ * fingerprint, longest prefix within the budget. */
+#include "check.h"
+#include "../accesslog.h"
+#include "../classify.h"
+#include "../store/bloom.h"
+#include <math.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+
+static uint64_t rng = 88172645463325252ULL;
+static uint64_t next(void) {
+    rng ^= rng << 13; rng ^= rng >> 7; rng ^= rng << 17;
+    return rng;
+}
+
+#define KEYS 2000
+#define LOG_LEN 200000
+
+struct offline { uint64_t fp; long double est; uint32_t size; };
+
+static int by_est(const void *a, const void *b) {
+    const struct offline *x = a, *y = b;
+    if (x->est != y->est)
+        return x->est > y->est ? -1 : 1;
+    return x->fp < y->fp ? -1 : x->fp > y->fp;
+}
+
+/* a skewed log over KEYS keys: key i drawn with weight ~ 1/(i+1) */
+static void make_log(uint64_t *fps, uint32_t *sizes, uint32_t *log) {
+    for (int i = 0; i < KEYS; i++) {
+        fps[i] = (next() | 2) & ~1ULL;       /* never 0 or 1 */
+        sizes[i] = 100 + (uint32_t)(next() % 900);
+    }
+    double h = 0, cdf[KEYS];
+    for (int i = 0; i < KEYS; i++)
+        h += 1.0 / (i + 1), cdf[i] = h;
+    for (int n = 0; n < LOG_LEN; n++) {
+        double u = (double)(next() >> 11) / 9007199254740992.0 * h;
+        int lo = 0, hi = KEYS - 1;
+        while (lo < hi) {
+            int mid = (lo + hi) / 2;
+            if (cdf[mid] < u) lo = mid + 1; else hi = mid;
+        }
+        log[n] = (uint32_t)lo;
+    }
+}
+
+static void test_topk_matches_offline(double alpha, uint64_t slice, uint64_t budget) {
+    uint64_t *fps = malloc(KEYS * sizeof(uint64_t));
+    uint32_t *sizes = malloc(KEYS * sizeof(uint32_t)), *log = malloc(LOG_LEN * sizeof(uint32_t));
+    make_log(fps, sizes, log);
+    struct ac_classifier c;
+    CHECK_EQ(ac_cls_init(&c, KEYS, alpha, slice), 0);
+    /* classify twice: halfway (forgetting and in-place deletion run) and at the end */
+    for (int n = 0; n < LOG_LEN; n++) {
+        ac_cls_record(&c, fps[log[n]], sizes[log[n]]);
+        if (n == LOG_LEN / 2)
+            ac_cls_classify(&c, budget);
+    }
+    uint64_t hot = ac_cls_classify(&c, budget);
+
+    /* offline: closed form over the whole log */
+    struct offline *off = calloc(KEYS, sizeof(*off));
+    uint64_t *last = calloc(KEYS, sizeof(uint64_t));
+    uint64_t T = LOG_LEN / slice;    /* slice of the classification: accesses / slice_len */
+    for (int i = 0; i < KEYS; i++)
+        off[i].fp = fps[i], off[i].size = sizes[i], last[i] = UINT64_MAX;
+    for (int n = 0; n < LOG_LEN; n++) {
+        uint64_t t = (uint64_t)n / slice;
+        int k = (int)log[n];
+        if (last[k] == t)
+            continue;                /* x_t = 1 once per slice */
+        last[k] = t;
+        off[k].est += (long double)alpha * powl(1.0L - alpha, (long double)(T - t));
+    }
+    int known = 0;
+    for (int i = 0; i < KEYS; i++)
+        if (off[i].est >= AC_CLS_FORGET)
+            off[known++] = off[i];
+    qsort(off, (size_t)known, sizeof(*off), by_est);
+    uint64_t bytes = 0, keys = 0;
+    int mismatches = 0;
+    for (int i = 0; i < known && bytes + off[i].size <= budget; i++) {
+        bytes += off[i].size;
+        keys++;
+        mismatches += !ac_cls_is_hot(&c, off[i].fp);
+        double got = ac_cls_estimate(&c, off[i].fp);
+        if (fabs(got - (double)off[i].est) > 1e-9 * (double)off[i].est + 1e-15)
+            mismatches++;
+    }
+    CHECK(keys > 0 && keys < KEYS);
+    CHECK_EQ(hot, keys);
+    CHECK_EQ(c.hot_bytes, bytes);
+    CHECK_EQ(mismatches, 0);
+    /* nothing outside the offline prefix is hot */
+    int extra = 0;
+    for (int i = (int)keys; i < known; i++)
+        extra += ac_cls_is_hot(&c, off[i].fp);
+    CHECK_EQ(extra, 0);
+    CHECK_EQ(c.dropped, 0);
+    CHECK_EQ(c.count, (uint64_t)known);
+    printf("top-K (alpha %.2f, slice %llu, budget %llu): %llu hot keys, %llu bytes, %llu forgotten\n",
+           alpha, (unsigned long long)slice, (unsigned long long)budget, (unsigned long long)hot,
+           (unsigned long long)bytes, (unsigned long long)c.forgotten);
+    ac_cls_destroy(&c);
+    free(off); free(last); free(fps); free(sizes); free(log);
+}
+
+static void test_smoothing_values(void) {
+    struct ac_classifier c;
+    CHECK_EQ(ac_cls_init(&c, 10, 0.5, 1), 0);   /* every access its own slice */
+    ac_cls_record(&c, 7, 10);        /* slice 0: est 0.5 */
+    ac_cls_record(&c, 9, 10);        /* slice 1 */
+    ac_cls_record(&c, 7, 10);        /* slice 2: 0.5 + 0.25^1 * ... = 0.5 + 0.5*0.25 */
+    /* now at slice 3: key 7 = (0.5 + 0.5 * 0.5^2) * 0.5 = 0.3125 */
+    CHECK(fabs(ac_cls_estimate(&c, 7) - 0.3125) < 1e-12);
+    CHECK(fabs(ac_cls_estimate(&c, 9) - 0.5 * 0.25) < 1e-12);
+    CHECK_EQ(ac_cls_estimate(&c, 12345) == 0.0, 1);
+    /* budget 10 bytes: only key 7 */
+    CHECK_EQ(ac_cls_classify(&c, 10), 1);
+    CHECK(ac_cls_is_hot(&c, 7) && !ac_cls_is_hot(&c, 9));
+    CHECK_EQ(ac_cls_classify(&c, 19), 1);
+    CHECK_EQ(ac_cls_classify(&c, 20), 2);
+    CHECK_EQ(ac_cls_classify(&c, 0), 0);
+    ac_cls_destroy(&c);
+    /* bad arguments */
+    CHECK_EQ(ac_cls_init(&c, 0, 0.5, 1), -1);
+    CHECK_EQ(ac_cls_init(&c, 10, 0.0, 1), -1);
+    CHECK_EQ(ac_cls_init(&c, 10, 1.5, 1), -1);
+    CHECK_EQ(ac_cls_init(&c, 10, 0.5, 0), -1);
+    /* a full table drops accesses to new keys and counts them */
+    CHECK_EQ(ac_cls_init(&c, 10, 0.5, 1), 0);     /* 16 slots, 14 keys at 90 % */
+    for (uint64_t k = 2; k < 2 + 20; k++)
+        ac_cls_record(&c, k * 1000003, 1);
+    CHECK_EQ(c.count, 14);
+    CHECK_EQ(c.dropped, 6);
+    ac_cls_destroy(&c);
+}
+
+static void count_entry(const struct ac_log_entry *e, void *arg) {
+    uint64_t *sum = arg;
+    sum[0]++;
+    sum[1] += e->fp;
+    sum[2] += e->size;
+}
+
+struct producer { struct ac_access_log *l; uint64_t base; int n; };
+
+static void *produce(void *arg) {
+    struct producer *p = arg;
+    for (int i = 0; i < p->n; i++)
+        ac_log_append(p->l, p->base + (uint64_t)i, 3);
+    return NULL;
+}
+
+static void test_access_log(void) {
+    struct ac_access_log l;
+    CHECK_EQ(ac_log_init(&l, 100, 1.0), 0);
+    CHECK_EQ(l.capacity, 128);
+    /* 200 appends into a 128-entry ring: 72 dropped, never blocked */
+    for (uint64_t i = 1; i <= 200; i++)
+        ac_log_append(&l, i, 1);
+    CHECK_EQ(ac_log_drops(&l), 72);
+    uint64_t sum[3] = { 0, 0, 0 };
+    CHECK_EQ(ac_log_drain(&l, count_entry, sum, 1000), 128);
+    CHECK_EQ(sum[0], 128);
+    CHECK_EQ(sum[1], 128 * 129 / 2);     /* the first 128 were kept, in order */
+    CHECK_EQ(ac_log_bytes(&l), ac_log_ring_bytes(128));
+    /* four producer threads, one ring each, drained after they finish */
+    pthread_t t[4];
+    struct producer p[4];
+    for (int i = 0; i < 4; i++) {
+        p[i] = (struct producer){ &l, (uint64_t)i * 1000000, 100 };
+        pthread_create(&t[i], NULL, produce, &p[i]);
+    }
+    for (int i = 0; i < 4; i++)
+        pthread_join(t[i], NULL);
+    memset(sum, 0, sizeof(sum));
+    CHECK_EQ(ac_log_drain(&l, count_entry, sum, 1000), 400);
+    CHECK_EQ(sum[1], 4 * 4950 + 1000000ULL * 100 * (0 + 1 + 2 + 3));
+    CHECK_EQ(sum[2], 1200);
+    CHECK_EQ(l.nrings, 5);
+    ac_log_destroy(&l);
+    /* sampling at 0.25 keeps about a quarter */
+    CHECK_EQ(ac_log_init(&l, 1 << 20, 0.25), 0);
+    for (uint64_t i = 0; i < 100000; i++)
+        ac_log_append(&l, i, 1);
+    memset(sum, 0, sizeof(sum));
+    size_t got = ac_log_drain(&l, count_entry, sum, 1 << 20);
+    CHECK(got > 24000 && got < 26000);
+    ac_log_destroy(&l);
+    CHECK_EQ(ac_log_init(&l, 100, 0.0), -1);
+    CHECK_EQ(ac_log_init(&l, 100, 1.01), -1);
+}
+
+static void test_bloom(void) {
+    struct ac_bloom b;
+    CHECK_EQ(ac_bloom_init(&b, 100000, 0.01), 0);
+    CHECK_EQ(b.k, 7);
+    CHECK(b.nbits >= 958505 && b.nbits < 958505 + 64);   /* -n ln p / ln^2 2 */
+    CHECK_EQ(ac_bloom_bytes_for(100000, 0.01), b.nbits / 8);
+    CHECK_EQ(ac_bloom_bytes_for(0, 0.01), 0);
+    for (uint64_t i = 0; i < 100000; i++)
+        ac_bloom_add(&b, i * 0x9E3779B97F4A7C15ULL + 12345);
+    int missing = 0;
+    for (uint64_t i = 0; i < 100000; i++)
+        missing += !ac_bloom_may_contain(&b, i * 0x9E3779B97F4A7C15ULL + 12345);
+    CHECK_EQ(missing, 0);                /* no false negatives */
+    int fp = 0;
+    for (uint64_t i = 0; i < 100000; i++)
+        fp += ac_bloom_may_contain(&b, (i + 1000000) * 0xC2B2AE3D27D4EB4FULL);
+    /* stated bound: at most 1.5 % (the design rate is 1 %) */
+    printf("bloom: %d false positives in 100000 absent keys (expected %.3f %%), %zu bytes\n",
+           fp, 100 * ac_bloom_expected_fp(&b, 100000), ac_bloom_bytes(&b));
+    CHECK(fp <= 1500);
+    CHECK(fp >= 500);                    /* and not suspiciously perfect */
+    CHECK(fabs(ac_bloom_expected_fp(&b, 100000) - 0.01) < 0.001);
+    ac_bloom_clear(&b);
+    CHECK(!ac_bloom_may_contain(&b, 12345));
+    ac_bloom_destroy(&b);
+    CHECK_EQ(ac_bloom_init(&b, 0, 0.01), -1);
+    CHECK_EQ(ac_bloom_init(&b, 10, 1.0), -1);
+}
+
+int main(void) {
+    test_smoothing_values();
+    test_topk_matches_offline(0.05, 1000, 150000);
+    test_topk_matches_offline(0.05, 1, 300000);
+    test_topk_matches_offline(0.3, 50, 60000);
+    test_access_log();
+    test_bloom();
+    return check_report("test_classify");
+}
