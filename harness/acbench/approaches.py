@@ -2,7 +2,8 @@
 
 Adding an approach is one entry in APPROACHES. `options` are extra `-o` settings
 (ac_* or upstream); `pages` says the kernel pages for it (its cgroup gets swap);
-`spills` says items move to the spill directory (the runner sizes the evicted table).
+`spills` says items move to the spill directory; `evicted_table` that each keeps an in-memory
+stub (the runner sizes the evicted table for them).
 """
 from __future__ import annotations
 
@@ -16,6 +17,7 @@ class Approach:
     options: dict[str, str] = field(default_factory=dict)
     pages: bool = False              # kernel paging: swap in the cgroup
     spills: bool = True              # user-space anti-caching: items spilled, never dropped
+    evicted_table: bool = True       # spilled items keep an in-memory stub (H-Store); not Siberia's cold store
     about: str = ""
 
 
@@ -29,6 +31,8 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
              about="Redis approximate LRU as the paper ran it: 22-bit clock of 1 us, 5 samples, pool of 16"),
     Approach("alru-redis", "alru", {"ac_alru_bits": "24", "ac_alru_resolution": "1s", "ac_alru_samples": "5"},
              about="Redis approximate LRU with Redis's defaults: 24-bit clock of 1 s, 5 samples, pool of 16"),
+    Approach("logging", "logging", evicted_table=False,
+             about="Siberia: sampled access log, exponential smoothing, hot set per round, tuple-level cold store"),
 )}
 
 

@@ -79,6 +79,6 @@ def plan(approach: Approach, recordcount: int, footprint: int, ratio: float, all
     limit = target * MIB + allowance_bytes
     capacity = target * MIB // footprint
     # every record can be spilled once (24 B each, charged against -m by the policy)
-    evicted = recordcount if approach.spills else 0
+    evicted = recordcount if approach.spills and approach.evicted_table else 0
     return MemoryPlan(data, item_mb, limit, swap_bytes, allowance_bytes, capacity,
                       hashpower_for(recordcount), evicted)

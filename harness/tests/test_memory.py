@@ -16,6 +16,7 @@ def test_user_space_plan() -> None:
     assert p.opt_capacity == 6 * MIB // 1184 == 5313
     assert p.evicted_max == 20000
     assert plan(APPROACHES["memcached"], 20000, 1184, 0.25, 0).evicted_max == 0
+    assert plan(APPROACHES["logging"], 20000, 1184, 0.25, 0).evicted_max == 0   # Bloom filter + cold index
 
 
 def test_exact_mib_is_not_rounded_up() -> None:

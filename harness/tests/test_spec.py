@@ -108,4 +108,4 @@ def test_bad_toml_and_missing_file(tmp_path: Path) -> None:
 def test_repo_specs_expand() -> None:
     root = Path(__file__).resolve().parents[2] / "experiments"
     counts = {n: len(load_spec(root / f"{n}.toml").cells()) for n in ("demo", "ci", "fig3-hitrate", "fig4-throughput")}
-    assert counts == {"demo": 16, "ci": 4, "fig3-hitrate": 144, "fig4-throughput": 432}
+    assert counts == {"demo": 20, "ci": 4, "fig3-hitrate": 180, "fig4-throughput": 540}
