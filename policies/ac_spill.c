@@ -430,6 +430,25 @@ item *ac_item_for_update(item *it) {
     return NULL;
 }
 
+/* Reads the record at loc from the cold store (cold-store policies) or the
+ * block store and verifies it. 0: *r is parsed (it points into this thread's
+ * scratch buffer); -1: the lookup's error is set and counted. */
+static int read_record(const struct ac_loc *loc, struct ac_record *r) {
+    char *buf = scratch_get(&fetch_buf, loc->len);
+    if (buf == NULL || (ac.cold != NULL ? ac_cold_get(ac.cold, loc, buf)
+                                        : ac.store_ops->get(ac.store, loc, buf)) != 0) {
+        AC_COUNT(read_errors, 1);
+        tl_error = "SERVER_ERROR anti-caching: reading a spilled item failed";
+        return -1;
+    }
+    if (ac_record_parse(buf, loc->len, r) != AC_REC_OK || r->len != loc->len) {
+        AC_COUNT(checksum_errors, 1);
+        tl_error = "SERVER_ERROR anti-caching: a spilled item failed its checksum";
+        return -1;
+    }
+    return 0;
+}
+
 /* Cold-store policies: a read (do_update) is served from the record as a
  * transient copy and the item stays cold (Siberia: only inserts, updates and
  * migration add to the hot store); any other lookup brings it into RAM. */
@@ -443,18 +462,9 @@ static item *cold_find(const char *key, size_t nkey, uint32_t hv, bool do_update
         return NULL;
     }
     for (int i = 0; i < n && i < 4; i++) {
-        char *buf = scratch_get(&fetch_buf, locs[i].len);
-        if (buf == NULL || ac_cold_get(ac.cold, &locs[i], buf) != 0) {
-            AC_COUNT(read_errors, 1);
-            tl_error = "SERVER_ERROR anti-caching: reading a spilled item failed";
-            return NULL;
-        }
         struct ac_record r;
-        if (ac_record_parse(buf, locs[i].len, &r) != AC_REC_OK || r.len != locs[i].len) {
-            AC_COUNT(checksum_errors, 1);
-            tl_error = "SERVER_ERROR anti-caching: a spilled item failed its checksum";
+        if (read_record(&locs[i], &r) != 0)
             return NULL;
-        }
         if (r.nkey != nkey || memcmp(r.key, key, nkey) != 0)
             continue;      /* another key with the same fingerprint */
         item *it;
@@ -525,18 +535,9 @@ item *ac_item_find(const char *key, size_t nkey, uint32_t hv, bool do_update) {
     struct ac_loc locs[4];
     int n = ac_evicted_find(&ac.evicted, fp, locs, 4);
     for (int i = 0; i < n && i < 4; i++) {
-        char *buf = scratch_get(&fetch_buf, locs[i].len);
-        if (buf == NULL || ac.store_ops->get(ac.store, &locs[i], buf) != 0) {
-            AC_COUNT(read_errors, 1);
-            tl_error = "SERVER_ERROR anti-caching: reading a spilled item failed";
-            return NULL;
-        }
         struct ac_record r;
-        if (ac_record_parse(buf, locs[i].len, &r) != AC_REC_OK || r.len != locs[i].len) {
-            AC_COUNT(checksum_errors, 1);
-            tl_error = "SERVER_ERROR anti-caching: a spilled item failed its checksum";
+        if (read_record(&locs[i], &r) != 0)
             return NULL;
-        }
         if (r.nkey != nkey || memcmp(r.key, key, nkey) != 0)
             continue;      /* another key with the same fingerprint */
         int merge = 0;

@@ -6,6 +6,7 @@
 #include "memcached.h"
 #include "../ac_policy.h"
 #include "check.h"
+#include "victims.h"
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -73,22 +74,7 @@ static void make_item(int i, uint32_t at) {
     ac_policy_alru.on_insert(&items[i]);
 }
 
-static const char *victims(int max) {
-    static char s[128];
-    item *out[16];
-    int n = ac_policy_alru.pick_victims(1, out, max);
-    s[0] = '\0';
-    for (int i = 0; i < n; i++)
-        snprintf(s + strlen(s), sizeof(s) - strlen(s), i ? " %d" : "%d", out[i]->id);
-    return s;
-}
-
-#define CHECK_VICTIMS(max, want) do { \
-    const char *got_ = victims(max); \
-    if (strcmp(got_, want) == 0) checks_passed++; \
-    else { checks_failed++; fprintf(stderr, "%s:%d: victims \"%s\", want \"%s\"\n", \
-                                    __FILE__, __LINE__, got_, want); } \
-} while (0)
+#define CHECK_VICTIMS(max, want) CHECK_VICTIMS_OF(&ac_policy_alru, max, want)
 
 static void init(unsigned bits, unsigned samples) {
     struct ac_options o = { .alru_bits = bits, .alru_samples = samples, .alru_resolution_ns = 1000 };

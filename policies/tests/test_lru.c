@@ -6,6 +6,7 @@
 #include "memcached.h"
 #include "../ac_policy.h"
 #include "check.h"
+#include "victims.h"
 #include <stdarg.h>
 #include <string.h>
 
@@ -77,23 +78,7 @@ static void reset(int n) {
     }
 }
 
-/* The victims' ids, coldest first, as a string like "0 1 2". */
-static const char *victims(int max) {
-    static char s[128];
-    item *out[16];
-    int n = ac_policy_lru.pick_victims(1, out, max);
-    s[0] = '\0';
-    for (int i = 0; i < n; i++)
-        snprintf(s + strlen(s), sizeof(s) - strlen(s), i ? " %d" : "%d", out[i]->id);
-    return s;
-}
-
-#define CHECK_VICTIMS(max, want) do { \
-    const char *got_ = victims(max); \
-    if (strcmp(got_, want) == 0) checks_passed++; \
-    else { checks_failed++; fprintf(stderr, "%s:%d: victims \"%s\", want \"%s\"\n", \
-                                    __FILE__, __LINE__, got_, want); } \
-} while (0)
+#define CHECK_VICTIMS(max, want) CHECK_VICTIMS_OF(&ac_policy_lru, max, want)
 
 static void test_exact(void) {
     struct ac_options o = { .lru_sample = 1 };
