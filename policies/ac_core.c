@@ -7,10 +7,12 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
 bool ac_enabled = false;
+void *ac_slab_base = NULL;
 struct ac_state ac;
 struct ac_counters ac_cnt;
 
@@ -37,6 +39,85 @@ static struct hit_slot *hit_slot(void) {
     return my_hit_slot;
 }
 
+/* Kernel-paged policies: major faults of this thread at the start of its
+ * current lookup; external: the in-process driver opened the window itself
+ * (ac_fault_window_begin) and counts the read when it closes it. */
+static __thread long fault_start;
+static __thread bool fault_external, fault_accessed;
+
+static long thread_major_faults(void) {
+    struct rusage ru;
+    if (getrusage(RUSAGE_THREAD, &ru) != 0)
+        return 0;
+    return ru.ru_majflt;
+}
+
+bool ac_kernel_paged(void) {
+    return ac_enabled && ac.paged;
+}
+
+void ac_fault_mark(void) {
+    if (!fault_external)
+        fault_start = thread_major_faults();
+}
+
+void ac_fault_window_begin(void) {
+    fault_external = true;
+    fault_accessed = false;
+    fault_start = thread_major_faults();
+}
+
+/* Kernel-paged policies: major faults taken while serving reads (a read may
+ * take more than one: an item straddling a page boundary, a hash bucket). */
+static uint64_t read_faults;
+
+static void count_faults(long delta) {
+    if (delta > 0)
+        __atomic_add_fetch(&read_faults, (uint64_t)delta, __ATOMIC_RELAXED);
+}
+
+static void count_hit(bool disk) {
+    struct hit_slot *s = hit_slot();
+    if (disk) {
+        __atomic_add_fetch(&s->disk_hits, 1, __ATOMIC_RELAXED);
+        my_disk_hits++;
+    } else
+        __atomic_add_fetch(&s->mem_hits, 1, __ATOMIC_RELAXED);
+}
+
+int ac_fault_window_end(void) {
+    fault_external = false;
+    if (!fault_accessed)
+        return -1;
+    fault_accessed = false;
+    long delta = thread_major_faults() - fault_start;
+    count_faults(delta);
+    count_hit(delta != 0);
+    return delta != 0;
+}
+
+/* Network reads: the reply is copied from the item after the hook returns,
+ * so the hook reads one byte of every page the item occupies (header, key,
+ * value, chunks) inside the measured window. */
+static void touch_pages(const void *p, size_t n) {
+    const volatile char *b = p;
+    uintptr_t page = 4096;
+    for (uintptr_t a = (uintptr_t)b; a < (uintptr_t)b + n; a = (a & ~(page - 1)) + page)
+        (void)*(const volatile char *)a;
+    if (n > 0)
+        (void)b[n - 1];
+}
+
+static void touch_item(item *it) {
+    if ((it->it_flags & ITEM_CHUNKED) == 0) {
+        touch_pages(it, ITEM_ntotal(it));
+        return;
+    }
+    touch_pages(it, ITEM_schunk(it) - (char *)it + sizeof(item_chunk));
+    for (item_chunk *ch = (item_chunk *)ITEM_schunk(it); ch != NULL; ch = ch->next)
+        touch_pages(ch, sizeof(*ch) + (size_t)ch->used);
+}
+
 static void hit_totals(uint64_t *mem, uint64_t *disk) {
     *mem = *disk = 0;
     for (int i = 0; i < HIT_SLOTS; i++) {
@@ -48,7 +129,8 @@ static void hit_totals(uint64_t *mem, uint64_t *disk) {
 /* Our files in the spill directory; anything else there is refused. */
 static bool is_our_file(const char *name) {
     return strcmp(name, "blocks.dat") == 0 || strcmp(name, "cold.dat") == 0
-        || strcmp(name, "cold.idx") == 0 || strcmp(name, "cold.idx.new") == 0;
+        || strcmp(name, "cold.idx") == 0 || strcmp(name, "cold.idx.new") == 0
+        || strcmp(name, "ospaging.mem") == 0;
 }
 
 static int prepare_dir(const char *dir) {
@@ -87,6 +169,13 @@ static int prepare_dir(const char *dir) {
 }
 
 static void ac_shutdown(void) {
+    if (ac.paged) {
+        if (ac.policy->shutdown != NULL)
+            ac.policy->shutdown();           /* removes a backing file */
+        if (ac_opts.os_file)
+            rmdir(ac.dir);
+        ac.paged = false;
+    }
     if (ac.policy != NULL && ac.policy->shutdown != NULL && ac.cold != NULL) {
         ac.policy->shutdown();           /* removes the cold store's files */
         ac.cold = NULL;
@@ -118,7 +207,16 @@ int ac_init(size_t *item_limit) {
     settings.lru_segmented = false;
 
     size_t overhead;
-    if (p->fixed_bytes != NULL) {
+    if (p->kernel_paged) {
+        if (settings.memory_file != NULL) {
+            fprintf(stderr, "memcached-ac: ac_policy=%s cannot be combined with -e (restartable memory):"
+                    " both provide the slab memory\n", p->name);
+            return -1;
+        }
+        /* nothing to charge; the slab mover must not drop items it cannot move */
+        overhead = 0;
+        settings.slab_automove = 0;
+    } else if (p->fixed_bytes != NULL) {
         /* a policy with its own cold store: no block store, no evicted table */
         overhead = p->fixed_bytes(settings.maxbytes);
         if (overhead > settings.maxbytes / 2) {
@@ -157,9 +255,10 @@ int ac_init(size_t *item_limit) {
         snprintf(ac.dir, sizeof(ac.dir), "%s", ac_opts.spill_dir);
     else
         snprintf(ac.dir, sizeof(ac.dir), "/var/tmp/memcached-ac.%d", (int)getpid());
-    if (prepare_dir(ac.dir) != 0)
+    if ((!p->kernel_paged || ac_opts.os_file) && prepare_dir(ac.dir) != 0)
         return -1;
-    if (p->fixed_bytes == NULL) {
+    ac.paged = p->kernel_paged;
+    if (p->fixed_bytes == NULL && !p->kernel_paged) {
         char err[512];
         ac.store = ac.store_ops->open(ac.dir, ac_opts.block_size, ac_opts.compact_fill, err, sizeof(err));
         if (ac.store == NULL) {
@@ -175,7 +274,8 @@ int ac_init(size_t *item_limit) {
     }
     if (p->init != NULL && p->init(&ac_opts) != 0) {
         ac_shutdown();
-        rmdir(ac.dir);
+        if (!p->kernel_paged || ac_opts.os_file)
+            rmdir(ac.dir);
         return -1;
     }
     atexit(ac_shutdown);
@@ -185,7 +285,8 @@ int ac_init(size_t *item_limit) {
 
 void ac_item_linked(item *it, uint32_t hv) {
     (void)hv;
-    ac_drop_stale_copies(it);
+    if (!ac.paged)
+        ac_drop_stale_copies(it);
     ac.policy->on_insert(it);
 }
 
@@ -195,12 +296,17 @@ void ac_item_unlinked(item *it) {
 
 void ac_item_accessed(item *it) {
     it->it_flags |= ITEM_FETCHED;
-    struct hit_slot *s = hit_slot();
-    if (ac_take_fetched(it)) {
-        __atomic_add_fetch(&s->disk_hits, 1, __ATOMIC_RELAXED);
-        my_disk_hits++;
+    if (ac.paged) {
+        if (fault_external) {
+            fault_accessed = true;      /* counted when the driver closes its window */
+        } else {
+            touch_item(it);
+            long delta = thread_major_faults() - fault_start;
+            count_faults(delta);
+            count_hit(delta != 0);
+        }
     } else
-        __atomic_add_fetch(&s->mem_hits, 1, __ATOMIC_RELAXED);
+        count_hit(ac_take_fetched(it));
     ac.policy->on_access(it);
 }
 
@@ -229,6 +335,8 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     if (ac_enabled && ac.cold != NULL) {
         /* cold-store policies: no stubs; the cold records are the spilled items */
         stubs = (size_t)ac_cold_records(ac.cold);
+        meta = ac.policy->metadata_bytes();
+    } else if (ac_enabled && ac.paged) {
         meta = ac.policy->metadata_bytes();
     } else if (ac_enabled) {
         ac.store_ops->stats(ac.store, &ss);
@@ -281,13 +389,16 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("read_through_items", "%llu", (unsigned long long)AC_READ(read_through_items));
     APPEND_STAT("spill_failures", "%llu", (unsigned long long)AC_READ(spill_failures));
     APPEND_STAT("lost_items", "%llu", (unsigned long long)(ac_enabled ? evictions : 0));
+    struct rusage ru;
+    APPEND_STAT("read_major_faults", "%llu", (unsigned long long)__atomic_load_n(&read_faults, __ATOMIC_RELAXED));
+    APPEND_STAT("major_faults", "%llu", getrusage(RUSAGE_SELF, &ru) == 0 ? (unsigned long long)ru.ru_majflt : 0ULL);
     if (ac_enabled) {
-        if (ac.cold == NULL) {
+        if (ac.cold == NULL && !ac.paged) {
             APPEND_STAT("block_size", "%zu", ac_opts.block_size);
             APPEND_STAT("merge", "%s", ac_opts.merge_block ? "block" : "tuple");
             APPEND_STAT("compact_fill", "%.3f", ac_opts.compact_fill);
         }
-        APPEND_STAT("spill_dir", "%s", ac.dir);
+        APPEND_STAT("spill_dir", "%s", ac.paged && !ac_opts.os_file ? "" : ac.dir);
         if (ac.policy->stats != NULL)
             ac.policy->stats(add_stats, c);
     }

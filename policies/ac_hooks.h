@@ -5,6 +5,9 @@
 #include "ac_options.h"
 
 extern bool ac_enabled;          /* an anti-caching policy is active */
+/* Set by ac_init for a kernel-paged policy (ospaging): the memory the slab
+ * allocator carves its pages from (one mapping of -m bytes), else NULL. */
+extern void *ac_slab_base;
 
 /* Start-up, before slabs_init: opens the spill store and sizes the evicted
  * table; *item_limit (memory for the slab allocator, -m on entry) is lowered by
@@ -52,5 +55,13 @@ void ac_main_loop_starting(void);
 int ac_item_fill(item *it, const char *src, size_t n);
 /* Reads of this thread that were served after a spill-store read, so far. */
 uint64_t ac_thread_disk_hits(void);
+/* Kernel-paged policies: a read is a disk hit when this thread's major-fault
+ * count (getrusage RUSAGE_THREAD) rose while it was served. The in-process
+ * driver brackets the lookup and the value copy itself: begin before
+ * item_get, end after the copy. end counts the read as a memory or disk hit
+ * and returns 1 (disk hit), 0 (hit) or -1 (no item was accessed: a miss). */
+bool ac_kernel_paged(void);
+void ac_fault_window_begin(void);
+int ac_fault_window_end(void);
 
 #endif

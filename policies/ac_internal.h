@@ -16,6 +16,7 @@ struct ac_state {
     struct ac_cold *cold;          /* logging: tuple store + Bloom filter instead of store + evicted */
     size_t evicted_bytes;          /* fixed memory of the evicted table */
     size_t item_limit;             /* what the slab allocator got of -m */
+    bool paged;                    /* kernel-paged policy (ospaging): no store at all */
     pthread_mutex_t spill_lock;    /* one spill round at a time */
     char dir[1100];
 };
@@ -34,6 +35,9 @@ extern struct ac_counters ac_cnt;
 #define AC_COUNT(field, n) __atomic_add_fetch(&ac_cnt.field, (n), __ATOMIC_RELAXED)
 #define AC_READ(field) __atomic_load_n(&ac_cnt.field, __ATOMIC_RELAXED)
 
+/* ac_core.c, kernel-paged policies: a lookup begins (not in the in-process
+ * driver's own window): notes this thread's major-fault count. */
+void ac_fault_mark(void);
 /* ac_spill.c: marks the item this thread fetched last (for disk-hit counting). */
 bool ac_take_fetched(item *it);
 /* ac_spill.c: a key is linked into RAM: any spilled copy of it is stale. */

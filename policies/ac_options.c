@@ -20,7 +20,8 @@ struct ac_options ac_opts = {
     .log_hot_fill = 0.9,
 };
 
-static const struct ac_policy_ops *const policies[] = { &ac_policy_none, &ac_policy_lru, &ac_policy_alru, &ac_policy_logging };
+static const struct ac_policy_ops *const policies[] = { &ac_policy_none, &ac_policy_lru, &ac_policy_alru, &ac_policy_logging,
+    &ac_policy_ospaging };
 
 const char *ac_policy_names(void) {
     static char names[256];
@@ -286,6 +287,17 @@ static int set_driver_set(const char *v) {
     return 0;
 }
 
+static int set_os_backing(const char *v) {
+    if (strcmp(v, "anon") == 0) ac_opts.os_file = false;
+    else if (strcmp(v, "file") == 0) ac_opts.os_file = true;
+    else {
+        fprintf(stderr, "memcached-ac: ac_os_backing must be \"anon\" (anonymous memory, paged to swap)"
+                " or \"file\" (a shared file mapping in ac_spill_dir), got \"%s\"\n", v);
+        return -1;
+    }
+    return 0;
+}
+
 static const struct {
     const char *key;
     int (*set)(const char *value);
@@ -307,6 +319,7 @@ static const struct {
     { "ac_log_slice", set_log_slice, "logging: logged accesses per time slice (default: 20000)" },
     { "ac_log_keys", set_log_keys, "logging: keys the estimate table tracks, 24+4 B per slot, from -m (default: -m/8)" },
     { "ac_log_hot_fill", set_log_hot_fill, "logging: hot-set budget, fraction of item memory (default: 0.9)" },
+    { "ac_os_backing", set_os_backing, "ospaging: slab memory from anon (swap) or file (mmap in ac_spill_dir); default anon" },
     { "ac_driver", set_driver, "run this YCSB workload file in-process, print JSON and exit (no network)" },
     { "ac_driver_out", set_driver_out, "ac_driver: write the JSON result to this file (default: stdout)" },
     { "ac_driver_set", set_driver_set, "ac_driver: override one workload property, key=value (repeatable)" },

@@ -25,6 +25,7 @@ struct ac_options {
     uint64_t log_slice;      /* ac_log_slice: logged accesses per time slice */
     size_t log_keys;         /* ac_log_keys: keys the estimate table tracks (0 = from -m) */
     double log_hot_fill;     /* ac_log_hot_fill: hot-set budget as a fraction of item memory */
+    bool os_file;            /* ac_os_backing=file|anon: ospaging's slab memory (default anon) */
     /* In-process YCSB driver (ycsb-driver/inproc.c): run a workload, print JSON, exit. */
     char driver[1024];       /* ac_driver: workload property file ("" = serve the network) */
     char driver_out[1024];   /* ac_driver_out: result file ("" = stdout) */

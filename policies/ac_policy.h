@@ -24,6 +24,10 @@ struct ac_policy_ops {
      * the block-store policies. */
     size_t (*fixed_bytes)(size_t maxbytes);
     void   (*shutdown)(void);                   /* at exit: stop threads, close stores; may be NULL */
+    /* Kernel-side policies (ospaging): no spill store, no evicted table, no
+     * book-keeping charged; init may set ac_slab_base (the slab allocator's
+     * memory). Reads are classified by the thread's major faults. */
+    bool   kernel_paged;
 };
 
 const struct ac_policy_ops *ac_policy_by_name(const char *name);
@@ -32,6 +36,7 @@ extern const struct ac_policy_ops ac_policy_none;
 extern const struct ac_policy_ops ac_policy_lru;
 extern const struct ac_policy_ops ac_policy_alru;
 extern const struct ac_policy_ops ac_policy_logging;
+extern const struct ac_policy_ops ac_policy_ospaging;
 
 /* alru: replaces the clock source (before init; for tests with a scripted clock) */
 void ac_alru_set_clock(uint32_t (*now)(void));

@@ -226,6 +226,8 @@ int ac_spill_items(unsigned int clsid, item **cand, int n) {
 }
 
 int ac_make_room(unsigned int clsid) {
+    if (ac.paged)
+        return 0;            /* kernel paging: nothing leaves RAM, the allocation fails */
     int spilled = 0;
     pthread_mutex_lock(&ac.spill_lock);
     for (;;) {
@@ -254,6 +256,8 @@ int ac_make_room(unsigned int clsid) {
 bool ac_rescue(item *it, bool may_block) {
     if (item_dead(it))
         return true;
+    if (ac.paged)
+        return false;        /* nowhere to put it: the mover retries later */
     enum spill_result r = spill_one(it);
     if (r == SPILL_FULL && may_block) {
         if (ac.store_ops->flush(ac.store) == 0)
@@ -524,6 +528,10 @@ int ac_migrate_in(uint64_t fp) {
 item *ac_item_find(const char *key, size_t nkey, uint32_t hv, bool do_update) {
     tl_fetched = NULL;
     tl_error = NULL;
+    if (ac.paged) {
+        ac_fault_mark();             /* the hash walk may fault too */
+        return assoc_find(key, nkey, hv);
+    }
     item *it = assoc_find(key, nkey, hv);
     if (it != NULL)
         return it;

@@ -1,7 +1,8 @@
 """The approaches a spec may name: approach -> how memcached-ac runs it.
 
 Adding an approach is one entry in APPROACHES. `options` are extra `-o` settings
-(ac_* or upstream); `pages` says the kernel pages for it (its cgroup gets swap);
+(ac_* or upstream); `pages` says the kernel pages for it (-m covers the data, the runner sets
+vm.page-cluster=0); `swap` that its cgroup gets a swap file (a file-backed mapping needs none);
 `spills` says items move to the spill directory; `evicted_table` that each keeps an in-memory
 stub (the runner sizes the evicted table for them).
 """
@@ -15,7 +16,8 @@ class Approach:
     name: str
     policy: str                      # ac_policy=
     options: dict[str, str] = field(default_factory=dict)
-    pages: bool = False              # kernel paging: swap in the cgroup
+    pages: bool = False              # kernel paging: -m covers the data, page-cluster 0
+    swap: bool = False               # the cell gets a swap file and swap in its cgroup
     spills: bool = True              # user-space anti-caching: items spilled, never dropped
     evicted_table: bool = True       # spilled items keep an in-memory stub (H-Store); not Siberia's cold store
     about: str = ""
@@ -33,6 +35,11 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
              about="Redis approximate LRU with Redis's defaults: 24-bit clock of 1 s, 5 samples, pool of 16"),
     Approach("logging", "logging", evicted_table=False,
              about="Siberia: sampled access log, exponential smoothing, hot set per round, tuple-level cold store"),
+    Approach("ospaging", "ospaging", {"ac_os_backing": "anon"}, pages=True, swap=True, spills=False,
+             evicted_table=False, about="OS paging: no eviction, slab memory in one anonymous mapping, the kernel swaps"),
+    Approach("ospaging-file", "ospaging", {"ac_os_backing": "file"}, pages=True, spills=False,
+             evicted_table=False,
+             about="OS paging of a shared file mapping in the spill directory: the page cache writes it back, no swap"),
 )}
 
 

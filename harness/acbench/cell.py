@@ -21,6 +21,7 @@ from acbench import cellopt, collect, server
 from acbench.approaches import get_approach
 from acbench.cgroup import acg
 from acbench.memory import MemoryPlan
+from acbench.paging import PagingSetup
 from acbench.spec import Cell
 
 SAMPLE_S = 0.2
@@ -109,11 +110,17 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
     opts = server.options(approach.policy, spill, extra)
     gname = "acbench-" + hashlib.sha1(cell.cell_id.encode()).hexdigest()[:10]
     group = acg().MemoryGroup(gname, plan.limit_bytes, plan.swap_bytes)
+    # paging approaches: swap file next to the spill directory, vm.page-cluster=0 for the cell
+    paging = PagingSetup(spill_parent / "swap", plan.swap_bytes) if approach.pages else None
     device = collect.device_of(spill_parent)
     out: dict[str, Any] = {"mode": mode, "perf_used": use_perf}
     stderr = open(cell_dir / "stderr.txt", "w")
     t0 = time.monotonic()
     try:
+        if paging is not None:
+            paging.start()
+            out["page_cluster"] = 0
+            out["swap_file_bytes"] = plan.swap_bytes if paging.swap_on else 0
         group.create()
         pids: dict[str, Any] = {"group": str(group.path), "harness": os.getpid()}
         disk0 = collect.diskstats(device)
@@ -131,14 +138,15 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
                     "cg_pgfault": cg.get("pgfault"), "cg_usage_max_bytes": cg.get("usage_bytes_max"),
                     "cg_swap_max_bytes": cg.get("swap_bytes_max"), "cgroup_version": cg.get("cgroup_version")})
     finally:
-        _cleanup(group, spill_parent, stderr)
+        _cleanup(group, spill_parent, stderr, paging)
     out["wall_s"] = time.monotonic() - t0
     return out
 
 
-def _cleanup(group: Any, spill_parent: Path, stderr: Any) -> None:
-    """Kill by PID, remove the group, delete the spill directory; each step runs even if
-    an earlier one failed (the first failure is raised at the end)."""
+def _cleanup(group: Any, spill_parent: Path, stderr: Any, paging: PagingSetup | None = None) -> None:
+    """Kill by PID, remove the group, swapoff and delete the swap file, restore
+    vm.page-cluster, delete the spill directory; each step runs even if an earlier one
+    failed (the first failure is raised at the end)."""
     first: BaseException | None = None
     try:
         killed = _kill_all(group) if group.created else []
@@ -160,6 +168,12 @@ def _cleanup(group: Any, spill_parent: Path, stderr: Any) -> None:
                 raise CellError(f"cgroup not removed: {rep.get('error')}")
     except BaseException as e:  # noqa: BLE001
         first = first or e
+    if paging is not None:
+        try:
+            paging.stop()
+        except BaseException as e:  # noqa: BLE001
+            stderr.write(f"acbench: paging clean-up: {e}\n")
+            first = first or e
     shutil.rmtree(spill_parent, ignore_errors=True)
     stderr.close()
     if first is not None:
@@ -270,7 +284,8 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
             out[f"lat_{op}_{q}_us"] = l.get(q)
     for k in ("mem_hits", "disk_hits", "misses", "spilled_items", "lost_items", "metadata_bytes",
               "item_memory_limit", "resident_items", "stub_items", "fetched_items", "bytes_written",
-              "record_reads", "block_reads", "io_errors", "checksum_errors"):
+              "record_reads", "block_reads", "io_errors", "checksum_errors", "read_major_faults",
+              "major_faults"):
         out[f"ac_{k}"] = ac.get(k)
     return out
 

@@ -7,8 +7,9 @@
     capacity   = floor(item MB × MiB / footprint)  -> OPT's cache size in objects
     allowance  = empty-server RSS + hash table (8 B × 2^hashpower) + margin
 
-A paging approach keeps every item in its address space: -m covers D, the cgroup limit is
-M/D × D + allowance and the rest goes to swap (`[memory] swap`, default D + 10 %).
+A paging approach keeps every item in its address space: -m = ceil(1.1 × D / MiB) + 1, the
+cgroup limit is M/D × D + allowance and the rest goes to swap (`[memory] swap`, default
+D + 10 %); a file-backed one (`ospaging-file`) gets no swap (memsw = limit).
 """
 from __future__ import annotations
 
@@ -72,7 +73,10 @@ def plan(approach: Approach, recordcount: int, footprint: int, ratio: float, all
                          f" raise recordcount or mem_ratio")
     if approach.pages:
         item_mb = math.ceil(data * 1.1 / MIB) + 1
-        swap_bytes = swap if swap is not None else math.ceil(data * 1.1)
+        if approach.swap:
+            swap_bytes = swap if swap is not None else math.ceil(data * 1.1)
+        else:
+            swap_bytes = 0      # a file-backed mapping: the page cache writes back, memsw = limit
     else:
         item_mb = target
         swap_bytes = 0

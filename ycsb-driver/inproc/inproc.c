@@ -108,8 +108,15 @@ static void copy_value(struct inproc_thread *th, item *it) {
 static int ip_read(void *tctx, const char *key, size_t keylen, int *hit) {
     struct inproc_thread *th = tctx;
     uint64_t disk_before = ac_enabled ? ac_thread_disk_hits() : 0;
+    /* kernel paging (ospaging): a disk hit is a major fault of this thread
+     * between here and the end of the value copy */
+    bool paged = ac_kernel_paged();
+    if (paged)
+        ac_fault_window_begin();
     item *it = item_get(key, keylen, &th->c, DO_UPDATE);
     if (it == NULL) {
+        if (paged)
+            ac_fault_window_end();
         const char *e = ac_enabled ? ac_take_lookup_error() : NULL;
         if (e != NULL) {
             note_error(&inproc_state, "read: %s", e);
@@ -118,8 +125,11 @@ static int ip_read(void *tctx, const char *key, size_t keylen, int *hit) {
         *hit = YCSB_MISS;
         return YCSB_OK;
     }
-    *hit = ac_enabled && ac_thread_disk_hits() != disk_before ? YCSB_HIT_DISK : YCSB_HIT;
     copy_value(th, it);
+    if (paged)
+        *hit = ac_fault_window_end() == 1 ? YCSB_HIT_DISK : YCSB_HIT;
+    else
+        *hit = ac_enabled && ac_thread_disk_hits() != disk_before ? YCSB_HIT_DISK : YCSB_HIT;
     item_remove(it);
     return YCSB_OK;
 }

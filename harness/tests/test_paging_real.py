@@ -1,0 +1,70 @@
+"""A tiny real paging run (root, cgroup v1/v2, swap file, memcached-ac ospaging): the row
+shows swap use and disk hits, and the machine is left as it was (page-cluster, swap areas,
+/var/tmp)."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+WORKLOADS = Path(__file__).resolve().parents[2] / "experiments" / "workloads"
+PAGE_CLUSTER = Path("/proc/sys/vm/page-cluster")
+SPEC = """
+name = "tinypaging"
+[fixed]
+recordcount = 30000
+operationcount = 8000
+warmupoperations = 2000
+[grid]
+approach = ["ospaging", "ospaging-file"]
+workload = ["readonly"]
+zipf_theta = [0.99]
+mem_ratio = ["1/2"]
+"""
+
+
+def _acbench_dirs() -> set[str]:
+    return {p.name for p in Path("/var/tmp").glob("acbench-*")}
+
+
+@pytest.fixture(scope="module")
+def run(tmp_path_factory: pytest.TempPathFactory):
+    d = tmp_path_factory.mktemp("paging")
+    (d / "readonly").write_text((WORKLOADS / "readonly").read_text())
+    spec = d / "tinypaging.toml"
+    spec.write_text(SPEC)
+    res = d / "results"
+    before = (PAGE_CLUSTER.read_text(), Path("/proc/swaps").read_text(), _acbench_dirs())
+    cp = subprocess.run([sys.executable, "-m", "acbench", "run", str(spec), "--run-id", "p1",
+                         "--results", str(res)], capture_output=True, text=True, timeout=600)
+    after = (PAGE_CLUSTER.read_text(), Path("/proc/swaps").read_text(), _acbench_dirs())
+    return res / "tinypaging" / "p1", cp, before, after
+
+
+def test_paging_rows(run) -> None:
+    rd, cp, _, _ = run
+    assert cp.returncode == 0, cp.stderr + cp.stdout
+    assert "2 cells run, 0 skipped, 0 failed" in cp.stdout
+    df = pd.read_parquet(rd / "cells.parquet").set_index("approach")
+    anon, file = df.loc["ospaging"], df.loc["ospaging-file"]
+    for r in (anon, file):
+        assert r["reads_total"] == 8000 and r["hits"] + r["disk_hits"] == 8000
+        assert r["disk_hits"] > 0 and r["misses"] == 0 and r["ac_lost_items"] == 0
+        assert r["page_cluster"] == 0 and r["cg_pgmajfault"] > 0 and r["peak_rss_bytes"] > 0
+        assert r["ac_read_major_faults"] >= r["disk_hits"]
+        # -m covers the data, the cgroup limit only half of it
+        assert r["item_memory_mb"] * 2**20 > r["data_bytes"] > r["cgroup_limit_bytes"] - r["allowance_bytes"]
+    assert anon["cg_swap_max_bytes"] > 0 and anon["cgroup_swap_bytes"] == anon["swap_file_bytes"] > 0
+    assert file["cg_swap_max_bytes"] == 0 and file["cgroup_swap_bytes"] == 0 and file["swap_file_bytes"] == 0
+
+
+def test_machine_restored(run) -> None:
+    _, cp, before, after = run
+    assert cp.returncode == 0, cp.stderr
+    assert after[0] == before[0], "vm.page-cluster not restored"
+    assert after[1] == before[1], "a swap area was left active"
+    assert after[2] == before[2], f"left in /var/tmp: {after[2] - before[2]}"
