@@ -40,7 +40,6 @@ static struct ac_log_ring *my_ring(struct ac_access_log *l) {
     tl.owner = l;
     tl.gen = l->gen;
     tl.ring = NULL;
-    tl.rng = 0x9E3779B97F4A7C15ULL ^ (uint64_t)(uintptr_t)&tl;
     unsigned id = __atomic_fetch_add(&l->nrings, 0, __ATOMIC_RELAXED);
     struct ac_log_ring *r = calloc(1, ac_log_ring_bytes(l->capacity));
     if (r == NULL)
@@ -66,18 +65,27 @@ static struct ac_log_ring *my_ring(struct ac_access_log *l) {
     return r;
 }
 
+bool ac_log_sampled(const struct ac_access_log *l) {
+    if (l->threshold == UINT64_MAX)
+        return true;
+    if (tl.rng == 0)                       /* this thread's first draw */
+        tl.rng = 0x9E3779B97F4A7C15ULL ^ (uint64_t)(uintptr_t)&tl;
+    tl.rng ^= tl.rng >> 12;                /* xorshift64* (Vigna 2016) */
+    tl.rng ^= tl.rng << 25;
+    tl.rng ^= tl.rng >> 27;
+    return tl.rng * 0x2545F4914F6CDD1DULL < l->threshold;
+}
+
 void ac_log_append(struct ac_access_log *l, uint64_t fp, uint32_t size) {
+    if (ac_log_sampled(l))
+        ac_log_record(l, fp, size);
+}
+
+void ac_log_record(struct ac_access_log *l, uint64_t fp, uint32_t size) {
     struct ac_log_ring *r = my_ring(l);
     if (r == NULL) {
         __atomic_add_fetch(&l->unringed, 1, __ATOMIC_RELAXED);
         return;
-    }
-    if (l->threshold != UINT64_MAX) {
-        tl.rng ^= tl.rng >> 12;            /* xorshift64* (Vigna 2016) */
-        tl.rng ^= tl.rng << 25;
-        tl.rng ^= tl.rng >> 27;
-        if (tl.rng * 0x2545F4914F6CDD1DULL >= l->threshold)
-            return;
     }
     uint64_t head = r->head;               /* only this thread writes it */
     uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);

@@ -48,6 +48,10 @@ size_t ac_log_ring_bytes(size_t capacity);
 size_t ac_log_bytes(const struct ac_access_log *l);
 /* Producer side: logs one access (subject to sampling). Lock-free, never blocks. */
 void ac_log_append(struct ac_access_log *l, uint64_t fp, uint32_t size);
+/* The same in two steps, so a caller computes fp and size only for the sampled
+ * accesses: this thread's sampling draw, then the unconditional record. */
+bool ac_log_sampled(const struct ac_access_log *l);
+void ac_log_record(struct ac_access_log *l, uint64_t fp, uint32_t size);
 /* Consumer side: hands up to max entries (over all rings) to fn; returns how many. */
 size_t ac_log_drain(struct ac_access_log *l, void (*fn)(const struct ac_log_entry *e, void *arg),
                     void *arg, size_t max);

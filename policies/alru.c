@@ -55,8 +55,6 @@ static uint32_t clock_max;                /* 2^bits - 1 */
 static uint64_t resolution_ns = 1000000000ULL;
 static volatile uint32_t cached_clock;
 static uint32_t (*clock_source)(void);
-static pthread_t timer;
-static bool timer_running;
 static uint64_t stat_samples, stat_skipped, stat_victims, stat_stale;
 
 static uint32_t clock_direct(void) {
@@ -113,12 +111,12 @@ static int alru_init(const struct ac_options *o) {
     if (clock_source == NULL) {
         cached_clock = clock_direct();
         if (resolution_ns >= 1000000ULL) {
+            pthread_t timer;
             if (pthread_create(&timer, NULL, timer_main, NULL) != 0) {
                 fprintf(stderr, "memcached-ac: alru: cannot start the clock thread\n");
                 return -1;
             }
             pthread_detach(timer);
-            timer_running = true;
             clock_source = clock_cached;
         } else {
             clock_source = clock_direct;

@@ -99,8 +99,10 @@ static uint32_t item_size(item *it) {
     return n > 0x3fffffff ? 0x3fffffff : (uint32_t)n;
 }
 
+/* hot path: the key's fingerprint and the chunk size only for sampled accesses */
 static void log_access(item *it) {
-    ac_log_append(&alog, ac_key_fp(ITEM_key(it), it->nkey), item_size(it));
+    if (ac_log_sampled(&alog))
+        ac_log_record(&alog, ac_key_fp(ITEM_key(it), it->nkey), item_size(it));
 }
 
 static void logging_on_insert(item *it) {
