@@ -213,9 +213,12 @@ int ac_init(size_t *item_limit) {
                     " both provide the slab memory\n", p->name);
             return -1;
         }
-        /* nothing to charge; the slab mover must not drop items it cannot move */
+        /* nothing to charge (effpaging charges its classifier to what it
+         * locks); no slab mover: it must not drop items it cannot move, and
+         * effpaging's pages never change region */
         overhead = 0;
         settings.slab_automove = 0;
+        settings.slab_reassign = false;
     } else if (p->fixed_bytes != NULL) {
         /* a policy with its own cold store: no block store, no evicted table */
         overhead = p->fixed_bytes(settings.maxbytes);
@@ -278,6 +281,7 @@ int ac_init(size_t *item_limit) {
             rmdir(ac.dir);
         return -1;
     }
+    *item_limit = ac.item_limit;         /* a policy may add memory (effpaging's hot region) */
     atexit(ac_shutdown);
     ac_enabled = true;
     return 0;

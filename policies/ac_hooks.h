@@ -9,6 +9,24 @@ extern bool ac_enabled;          /* an anti-caching policy is active */
  * allocator carves its pages from (one mapping of -m bytes), else NULL. */
 extern void *ac_slab_base;
 
+/* Policies with two regions of slab memory (effpaging, regions.c): a hot
+ * region [ac_hot_lo, ac_hot_hi) and a cold one. slabs.c keeps the free chunks
+ * of each region on a list of their own and takes a chunk or a new page from
+ * the region ac_region_want() names for this thread (AC_WANT_HOT, else cold),
+ * then, unless AC_WANT_STRICT, from the other one. Set at start-up, before
+ * slabs_init. */
+extern bool ac_slab_regions;
+extern char *ac_hot_lo, *ac_hot_hi;
+#define AC_WANT_HOT 1u
+#define AC_WANT_STRICT 2u
+static inline bool ac_region_hot(const void *p) {
+    return (const char *)p >= ac_hot_lo && (const char *)p < ac_hot_hi;
+}
+unsigned int ac_region_want(void);
+void ac_region_set(unsigned int want);
+/* A slab page of size bytes from the wanted region (slabs_lock held), or NULL. */
+void *ac_region_page(size_t size);
+
 /* Start-up, before slabs_init: opens the spill store and sizes the evicted
  * table; *item_limit (memory for the slab allocator, -m on entry) is lowered by
  * the book-keeping's memory. Returns -1 after printing why. */

@@ -42,6 +42,32 @@ void ac_fault_mark(void);
 bool ac_take_fetched(item *it);
 /* ac_spill.c: a key is linked into RAM: any spilled copy of it is stale. */
 void ac_drop_stale_copies(item *it);
+/* ac_spill.c: locks a resident item of class clsid that was found without its
+ * lock (a hint) and takes a reference, after re-validating it; returns the
+ * lock (item_trylock_unlock) with *hvp its hash, or NULL: gone, moved, locked
+ * or in use by a request. */
+void *ac_grab_item(item *it, unsigned int clsid, uint32_t *hvp);
+/* ospaging.c: an anonymous mapping of len bytes for slab memory (paged to
+ * swap, no transparent huge pages); NULL after printing why. */
+void *ac_map_anon(size_t len, const char *who);
+/* ospaging.c: the ops of kernel-paged policies that do nothing (no eviction). */
+void ac_paged_no_op(item *it);
+int ac_paged_no_victims(unsigned int clsid, item **out, int max);
+/* cgmem.c: the memory limit of this process's cgroup (v1 memory controller:
+ * the hierarchical limit; v2: the lowest memory.max on the path) and its
+ * usage now. *limit is UINT64_MAX when there is none. path: the group's
+ * directory, for messages. 0, or -1 when /proc/self/cgroup is unreadable. */
+int ac_cgroup_memory(uint64_t *limit, uint64_t *usage, char *path, size_t n);
+/* regions.c (effpaging): the slab memory [base, base + total) splits into a hot
+ * region of hot bytes at its start and a cold one. */
+void ac_regions_init(char *base, size_t hot, size_t total);
+/* Bytes of each region handed out as slab pages so far. */
+void ac_regions_used(size_t *hot, size_t *cold);
+/* Moves a resident item of class clsid (a hint) into a chunk of the hot
+ * (to_hot) or the cold region: copy, relink in place of the old one (same CAS,
+ * same age), free the old chunk. 1: moved; 0: skipped (gone, busy, already
+ * there, chunked); -1: the region has no free chunk of the class. */
+int ac_relocate(item *it, unsigned int clsid, bool to_hot);
 /* ac_spill.c: spills the given resident items of class clsid (hints, re-validated,
  * under the spill lock); returns how many left RAM. */
 int ac_spill_items(unsigned int clsid, item **cand, int n);

@@ -21,7 +21,7 @@ struct ac_options ac_opts = {
 };
 
 static const struct ac_policy_ops *const policies[] = { &ac_policy_none, &ac_policy_lru, &ac_policy_alru, &ac_policy_logging,
-    &ac_policy_ospaging };
+    &ac_policy_ospaging, &ac_policy_effpaging };
 
 const char *ac_policy_names(void) {
     static char names[256];
@@ -298,6 +298,27 @@ static int set_os_backing(const char *v) {
     return 0;
 }
 
+static int set_eff_memory(const char *v) {
+    size_t n;
+    if (parse_size(v, &n) != 0 || n < (2u << 20)) {
+        fprintf(stderr, "memcached-ac: ac_eff_memory must be a size of at least 2M (e.g. 512M), the memory"
+                " effpaging may lock for its hot region and its classifier, got \"%s\"\n", v);
+        return -1;
+    }
+    ac_opts.eff_memory = n;
+    return 0;
+}
+
+static int set_eff_madv_cold(const char *v) {
+    if (strcmp(v, "0") == 0) ac_opts.eff_madv_cold = false;
+    else if (strcmp(v, "1") == 0) ac_opts.eff_madv_cold = true;
+    else {
+        fprintf(stderr, "memcached-ac: ac_eff_madv_cold must be 0 or 1, got \"%s\"\n", v);
+        return -1;
+    }
+    return 0;
+}
+
 static const struct {
     const char *key;
     int (*set)(const char *value);
@@ -313,13 +334,15 @@ static const struct {
     { "ac_alru_bits", set_alru_bits, "alru: bits of the per-item access clock, 22..24 (default: 24, as Redis)" },
     { "ac_alru_samples", set_alru_samples, "alru: items sampled per victim into the pool of 16 (default: 5, as Redis)" },
     { "ac_alru_resolution", set_alru_resolution, "alru: clock tick, e.g. 1s (Redis, default), 1ms, 1us (the paper)" },
-    { "ac_log_sample", set_log_sample, "logging: fraction of accesses logged (default: 1)" },
-    { "ac_log_alpha", set_log_alpha, "logging: exponential-smoothing constant (default: 0.05, as Siberia)" },
-    { "ac_log_round", set_log_round, "logging: classify every N logged accesses or every Ns/Nms (default: 100000)" },
-    { "ac_log_slice", set_log_slice, "logging: logged accesses per time slice (default: 20000)" },
-    { "ac_log_keys", set_log_keys, "logging: keys the estimate table tracks, 24+4 B per slot, from -m (default: -m/8)" },
-    { "ac_log_hot_fill", set_log_hot_fill, "logging: hot-set budget, fraction of item memory (default: 0.9)" },
+    { "ac_log_sample", set_log_sample, "logging, effpaging: fraction of accesses logged (default: 1)" },
+    { "ac_log_alpha", set_log_alpha, "logging, effpaging: exponential-smoothing constant (default: 0.05, as Siberia)" },
+    { "ac_log_round", set_log_round, "logging, effpaging: classify every N logged accesses or every Ns/Nms (default: 100000)" },
+    { "ac_log_slice", set_log_slice, "logging, effpaging: logged accesses per time slice (default: 20000)" },
+    { "ac_log_keys", set_log_keys, "logging, effpaging: keys the estimate table tracks, 28 B per slot (default: an eighth of -m / ac_eff_memory)" },
+    { "ac_log_hot_fill", set_log_hot_fill, "logging, effpaging: hot-set budget, fraction of item memory / hot region (default: 0.9)" },
     { "ac_os_backing", set_os_backing, "ospaging: slab memory from anon (swap) or file (mmap in ac_spill_dir); default anon" },
+    { "ac_eff_memory", set_eff_memory, "effpaging: memory to lock, hot region + classifier (default: what the cgroup allows)" },
+    { "ac_eff_madv_cold", set_eff_madv_cold, "effpaging: 1 = MADV_COLD the cold region after each round (default: 0)" },
     { "ac_driver", set_driver, "run this YCSB workload file in-process, print JSON and exit (no network)" },
     { "ac_driver_out", set_driver_out, "ac_driver: write the JSON result to this file (default: stdout)" },
     { "ac_driver_set", set_driver_set, "ac_driver: override one workload property, key=value (repeatable)" },

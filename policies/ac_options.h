@@ -26,6 +26,8 @@ struct ac_options {
     size_t log_keys;         /* ac_log_keys: keys the estimate table tracks (0 = from -m) */
     double log_hot_fill;     /* ac_log_hot_fill: hot-set budget as a fraction of item memory */
     bool os_file;            /* ac_os_backing=file|anon: ospaging's slab memory (default anon) */
+    size_t eff_memory;       /* ac_eff_memory: memory effpaging may lock (0 = what the cgroup allows) */
+    bool eff_madv_cold;      /* ac_eff_madv_cold: MADV_COLD the cold region after each round */
     /* In-process YCSB driver (ycsb-driver/inproc.c): run a workload, print JSON, exit. */
     char driver[1024];       /* ac_driver: workload property file ("" = serve the network) */
     char driver_out[1024];   /* ac_driver_out: result file ("" = stdout) */

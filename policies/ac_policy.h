@@ -37,6 +37,7 @@ extern const struct ac_policy_ops ac_policy_lru;
 extern const struct ac_policy_ops ac_policy_alru;
 extern const struct ac_policy_ops ac_policy_logging;
 extern const struct ac_policy_ops ac_policy_ospaging;
+extern const struct ac_policy_ops ac_policy_effpaging;
 
 /* alru: replaces the clock source (before init; for tests with a scripted clock) */
 void ac_alru_set_clock(uint32_t (*now)(void));

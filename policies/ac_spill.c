@@ -159,9 +159,9 @@ static enum spill_result spill_one(item *it) {
     return SPILL_OK;
 }
 
-/* Locks a victim candidate and takes a reference, re-validating everything the
- * hint may have got wrong. Returns the lock, or NULL to skip it. */
-static void *grab(item *it, unsigned int clsid, uint32_t *hvp) {
+/* Locks a victim or migration candidate and takes a reference, re-validating
+ * everything the hint may have got wrong. Returns the lock, or NULL to skip it. */
+void *ac_grab_item(item *it, unsigned int clsid, uint32_t *hvp) {
     if ((it->it_flags & (ITEM_LINKED | ITEM_SLABBED)) != ITEM_LINKED)
         return NULL;
     uint32_t hv = hash(ITEM_key(it), it->nkey);
@@ -189,7 +189,7 @@ static int spill_batch(unsigned int clsid, item **cand, int n, bool *full, bool 
     *full = *failed = false;
     for (int i = 0; i < n && !*full && !*failed; i++) {
         uint32_t hv;
-        void *lk = grab(cand[i], clsid, &hv);
+        void *lk = ac_grab_item(cand[i], clsid, &hv);
         if (lk == NULL)
             continue;
         enum spill_result r = spill_one(cand[i]);

@@ -82,6 +82,10 @@ void ac_log_append(struct ac_access_log *l, uint64_t fp, uint32_t size) {
 }
 
 void ac_log_record(struct ac_access_log *l, uint64_t fp, uint32_t size) {
+    ac_log_record_ref(l, fp, size, 0);
+}
+
+void ac_log_record_ref(struct ac_access_log *l, uint64_t fp, uint32_t size, uint32_t ref) {
     struct ac_log_ring *r = my_ring(l);
     if (r == NULL) {
         __atomic_add_fetch(&l->unringed, 1, __ATOMIC_RELAXED);
@@ -96,6 +100,7 @@ void ac_log_record(struct ac_access_log *l, uint64_t fp, uint32_t size) {
     struct ac_log_entry *e = &r->e[head & (l->capacity - 1)];
     e->fp = fp;
     e->size = size;
+    e->ref = ref;
     __atomic_store_n(&r->head, head + 1, __ATOMIC_RELEASE);
 }
 

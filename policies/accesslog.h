@@ -1,7 +1,7 @@
 /* Access logging for the classifier (Siberia, Levandoski et al. ICDE 2013 §II-B:
  * record accesses are logged, sampled, and classified offline). Each thread
  * that logs gets its own single-producer single-consumer ring of
- * {fingerprint, size} entries, allocated on its first append; a full ring
+ * {fingerprint, size, reference} entries, allocated on its first append; a full ring
  * drops the entry and counts it, so a worker never blocks or waits. One
  * consumer (the classifier thread) drains all rings. Sampling: an access is
  * logged with probability `sample` (a per-thread xorshift generator; 1.0 logs
@@ -17,7 +17,7 @@
 struct ac_log_entry {
     uint64_t fp;
     uint32_t size;
-    uint32_t pad;
+    uint32_t ref;             /* the logger's own 32-bit reference to the record (0: none) */
 };
 
 struct ac_log_ring {
@@ -52,6 +52,8 @@ void ac_log_append(struct ac_access_log *l, uint64_t fp, uint32_t size);
  * accesses: this thread's sampling draw, then the unconditional record. */
 bool ac_log_sampled(const struct ac_access_log *l);
 void ac_log_record(struct ac_access_log *l, uint64_t fp, uint32_t size);
+/* The same with a reference the consumer gets back (effpaging: where the item is). */
+void ac_log_record_ref(struct ac_access_log *l, uint64_t fp, uint32_t size, uint32_t ref);
 /* Consumer side: hands up to max entries (over all rings) to fn; returns how many. */
 size_t ac_log_drain(struct ac_access_log *l, void (*fn)(const struct ac_log_entry *e, void *arg),
                     void *arg, size_t max);

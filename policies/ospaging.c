@@ -56,14 +56,19 @@ static int map_file(size_t len) {
     return 0;
 }
 
-static int map_anon(size_t len) {
+void *ac_map_anon(size_t len, const char *who) {
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
-        fprintf(stderr, "memcached-ac: ospaging: anonymous mapping of %zu bytes failed: %s\n", len, strerror(errno));
-        return -1;
+        fprintf(stderr, "memcached-ac: %s: anonymous mapping of %zu bytes failed: %s\n", who, len, strerror(errno));
+        return NULL;
     }
-    ac_slab_base = p;
-    return 0;
+    madvise(p, len, MADV_NOHUGEPAGE);     /* best effort: the kernel pages it in 4 KiB units */
+    return p;
+}
+
+static int map_anon(size_t len) {
+    ac_slab_base = ac_map_anon(len, "ospaging");
+    return ac_slab_base != NULL ? 0 : -1;
 }
 
 static void os_shutdown(void) {
@@ -90,11 +95,11 @@ static int os_init(const struct ac_options *o) {
     return 0;
 }
 
-static void os_on_item(item *it) {
+void ac_paged_no_op(item *it) {
     (void)it;
 }
 
-static int os_pick_victims(unsigned int clsid, item **out, int max) {
+int ac_paged_no_victims(unsigned int clsid, item **out, int max) {
     (void)clsid;
     (void)out;
     (void)max;
@@ -115,10 +120,10 @@ const struct ac_policy_ops ac_policy_ospaging = {
     .name = "ospaging",
     .summary = "no eviction: slab memory in one mapping, the kernel pages it (swap or file)",
     .init = os_init,
-    .on_insert = os_on_item,
-    .on_access = os_on_item,
-    .on_remove = os_on_item,
-    .pick_victims = os_pick_victims,
+    .on_insert = ac_paged_no_op,
+    .on_access = ac_paged_no_op,
+    .on_remove = ac_paged_no_op,
+    .pick_victims = ac_paged_no_victims,
     .metadata_bytes = os_metadata_bytes,
     .stats = os_stats,
     .shutdown = os_shutdown,

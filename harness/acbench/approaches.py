@@ -40,6 +40,9 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
     Approach("ospaging-file", "ospaging", {"ac_os_backing": "file"}, pages=True, spills=False,
              evicted_table=False,
              about="OS paging of a shared file mapping in the spill directory: the page cache writes it back, no swap"),
+    Approach("effpaging", "effpaging", pages=True, swap=True, spills=False, evicted_table=False,
+             about="Efficient OS paging: hot items (logging's classifier) in mlocked memory sized to what the"
+                   " cgroup allows, cold items in memory the kernel swaps"),
 )}
 
 

@@ -1,4 +1,4 @@
-"""A tiny real paging run (root, cgroup v1/v2, swap file, memcached-ac ospaging): the row
+"""A tiny real paging run (root, cgroup v1/v2, swap file, memcached-ac ospaging, effpaging): the row
 shows swap use and disk hits, and the machine is left as it was (page-cluster, swap areas,
 /var/tmp)."""
 from __future__ import annotations
@@ -20,7 +20,7 @@ recordcount = 30000
 operationcount = 8000
 warmupoperations = 2000
 [grid]
-approach = ["ospaging", "ospaging-file"]
+approach = ["ospaging", "ospaging-file", "effpaging"]
 workload = ["readonly"]
 zipf_theta = [0.99]
 mem_ratio = ["1/2"]
@@ -48,17 +48,20 @@ def run(tmp_path_factory: pytest.TempPathFactory):
 def test_paging_rows(run) -> None:
     rd, cp, _, _ = run
     assert cp.returncode == 0, cp.stderr + cp.stdout
-    assert "2 cells run, 0 skipped, 0 failed" in cp.stdout
+    assert "3 cells run, 0 skipped, 0 failed" in cp.stdout
     df = pd.read_parquet(rd / "cells.parquet").set_index("approach")
-    anon, file = df.loc["ospaging"], df.loc["ospaging-file"]
-    for r in (anon, file):
+    anon, file, eff = df.loc["ospaging"], df.loc["ospaging-file"], df.loc["effpaging"]
+    for r in (anon, file, eff):
         assert r["reads_total"] == 8000 and r["hits"] + r["disk_hits"] == 8000
         assert r["disk_hits"] > 0 and r["misses"] == 0 and r["ac_lost_items"] == 0
         assert r["page_cluster"] == 0 and r["cg_pgmajfault"] > 0 and r["peak_rss_bytes"] > 0
         assert r["ac_read_major_faults"] >= r["disk_hits"]
         # -m covers the data, the cgroup limit only half of it
         assert r["item_memory_mb"] * 2**20 > r["data_bytes"] > r["cgroup_limit_bytes"] - r["allowance_bytes"]
-    assert anon["cg_swap_max_bytes"] > 0 and anon["cgroup_swap_bytes"] == anon["swap_file_bytes"] > 0
+    for r in (anon, eff):
+        assert r["cg_swap_max_bytes"] > 0 and r["cgroup_swap_bytes"] == r["swap_file_bytes"] > 0
+    # effpaging locked what the cgroup allows: more than half of its limit is resident
+    assert eff["peak_rss_bytes"] > eff["cgroup_limit_bytes"] // 2
     assert file["cg_swap_max_bytes"] == 0 and file["cgroup_swap_bytes"] == 0 and file["swap_file_bytes"] == 0
 
 

@@ -13,6 +13,7 @@ import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from mc_helpers import BIN, Server, start_server  # noqa: E402
+from paging import page_cluster0, swap, var_tmp  # noqa: E402,F401  (fixtures of the paging tests)
 
 
 def pytest_configure(config):

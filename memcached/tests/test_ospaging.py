@@ -5,117 +5,13 @@ swap file under /var/tmp and vm.page-cluster=0; the group, the swap file and the
 are undone in `finally`/fixture teardown, also when a test fails."""
 from __future__ import annotations
 
-import json
-import os
 import random
-import shutil
-import signal
 import subprocess
-import sys
-import tempfile
-import time
 from pathlib import Path
 
-import pytest
-
-from mc_helpers import BIN, HOST, ROOT, Raw, free_port, server_argv, value_for
-
-sys.path.insert(0, str(ROOT / "cgroups"))
-from acg_lib import MemoryGroup, swap_off, swap_on  # noqa: E402
-
-MiB = 1 << 20
-PAGE_CLUSTER = Path("/proc/sys/vm/page-cluster")
-READONLY = ROOT / "experiments" / "workloads" / "readonly"
-# items of 1024-byte chunks never straddle a 4 KiB page: one disk hit = one fault
-ALIGNED = "slab_sizes=512-1024-2048"
-
-
-@pytest.fixture
-def page_cluster0():
-    old = PAGE_CLUSTER.read_text().strip()
-    PAGE_CLUSTER.write_text("0")
-    try:
-        yield
-    finally:
-        PAGE_CLUSTER.write_text(old)
-
-
-@pytest.fixture
-def var_tmp():
-    d = Path(tempfile.mkdtemp(prefix="ospaging-test-", dir="/var/tmp"))
-    try:
-        yield d
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-
-
-@pytest.fixture
-def swap(var_tmp):
-    path = var_tmp / "swap"
-    swap_on(path, 128 * MiB)
-    try:
-        yield path
-    finally:
-        swap_off(path)
-
-
-def _wait_port(port: int, proc: subprocess.Popen) -> None:
-    deadline = time.monotonic() + 15
-    while time.monotonic() < deadline:
-        assert proc.poll() is None, f"memcached-ac exited with {proc.returncode}"
-        try:
-            Raw(port, 5).close()
-            return
-        except OSError:
-            time.sleep(0.02)
-    raise AssertionError("memcached-ac did not accept connections")
-
-
-def _stop(proc: subprocess.Popen) -> int:
-    if proc.poll() is None:
-        os.kill(proc.pid, signal.SIGTERM)
-        try:
-            proc.wait(20)
-        except subprocess.TimeoutExpired:
-            os.kill(proc.pid, signal.SIGKILL)
-            proc.wait(10)
-    return proc.returncode
-
-
-def _ac(port: int) -> dict:
-    with Raw(port) as r:
-        return {k: int(v) if v.isdigit() else v for k, v in r.stats("anticache").items()}
-
-
-def _store_all(port: int, keys: list[str], values: dict[str, bytes]) -> None:
-    with Raw(port) as r:
-        for i in range(0, len(keys), 500):
-            batch = keys[i:i + 500]
-            r.send(b"".join(b"set %s 0 0 %d\r\n%s\r\n" % (k.encode(), len(values[k]), values[k]) for k in batch))
-            for k in batch:
-                assert r.line() == b"STORED", k
-
-
-def _check_all(port: int, keys: list[str], values: dict[str, bytes], group: MemoryGroup) -> None:
-    with Raw(port) as r:
-        for i in range(0, len(keys), 100):
-            batch = keys[i:i + 100]
-            r.send(b"get " + b" ".join(k.encode() for k in batch) + b"\r\n")
-            for k in batch:
-                head = r.line().split()
-                assert head[:2] == [b"VALUE", k.encode()], (k, head)
-                data = r.read(int(head[3]) + 2)[:-2]
-                assert data == values[k], f"{k}: value differs"
-            assert r.line() == b"END"
-            group.sample()
-
-
-def _network_run(var_tmp: Path, group: MemoryGroup, ac: dict, n: int, size: int):
-    port = free_port()
-    argv = server_argv(port, 48, 2, ac)
-    err = open(var_tmp / "stderr.txt", "wb")
-    proc = group.popen(argv, stdin=subprocess.DEVNULL, stdout=err, stderr=err)
-    return port, proc, err
+from mc_helpers import BIN, MiB, value_for
+from paging import (MemoryGroup, ac_stats, check_all, inproc, network_run, stop, store_all,
+                    wait_port)
 
 
 def test_anon_serves_every_key_byte_exact_while_swapping(var_tmp, swap, page_cluster0):
@@ -123,16 +19,16 @@ def test_anon_serves_every_key_byte_exact_while_swapping(var_tmp, swap, page_clu
     keys = [f"k{i:06d}" for i in range(24000)]
     values = {k: value_for(rng, k, 1, 1000) for k in keys}   # ~28 MB of 1184-byte chunks
     with MemoryGroup("ospaging-net", 20 * MiB, 128 * MiB) as g:
-        port, proc, err = _network_run(var_tmp, g, {"ac_policy": "ospaging"}, len(keys), 1000)
+        port, proc, err = network_run(var_tmp, g, {"ac_policy": "ospaging"})
         try:
-            _wait_port(port, proc)
-            _store_all(port, keys, values)
+            wait_port(port, proc)
+            store_all(port, keys, values)
             g.sample()
-            _check_all(port, keys, values, g)
-            ac = _ac(port)
+            check_all(port, keys, values, g)
+            ac = ac_stats(port)
             st = g.stats()
         finally:
-            rc = _stop(proc)
+            rc = stop(proc)
             err.close()
     assert rc == 0, (var_tmp / "stderr.txt").read_text()
     assert st["swap_bytes_max"] > 0 and st["pgmajfault"] > 0, st
@@ -144,27 +40,9 @@ def test_anon_serves_every_key_byte_exact_while_swapping(var_tmp, swap, page_clu
     assert ac["major_faults"] >= ac["read_major_faults"]
 
 
-def _inproc(var_tmp: Path, group: MemoryGroup, ac: str, ops: int) -> dict:
-    out = var_tmp / "driver.json"
-    argv = [str(BIN), "-u", "root", "-m", "48", "-t", "1", "-o",
-            f"ac_policy=ospaging,{ac},{ALIGNED},ac_driver={READONLY},ac_driver_out={out},"
-            f"ac_driver_set=recordcount=30000,ac_driver_set=operationcount={ops},"
-            "ac_driver_set=fieldcount=1,ac_driver_set=fieldlength=900"]
-    with open(var_tmp / "stderr.txt", "wb") as err:
-        proc = group.popen(argv, stdin=subprocess.DEVNULL, stdout=err, stderr=err)
-        try:
-            while proc.poll() is None:
-                group.sample()
-                time.sleep(0.1)
-        finally:
-            _stop(proc)
-    assert proc.returncode == 0, (var_tmp / "stderr.txt").read_text()
-    return json.loads(out.read_text())
-
-
 def test_inprocess_disk_hits_match_cgroup_major_faults(var_tmp, swap, page_cluster0):
     with MemoryGroup("ospaging-inproc", 28 * MiB, 128 * MiB) as g:
-        d = _inproc(var_tmp, g, "ac_os_backing=anon", 200000)
+        d = inproc(var_tmp, g, "ac_policy=ospaging,ac_os_backing=anon", 200000)
         st = g.stats()
     reads, ac = d["run"]["reads"], d["server"]["anticache"]
     assert reads["total"] == 200000 and reads["miss"] == 0
@@ -185,19 +63,19 @@ def test_file_backing_exists_during_run_removed_after(var_tmp, page_cluster0):
     values = {k: value_for(rng, k, 1, 1000) for k in keys}   # ~23.7 MB of chunks
     spill = var_tmp / "spill"
     with MemoryGroup("ospaging-file", 24 * MiB, 0) as g:
-        port, proc, err = _network_run(var_tmp, g, {"ac_policy": "ospaging", "ac_os_backing": "file",
-                                                     "ac_spill_dir": str(spill)}, len(keys), 1000)
+        port, proc, err = network_run(var_tmp, g, {"ac_policy": "ospaging", "ac_os_backing": "file",
+                                                    "ac_spill_dir": str(spill)})
         try:
-            _wait_port(port, proc)
+            wait_port(port, proc)
             f = spill / "ospaging.mem"
             assert f.stat().st_size == 48 * MiB and (f.stat().st_mode & 0o777) == 0o600
             assert (spill.stat().st_mode & 0o777) == 0o700
-            _store_all(port, keys, values)
-            _check_all(port, keys, values, g)
-            ac = _ac(port)
+            store_all(port, keys, values)
+            check_all(port, keys, values, g)
+            ac = ac_stats(port)
             st = g.stats()
         finally:
-            rc = _stop(proc)
+            rc = stop(proc)
             err.close()
     assert rc == 0, (var_tmp / "stderr.txt").read_text()
     assert not spill.exists(), sorted(p.name for p in spill.iterdir())

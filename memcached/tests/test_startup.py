@@ -17,8 +17,8 @@ from mc_helpers import BIN, free_port
 
 OPTIONS = ("ac_policy, ac_spill_dir, ac_block_size, ac_merge, ac_compact_fill, ac_evicted_max, "
            "ac_lru_sample, ac_alru_bits, ac_alru_samples, ac_alru_resolution, ac_log_sample, ac_log_alpha, "
-           "ac_log_round, ac_log_slice, ac_log_keys, ac_log_hot_fill, ac_os_backing, ac_driver, ac_driver_out, "
-           "ac_driver_set")
+           "ac_log_round, ac_log_slice, ac_log_keys, ac_log_hot_fill, ac_os_backing, ac_eff_memory, "
+           "ac_eff_madv_cold, ac_driver, ac_driver_out, ac_driver_set")
 
 
 def run_expect_failure(ac: str, mem: int = 16) -> str:
@@ -30,7 +30,7 @@ def run_expect_failure(ac: str, mem: int = 16) -> str:
 
 
 @pytest.mark.parametrize("ac,message", [
-    ("ac_policy=x", 'memcached-ac: unknown ac_policy "x"; valid policies: none, lru, alru, logging, ospaging'),
+    ("ac_policy=x", 'memcached-ac: unknown ac_policy "x"; valid policies: none, lru, alru, logging, ospaging, effpaging'),
     ("ac_foo=1", f'memcached-ac: unknown option "ac_foo"; valid anti-caching options: {OPTIONS}'),
     ("ac_policy=lru,ac_bar", f'memcached-ac: unknown option "ac_bar"; valid anti-caching options: {OPTIONS}'),
     ("ac_block_size=1", 'memcached-ac: ac_block_size must be a size from 4K to 64M (e.g. 1M), got "1"'),

@@ -1,0 +1,209 @@
+/* Hot/cold classification in a thread of its own (see hotcold.h). */
+#include "memcached.h"
+#include "ac_internal.h"
+#include "hotcold.h"
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define RING_ENTRIES 4096
+#define DRAIN_BATCH 65536
+
+#define U(x) (unsigned long long)(x)
+
+static __thread bool on_classifier_thread;
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+size_t ac_hc_keys(size_t bytes) {
+    if (ac_opts.log_keys != 0)
+        return ac_opts.log_keys;
+    /* an eighth of the memory for the table, as the evicted table of lru */
+    uint64_t slots = 16;
+    while (ac_cls_bytes_for_slots(slots * 2) <= bytes / 8)
+        slots *= 2;
+    size_t keys = (size_t)((double)slots * 0.9);
+    return keys < 1024 ? 1024 : keys;
+}
+
+size_t ac_hc_fixed_bytes(size_t keys) {
+    return ac_cls_bytes_for_slots(ac_cls_slots_for(keys))
+        + (size_t)(settings.num_threads + 2) * ac_log_ring_bytes(RING_ENTRIES);
+}
+
+int ac_hc_init(struct ac_hotcold *h, size_t keys, uint64_t budget, void (*round)(void), const char *who) {
+    memset(h, 0, sizeof(*h));
+    if (ac_cls_init(&h->cls, keys, ac_opts.log_alpha, ac_opts.log_slice) != 0) {
+        fprintf(stderr, "memcached-ac: %s: cannot allocate the estimate table for %zu keys\n", who, keys);
+        return -1;
+    }
+    if (ac_log_init(&h->log, RING_ENTRIES, ac_opts.log_sample) != 0) {
+        fprintf(stderr, "memcached-ac: %s: cannot allocate the access-log rings\n", who);
+        ac_cls_destroy(&h->cls);
+        return -1;
+    }
+    h->budget = budget;
+    h->round = round;
+    return 0;
+}
+
+uint32_t ac_hc_item_size(item *it) {
+    size_t n = ITEM_ntotal(it);
+    unsigned int id = AC_ITEM_TRANSIENT(it) ? slabs_clsid(n) : ITEM_clsid(it);
+    if (id != 0 && slabs_size((int)id) > n)
+        n = slabs_size((int)id);
+    return n > 0x3fffffff ? 0x3fffffff : (uint32_t)n;
+}
+
+/* hot path: the key's fingerprint and the chunk size only for sampled accesses */
+void ac_hc_access(struct ac_hotcold *h, item *it) {
+    if (ac_log_sampled(&h->log))
+        ac_log_record_ref(&h->log, ac_key_fp(ITEM_key(it), it->nkey), ac_hc_item_size(it),
+                          h->ref != NULL ? h->ref(it) : 0);
+}
+
+void ac_hc_insert(struct ac_hotcold *h, item *it) {
+    if (!on_classifier_thread)
+        ac_hc_access(h, it);
+}
+
+static void consume(const struct ac_log_entry *e, void *arg) {
+    struct ac_hotcold *h = arg;
+    ac_cls_record(&h->cls, e->fp, e->size);
+    if (e->ref != 0 && h->on_ref != NULL)
+        h->on_ref(e->ref);
+}
+
+size_t ac_hc_drain(struct ac_hotcold *h) {
+    size_t n = ac_log_drain(&h->log, consume, h, DRAIN_BATCH);
+    h->since_round += n;
+    h->st.logged += n;
+    return n;
+}
+
+void ac_hc_want_early(struct ac_hotcold *h) {
+    __atomic_store_n(&h->early, true, __ATOMIC_RELAXED);
+}
+
+static int by_est_asc(const void *a, const void *b) {
+    const struct ac_resident *x = a, *y = b;
+    return x->est < y->est ? -1 : x->est > y->est;
+}
+
+size_t ac_hc_collect(struct ac_hotcold *h, unsigned int clsid, struct ac_resident **res, size_t *cap,
+                     size_t *nhot) {
+    size_t n = 0, hot = 0;
+    unsigned int id = clsid | COLD_LRU;
+    pthread_mutex_lock(&lru_locks[id]);
+    for (item *it = item_lru_tail(id); it != NULL; it = it->prev) {
+        if (it->nbytes == 0 && it->nkey == 0 && it->it_flags == 1)
+            continue;  /* an LRU crawler's placeholder */
+        if (n == *cap) {
+            size_t ncap = *cap ? *cap * 2 : 1024;
+            struct ac_resident *nr = realloc(*res, ncap * sizeof(**res));
+            if (nr == NULL)
+                break;
+            *res = nr;
+            *cap = ncap;
+        }
+        uint64_t fp = ac_key_fp(ITEM_key(it), it->nkey);
+        bool is_hot = ac_cls_is_hot(&h->cls, fp);
+        (*res)[n].it = it;
+        (*res)[n].est = is_hot ? ac_cls_estimate(&h->cls, fp) : -1.0;
+        hot += is_hot;
+        n++;
+    }
+    pthread_mutex_unlock(&lru_locks[id]);
+    qsort(*res, n, sizeof(**res), by_est_asc);
+    *nhot = hot;
+    return n;
+}
+
+static void round_now(struct ac_hotcold *h) {
+    uint64_t t0 = now_ns();
+    ac_cls_classify(&h->cls, h->budget);
+    h->round();
+    h->st.hot_keys = h->cls.hot_keys;
+    h->st.hot_bytes = h->cls.hot_bytes;
+    h->st.last_round_ns = now_ns() - t0;
+    __atomic_add_fetch(&h->st.rounds, 1, __ATOMIC_RELAXED);
+}
+
+static void *classifier_main(void *arg) {
+    struct ac_hotcold *h = arg;
+    on_classifier_thread = true;
+    uint64_t last = now_ns();
+    while (!h->stopping) {
+        size_t n = ac_hc_drain(h);
+        bool due = ac_opts.log_round != 0 ? h->since_round >= ac_opts.log_round
+            : now_ns() - last >= ac_opts.log_round_ns;
+        if (!due && __atomic_load_n(&h->early, __ATOMIC_RELAXED)) {
+            /* classify early once there is something new */
+            uint64_t min = ac_opts.log_round != 0 ? ac_opts.log_round / 4 : 1000;
+            due = h->since_round >= min;
+            h->st.early_rounds += due;
+        }
+        if (due) {
+            __atomic_store_n(&h->early, false, __ATOMIC_RELAXED);
+            h->since_round = 0;
+            round_now(h);
+            last = now_ns();
+        }
+        if (n == 0) {
+            struct timespec ms = { 0, 1000000 };
+            nanosleep(&ms, NULL);
+        }
+    }
+    return NULL;
+}
+
+int ac_hc_start(struct ac_hotcold *h, const char *who) {
+    if (pthread_create(&h->thread, NULL, classifier_main, h) != 0) {
+        fprintf(stderr, "memcached-ac: %s: cannot start the classifier thread\n", who);
+        return -1;
+    }
+    h->running = true;
+    return 0;
+}
+
+void ac_hc_destroy(struct ac_hotcold *h) {
+    if (h->running) {
+        h->stopping = true;
+        pthread_join(h->thread, NULL);
+        h->running = false;
+    }
+    ac_cls_destroy(&h->cls);
+    ac_log_destroy(&h->log);
+}
+
+size_t ac_hc_bytes(const struct ac_hotcold *h) {
+    return ac_cls_bytes(&h->cls) + ac_log_bytes(&h->log);
+}
+
+void ac_hc_stats(const struct ac_hotcold *h, ADD_STAT add_stats, void *c) {
+    APPEND_STAT("log_sample", "%.3f", ac_opts.log_sample);
+    APPEND_STAT("log_alpha", "%.4f", ac_opts.log_alpha);
+    if (ac_opts.log_round != 0) {
+        APPEND_STAT("log_round_accesses", "%llu", U(ac_opts.log_round));
+    } else {
+        APPEND_STAT("log_round_ms", "%llu", U(ac_opts.log_round_ns / 1000000));
+    }
+    APPEND_STAT("log_slice", "%llu", U(ac_opts.log_slice));
+    APPEND_STAT("log_rounds", "%llu", U(__atomic_load_n(&h->st.rounds, __ATOMIC_RELAXED)));
+    APPEND_STAT("log_early_rounds", "%llu", U(h->st.early_rounds));
+    APPEND_STAT("log_last_round_us", "%llu", U(h->st.last_round_ns / 1000));
+    APPEND_STAT("log_logged", "%llu", U(h->st.logged));
+    APPEND_STAT("log_drops", "%llu", U(ac_log_drops(&h->log)));
+    APPEND_STAT("log_ring_bytes", "%zu", ac_log_bytes(&h->log));
+    APPEND_STAT("log_hot_keys", "%llu", U(h->st.hot_keys));
+    APPEND_STAT("log_hot_bytes", "%llu", U(h->st.hot_bytes));
+    APPEND_STAT("log_hot_budget", "%llu", U(h->budget));
+    APPEND_STAT("log_estimate_keys", "%llu", U(h->cls.count));
+    APPEND_STAT("log_estimate_capacity", "%llu", U((uint64_t)((double)h->cls.nslots * 0.9)));
+    APPEND_STAT("log_estimate_bytes", "%zu", ac_cls_bytes(&h->cls));
+    APPEND_STAT("log_estimate_dropped", "%llu", U(h->cls.dropped));
+}

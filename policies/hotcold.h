@@ -1,0 +1,78 @@
+/* Hot/cold classification as a service of its own thread: sampled access
+ * logging (accesslog.c) drained into the exponential-smoothing classifier
+ * (classify.c), and a classification round every ac_log_round logged accesses
+ * (or seconds). The two policies that follow Siberia's design share it:
+ * `logging` moves cold items to its cold store after a round, `effpaging`
+ * moves items between its hot (locked) and cold (paged) regions. After each
+ * classification the thread calls the policy's round function, which moves
+ * data; the thread's own links and unlinks are not accesses.
+ *
+ * Settings (ac_opts): log_sample, log_alpha, log_round / log_round_ns,
+ * log_slice, log_keys; the hot-set budget in bytes is the policy's. */
+#ifndef AC_HOTCOLD_H
+#define AC_HOTCOLD_H
+/* memcached.h (no include guard) must be included first. */
+#include "ac_options.h"
+#include "accesslog.h"
+#include "classify.h"
+#include <pthread.h>
+
+struct ac_hotcold {
+    struct ac_classifier cls;          /* owned by the thread */
+    struct ac_access_log log;
+    uint64_t budget;                   /* hot-set bytes */
+    void (*round)(void);               /* moves data after a classification */
+    /* optional (effpaging): a 32-bit reference logged with each access (0:
+     * none), and what the thread does with each non-zero one it drains */
+    uint32_t (*ref)(const item *it);
+    void (*on_ref)(uint32_t ref);
+    pthread_t thread;
+    bool running;
+    volatile bool stopping;
+    bool early;                        /* atomic: a round is wanted before it is due */
+    uint64_t since_round;              /* logged accesses consumed since the last round */
+    struct {
+        uint64_t rounds, early_rounds, last_round_ns, logged;
+        uint64_t hot_keys, hot_bytes;
+    } st;
+};
+
+/* A resident item and its estimate (-1: not in the hot set). */
+struct ac_resident {
+    item *it;
+    double est;
+};
+
+/* The keys the estimate table tracks: ac_log_keys, else as many as an eighth
+ * of `bytes` holds (at least 1024). */
+size_t ac_hc_keys(size_t bytes);
+/* Memory of the table for keys and of one ring per worker thread plus two. */
+size_t ac_hc_fixed_bytes(size_t keys);
+/* Allocates the table and the rings; 0, or -1 after printing why. */
+int ac_hc_init(struct ac_hotcold *h, size_t keys, uint64_t budget, void (*round)(void), const char *who);
+/* Starts the thread; 0, or -1 after printing why. */
+int ac_hc_start(struct ac_hotcold *h, const char *who);
+/* Stops the thread and frees the table and the rings. */
+void ac_hc_destroy(struct ac_hotcold *h);
+/* Memory of the table and the rings. */
+size_t ac_hc_bytes(const struct ac_hotcold *h);
+/* Bytes the item takes in its slab class. */
+uint32_t ac_hc_item_size(item *it);
+/* Hot path: logs the access if it is sampled. */
+void ac_hc_access(struct ac_hotcold *h, item *it);
+/* A link: an access unless the classifier thread made it. */
+void ac_hc_insert(struct ac_hotcold *h, item *it);
+/* For the round function: drains the rings (between batches of a long round). */
+size_t ac_hc_drain(struct ac_hotcold *h);
+/* Asks for a round as soon as a quarter of ac_log_round has been logged. */
+void ac_hc_want_early(struct ac_hotcold *h);
+/* The resident items of class clsid with their estimates, hot ones with their
+ * estimate and the others with -1, sorted ascending (the others first);
+ * *nhot: how many are hot. *res grows as needed (free it). Runs under the
+ * class's LRU lock; the items are hints (re-validate before moving one). */
+size_t ac_hc_collect(struct ac_hotcold *h, unsigned int clsid, struct ac_resident **res, size_t *cap,
+                     size_t *nhot);
+/* The log_* lines of `stats anticache`. */
+void ac_hc_stats(const struct ac_hotcold *h, ADD_STAT add_stats, void *c);
+
+#endif
