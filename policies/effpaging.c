@@ -36,7 +36,6 @@
 
 #define MAX_CLASSES 64                 /* memcached's MAX_NUMBER_OF_SLAB_CLASSES */
 #define MARGIN_FIXED (8u << 20)
-#define MIB (1ULL << 20)
 
 #define U(x) (unsigned long long)(x)
 
@@ -47,7 +46,7 @@ static uint64_t cg_limit, cg_usage;
 static char cg_path[1200];
 
 static struct {
-    uint64_t promoted, demoted, promote_nospace, demote_nospace, busy, madv_cold;
+    uint64_t promoted, demoted, promote_nospace, demote_nospace, skipped, madv_cold;
     uint64_t refs_dropped, last_candidates;
 } st;                                  /* written by the classifier thread */
 
@@ -59,14 +58,13 @@ static void eff_on_insert(item *it) {
     ac_hc_insert(&hc, it);
 }
 
-
 static void count_move(int rc, uint64_t *moved, uint64_t *nospace) {
     if (rc > 0)
         (*moved)++;
     else if (rc < 0)
         (*nospace)++;
     else
-        st.busy++;
+        st.skipped++;
 }
 
 /* A move candidate: est -1 for an item of the hot region that is not hot, the
@@ -118,7 +116,7 @@ static void add_cand(item *it, double est, unsigned int clsid) {
     cands[ncands++] = (struct cand){ it, est, clsid };
 }
 
-/* A linked, unchunked item at p (read without its lock: a hint), its class in *clsid. */
+/* it is a linked, unchunked item (read without its lock: a hint); its class in *clsid. */
 static bool movable(const item *it, unsigned int *clsid) {
     if ((it->it_flags & (ITEM_LINKED | ITEM_SLABBED | ITEM_CHUNK | ITEM_CHUNKED)) != ITEM_LINKED || it->nkey == 0)
         return false;
@@ -353,7 +351,7 @@ static void eff_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("eff_demoted", "%llu", U(st.demoted));
     APPEND_STAT("eff_promote_nospace", "%llu", U(st.promote_nospace));
     APPEND_STAT("eff_demote_nospace", "%llu", U(st.demote_nospace));
-    APPEND_STAT("eff_move_busy", "%llu", U(st.busy));
+    APPEND_STAT("eff_move_skipped", "%llu", U(st.skipped));
     APPEND_STAT("eff_madv_cold", "%llu", U(st.madv_cold));
     APPEND_STAT("eff_last_candidates", "%llu", U(st.last_candidates));
     APPEND_STAT("eff_candidate_slots", "%zu", ref_slots);

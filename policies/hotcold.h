@@ -68,8 +68,8 @@ size_t ac_hc_drain(struct ac_hotcold *h);
 void ac_hc_want_early(struct ac_hotcold *h);
 /* The resident items of class clsid with their estimates, hot ones with their
  * estimate and the others with -1, sorted ascending (the others first);
- * *nhot: how many are hot. *res grows as needed (free it). Runs under the
- * class's LRU lock; the items are hints (re-validate before moving one). */
+ * *nhot: how many are hot. *res grows as needed (free it). Takes the class's
+ * LRU lock; the items are hints (re-validate before moving one). */
 size_t ac_hc_collect(struct ac_hotcold *h, unsigned int clsid, struct ac_resident **res, size_t *cap,
                      size_t *nhot);
 /* The log_* lines of `stats anticache`. */

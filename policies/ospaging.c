@@ -85,11 +85,13 @@ static int os_init(const struct ac_options *o) {
         os_shutdown();
         return -1;
     }
-    /* best effort: 4 KiB paging, and no read-around on a fault: a file mapping
-     * otherwise reads the file's readahead window (128 KiB) per fault, which
-     * vm.page-cluster does not govern, and thrashes the page cache under the
-     * cgroup limit (measured: 101 GB read for 60000 reads of a 39 MB mapping) */
-    madvise(ac_slab_base, map_bytes, MADV_NOHUGEPAGE);
+    /* best effort: 4 KiB paging (ac_map_anon does it for anon), and no
+     * read-around on a fault: a file mapping otherwise reads the file's
+     * readahead window (128 KiB) per fault, which vm.page-cluster does not
+     * govern, and thrashes the page cache under the cgroup limit (measured:
+     * 101 GB read for 60000 reads of a 39 MB mapping) */
+    if (file_backed)
+        madvise(ac_slab_base, map_bytes, MADV_NOHUGEPAGE);
     if (madvise(ac_slab_base, map_bytes, MADV_RANDOM) != 0)
         fprintf(stderr, "memcached-ac: ospaging: madvise(MADV_RANDOM) failed: %s\n", strerror(errno));
     return 0;

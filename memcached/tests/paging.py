@@ -118,6 +118,26 @@ def network_run(var_tmp: Path, group: MemoryGroup, ac: dict, mem: int = 48):
     return port, proc, err
 
 
+def serve_store_check(var_tmp: Path, group: MemoryGroup, ac: dict, keys: list[str], values: dict[str, bytes],
+                      on_start=None) -> tuple[dict, dict]:
+    """memcached-ac in the group: every key stored, then read back byte-exact; on_start(),
+    if given, runs once it listens. Returns (stats anticache, the group's stats)."""
+    port, proc, err = network_run(var_tmp, group, ac)
+    try:
+        wait_port(port, proc)
+        if on_start is not None:
+            on_start()
+        store_all(port, keys, values)
+        group.sample()
+        check_all(port, keys, values, group)
+        st_ac, st_group = ac_stats(port), group.stats()
+    finally:
+        rc = stop(proc)
+        err.close()
+    assert rc == 0, (var_tmp / "stderr.txt").read_text()
+    return st_ac, st_group
+
+
 def inproc(var_tmp: Path, group: MemoryGroup, ac: str, ops: int, records: int = 30000, mem: int = 48,
            sampler=None) -> dict:
     """The read-only workload in-process in the group (900-byte values in 1 KiB chunks);

@@ -10,8 +10,7 @@ import subprocess
 from pathlib import Path
 
 from mc_helpers import BIN, MiB, value_for
-from paging import (MemoryGroup, ac_stats, check_all, inproc, network_run, stop, store_all,
-                    wait_port)
+from paging import MemoryGroup, inproc, serve_store_check
 
 
 def test_anon_serves_every_key_byte_exact_while_swapping(var_tmp, swap, page_cluster0):
@@ -19,18 +18,7 @@ def test_anon_serves_every_key_byte_exact_while_swapping(var_tmp, swap, page_clu
     keys = [f"k{i:06d}" for i in range(24000)]
     values = {k: value_for(rng, k, 1, 1000) for k in keys}   # ~28 MB of 1184-byte chunks
     with MemoryGroup("ospaging-net", 20 * MiB, 128 * MiB) as g:
-        port, proc, err = network_run(var_tmp, g, {"ac_policy": "ospaging"})
-        try:
-            wait_port(port, proc)
-            store_all(port, keys, values)
-            g.sample()
-            check_all(port, keys, values, g)
-            ac = ac_stats(port)
-            st = g.stats()
-        finally:
-            rc = stop(proc)
-            err.close()
-    assert rc == 0, (var_tmp / "stderr.txt").read_text()
+        ac, st = serve_store_check(var_tmp, g, {"ac_policy": "ospaging"}, keys, values)
     assert st["swap_bytes_max"] > 0 and st["pgmajfault"] > 0, st
     assert ac["policy"] == "ospaging" and ac["os_backing"] == "anon"
     assert ac["mem_hits"] + ac["disk_hits"] == len(keys)
@@ -62,22 +50,15 @@ def test_file_backing_exists_during_run_removed_after(var_tmp, page_cluster0):
     keys = [f"f{i:06d}" for i in range(20000)]
     values = {k: value_for(rng, k, 1, 1000) for k in keys}   # ~23.7 MB of chunks
     spill = var_tmp / "spill"
+
+    def backing_file_made() -> None:
+        f = spill / "ospaging.mem"
+        assert f.stat().st_size == 48 * MiB and (f.stat().st_mode & 0o777) == 0o600
+        assert (spill.stat().st_mode & 0o777) == 0o700
+
     with MemoryGroup("ospaging-file", 24 * MiB, 0) as g:
-        port, proc, err = network_run(var_tmp, g, {"ac_policy": "ospaging", "ac_os_backing": "file",
-                                                    "ac_spill_dir": str(spill)})
-        try:
-            wait_port(port, proc)
-            f = spill / "ospaging.mem"
-            assert f.stat().st_size == 48 * MiB and (f.stat().st_mode & 0o777) == 0o600
-            assert (spill.stat().st_mode & 0o777) == 0o700
-            store_all(port, keys, values)
-            check_all(port, keys, values, g)
-            ac = ac_stats(port)
-            st = g.stats()
-        finally:
-            rc = stop(proc)
-            err.close()
-    assert rc == 0, (var_tmp / "stderr.txt").read_text()
+        ac, st = serve_store_check(var_tmp, g, {"ac_policy": "ospaging", "ac_os_backing": "file",
+                                                "ac_spill_dir": str(spill)}, keys, values, backing_file_made)
     assert not spill.exists(), sorted(p.name for p in spill.iterdir())
     assert ac["os_backing"] == "file" and ac["os_file"] == str(spill / "ospaging.mem")
     assert ac["os_mapping_bytes"] == 48 * MiB and ac["lost_items"] == 0
