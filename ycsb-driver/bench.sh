@@ -2,8 +2,8 @@
 # make -C ycsb-driver bench: generator draws/s, ycsb-trace requests/s for 10^7
 # requests (median of 3), lz4 compression ratio of each valuekind; then (when
 # the Makefile passes ZIPF_RATE, YCSB_JAR, JAVA_CLASSES, YCSB_MC, STOCK)
-# ScrambledZipfian keys/s against YCSB 0.17's Java generator, and ycsb-mc
-# against memcaslap on the same stock memcached.
+# ScrambledZipfian and truezipf keys/s against YCSB 0.17's Java
+# ScrambledZipfian, and ycsb-mc against memcaslap on the same stock memcached.
 set -euo pipefail
 BENCH_GEN=$1
 TRACE=$2
@@ -55,17 +55,23 @@ median() {  # median of the arguments, and the sorted list
 
 if [ -n "${ZIPF_RATE:-}" ]; then
   N=10000000 ITEMS=1000000
-  echo "== ScrambledZipfian keys/s, theta 0.99, $ITEMS items, N = $N per run, both on CPU 1"
-  echo "   (Java: YCSB 0.17 ScrambledZipfianGenerator.nextValue() after 3 untimed warm-up runs of N)"
-  c=$(taskset -c 1 "$ZIPF_RATE" "$N" "$ITEMS" | awk '{print $2}')
+  echo "== Zipf keys/s, theta 0.99, $ITEMS items, N = $N per run, all on CPU 1"
+  echo "   (Java: YCSB 0.17 ScrambledZipfianGenerator.nextValue() after 3 untimed warm-up runs of N;"
+  echo "    C: ScrambledZipfian, truezipf one key per call (the workload's), truezipf in blocks of 4096)"
+  c=$(taskset -c 1 "$ZIPF_RATE" "$N" "$ITEMS" scrambled | awk '{print $2}')
+  t=$(taskset -c 1 "$ZIPF_RATE" "$N" "$ITEMS" truezipf | awk '{print $2}')
+  tf=$(taskset -c 1 "$ZIPF_RATE" "$N" "$ITEMS" truezipf-fill | awk '{print $2}')
   j=$(taskset -c 1 java -cp "$YCSB_JAR:$JAVA_CLASSES" ZipfBench "$N" "$ITEMS" | awk '{print $2}')
   read -r cm clist <<<"$(median $c)"
+  read -r tm tlist <<<"$(median $t)"
+  read -r fm flist <<<"$(median $tf)"
   read -r jm jlist <<<"$(median $j)"
   python3 -c "
-cm, jm = $cm, $jm
-print(f'ours (C):    {cm/1e6:6.1f} M keys/s (median of 3: $clist)')
-print(f'YCSB (Java): {jm/1e6:6.1f} M keys/s (median of 3: $jlist)')
-print(f'ratio C/Java: {cm/jm:.2f}x')"
+cm, tm, fm, jm = $cm, $tm, $fm, $jm
+print(f'YCSB (Java) ScrambledZipfian: {jm/1e6:6.1f} M keys/s (median of 3: $jlist)')
+print(f'ours (C) ScrambledZipfian:    {cm/1e6:6.1f} M keys/s (median of 3: $clist)  {cm/jm:5.2f}x Java')
+print(f'ours (C) truezipf, next():    {tm/1e6:6.1f} M keys/s (median of 3: $tlist)  {tm/jm:5.2f}x Java')
+print(f'ours (C) truezipf, fill():    {fm/1e6:6.1f} M keys/s (median of 3: $flist)  {fm/jm:5.2f}x Java')"
 fi
 
 free_port() {

@@ -9,8 +9,9 @@
  * thread_init() once, then only its own operations with the `tctx` it got,
  * then thread_fini().  So per-thread state needs no locking; anything the
  * backend shares between threads (the `backend` pointer) is its own business.
- * server_stats() is called once, from the thread that called ycsb_run(), after
- * every driver thread has finished.
+ * server_stats() is called from the thread that called ycsb_run(): before each
+ * phase (the driver threads wait at the phase's start gate; the snapshot is
+ * the phase's "server_start") and once after every driver thread has finished.
  *
  * Keys are "user..." strings (ycsb_record.h), at most 47 bytes, NUL-terminated
  * (keylen excludes the NUL).  Values are the whole record (fieldcount *

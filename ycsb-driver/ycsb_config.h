@@ -3,14 +3,18 @@
  * Accepted names (YCSB's CoreWorkload names unless marked "ours"):
  *   recordcount operationcount workload readproportion updateproportion
  *   insertproportion readmodifywriteproportion scanproportion
- *   requestdistribution (uniform|zipfian|latest|hotspot|sequential)
- *   zipfianconstant (ours: theta of zipfian and latest, 0 < theta <= 10,
- *   |theta - 1| >= 1e-9; theta > 1 works with Gray's formulas)
+ *   requestdistribution (uniform|zipfian|latest|hotspot|sequential|truezipf;
+ *   truezipf is ours: exact Zipf over the keys, ycsb_gen.h)
+ *   zipfianconstant (ours: theta of zipfian, latest and truezipf,
+ *   0 < theta <= 10; zipfian and latest also |theta - 1| >= 1e-9, checked by
+ *   ycsb_config_finish; theta > 1 works with Gray's formulas)
  *   fieldcount fieldlength insertorder (hashed|ordered) insertstart
  *   insertcount loadcount (ours: keys the load phase inserts, from insertstart;
  *   default insertcount) hotspotdatafraction hotspotopnfraction readallfields
  *   writeallfields zeropadding maxscanlength scanlengthdistribution
- *   seed threads warmupoperations target valuekind (ycsb|text|zeros)  (ours)
+ *   seed threads warmupoperations target valuekind (ycsb|text|zeros)
+ *   lookaside (true|false: refill a missed read with its load value)
+ *   diskstats_device (a /proc/diskstats device name, or empty)  (ours)
  * Every value is validated when it is set; ycsb_config_finish() checks the
  * combination (proportions sum to 1, no scans, insert range).  Errors are
  * written to err as one line naming the property and what is accepted. */
@@ -21,7 +25,8 @@
 #include <stdint.h>
 #include "ycsb_json.h"
 
-/* zipfianconstant: at most this, and not within YCSB_THETA_NOT_ONE of 1 */
+/* zipfianconstant: at most this; for zipfian and latest (Gray's method) not
+ * within YCSB_THETA_NOT_ONE of 1 */
 #define YCSB_THETA_MAX 10.0
 #define YCSB_THETA_NOT_ONE 1e-9
 
@@ -30,7 +35,8 @@ enum ycsb_dist {
     YCSB_DIST_ZIPFIAN,
     YCSB_DIST_LATEST,
     YCSB_DIST_HOTSPOT,
-    YCSB_DIST_SEQUENTIAL
+    YCSB_DIST_SEQUENTIAL,
+    YCSB_DIST_TRUEZIPF
 };
 
 enum ycsb_valuekind {
@@ -53,9 +59,11 @@ struct ycsb_config {
     int readallfields, writeallfields;
     int valuekind;                      /* enum ycsb_valuekind */
     int scanlength_zipfian;
+    int lookaside;                      /* ours: refill misses (ycsb_run.h) */
     uint64_t seed;
     char workload[128];                 /* YCSB class name: accepted, unused */
     char name[64];                      /* basename of the last -P file */
+    char diskstats_device[32];          /* ours: "" = no disk counters */
 };
 
 void ycsb_config_defaults(struct ycsb_config *c);
@@ -67,7 +75,8 @@ int ycsb_config_set_kv(struct ycsb_config *c, const char *kv, char *err, size_t 
 /* a Java-style properties file: key=value or key: value lines, # and !
  * comments, blank lines; sets name to the file's basename without extension */
 int ycsb_config_load_file(struct ycsb_config *c, const char *path, char *err, size_t errlen);
-/* cross-property checks and derived defaults; call once after all sets */
+/* cross-property checks and derived defaults; call once after all sets.
+ * Also checks that diskstats_device, if set, is in /proc/diskstats. */
 int ycsb_config_finish(struct ycsb_config *c, char *err, size_t errlen);
 /* record size in bytes: fieldcount * fieldlength */
 size_t ycsb_config_value_size(const struct ycsb_config *c);

@@ -66,6 +66,116 @@ struct ycsb_scrambled {
 void ycsb_scrambled_init(struct ycsb_scrambled *g, int64_t min, int64_t max, double theta);
 int64_t ycsb_scrambled_next(struct ycsb_scrambled *g, struct ycsb_rng *r);
 
+/* ---- truezipf: Zipf(theta) over n keys (ours; not in YCSB) ----
+ *
+ * Rank r in 1..n has probability r^-theta / H(n, theta), H(n, theta) =
+ * sum_{i=1}^{n} i^-theta, for any theta in (0, 10] including 1.  Sampled in
+ * O(1) by rejection-inversion (W. Hormann and G. Derflinger, "Rejection-
+ * inversion to generate variates from monotone discrete distributions", ACM
+ * TOMACS 6(3), 1996) -- no zeta sum; see ycsb_truezipf.c.  Rank r becomes key
+ * min + perm(r - 1), perm being ycsb_perm over n (fixed key, a bijection), so
+ * the popular keys are spread over the key range.
+ *
+ * Every draw is a pure function of the RNG words it consumes (the struct is
+ * read-only after init), so the chunked RNG streams give the same keys for
+ * any thread count.  Copies (struct assignment) share the read-only table;
+ * ycsb_truezipf_destroy on the original frees it. */
+#define YCSB_TRUEZIPF_CELL_BITS 12   /* 4096 cells of the H^-1 table, 128 KiB */
+
+/* the fast path's piecewise-quadratic approximation of x(U) = H^-1(y(U)) on
+ * one cell of U: xa = c0 + w (c1 + w c2), w = U - the cell's middle; with
+ * k = round(xa), the draw is accepted as k when lo <= xa - k < hi (lo > hi:
+ * never; see ycsb_truezipf.c) */
+struct ycsb_zipf_cell {
+    double c0, c1, c2;
+    float lo, hi;
+};
+
+/* ---- a keyed pseudo-random permutation of 0..n-1 (ycsb_perm.c) ----
+ * A 4-round Feistel network on pairs (L, R), L in 0..a-1, R in 0..2^rb-1,
+ * x = L 2^rb + R, with 2^rb >= sqrt(n) and a = ceil(n / 2^rb), then
+ * cycle-walking into 0..n-1, which is rarely needed because a 2^rb - n <
+ * 2^rb.  A bijection of 0..n-1 for 1 <= n <= 2^62.  Inline: it is on
+ * truezipf's hot path. */
+#define YCSB_PERM_ROUNDS 4
+struct ycsb_perm {
+    uint64_t n, a, rmask;
+    unsigned rbits;
+    uint64_t key[YCSB_PERM_ROUNDS];
+};
+void ycsb_perm_init(struct ycsb_perm *p, uint64_t n, uint64_t key);
+
+/* the round function: (v XOR key) * 0x9E3779B97F4A7C15 mod 2^64, whose top
+ * bits depend on every bit of v (Fibonacci hashing, D. Knuth, TAOCP vol. 3,
+ * 6.4); its top 32 bits scaled into 0..a-1 by D. Lemire's multiply-shift
+ * ("Fast random integer generation in an interval", ACM TOMACS 29(1), 2019)
+ * for the L half, its top rbits bits for the R half */
+static inline uint64_t ycsb_perm_f(uint64_t v, uint64_t key)
+{
+    return (v ^ key) * 0x9E3779B97F4A7C15ULL;
+}
+
+static inline uint64_t ycsb_perm_step(const struct ycsb_perm *p, uint64_t x)
+{
+    uint64_t l = x >> p->rbits, r = x & p->rmask;
+    for (int i = 0; i < YCSB_PERM_ROUNDS; i += 2) {
+        l += ((ycsb_perm_f(r, p->key[i]) >> 32) * p->a) >> 32;   /* (L + g(R)) mod a */
+        l = l >= p->a ? l - p->a : l;
+        r ^= ycsb_perm_f(l, p->key[i + 1]) >> (64 - p->rbits);   /* R ^ h(L) */
+    }
+    return (l << p->rbits) | r;
+}
+
+/* x < n -> its image (< n) */
+static inline uint64_t ycsb_perm_apply(const struct ycsb_perm *p, uint64_t x)
+{
+    do
+        x = ycsb_perm_step(p, x);
+    while (x >= p->n);
+    return x;
+}
+/* the inverse (for tests): ycsb_perm_invert(p, ycsb_perm_apply(p, x)) == x */
+uint64_t ycsb_perm_invert(const struct ycsb_perm *p, uint64_t y);
+
+/* the permutation's key: a fixed constant, so the hot keys are the same for
+ * every seed (as YCSB's ScrambledZipfian's fixed FNV hash) */
+#define YCSB_TRUEZIPF_PERM_KEY 0x7472756577697066ULL
+
+struct ycsb_truezipf {
+    int64_t base, n;         /* keys base .. base + n - 1 */
+    double theta;
+    double omt;              /* 1 - theta */
+    double h_n;              /* H(n + 1/2) */
+    double h_x1;             /* H(3/2) - 1 */
+    double span;             /* h_x1 - h_n (< 0): y = h_n + U span */
+    double s;                /* squeeze: 2 - H^-1(H(5/2) - 2^-theta) */
+    struct ycsb_zipf_cell *cells;   /* 2^YCSB_TRUEZIPF_CELL_BITS, shared read-only */
+    struct ycsb_perm perm;
+};
+/* keys min..max (max - min + 1 = n >= 1), 0 < theta <= 10.  0, or -1 (out
+ * of memory for the table). */
+int ycsb_truezipf_init(struct ycsb_truezipf *z, int64_t min, int64_t max, double theta);
+void ycsb_truezipf_destroy(struct ycsb_truezipf *z);
+/* a key in min..max */
+int64_t ycsb_truezipf_next(const struct ycsb_truezipf *z, struct ycsb_rng *r);
+/* a rank in 1..n (before the permutation) */
+int64_t ycsb_truezipf_rank(const struct ycsb_truezipf *z, struct ycsb_rng *r);
+/* count keys at once, exactly those count calls of ycsb_truezipf_next would
+ * return (and the RNG ends in the same state), faster in bulk
+ * (ycsb_truezipf_fill.c) */
+void ycsb_truezipf_fill(const struct ycsb_truezipf *z, struct ycsb_rng *r, int64_t *out,
+                        size_t count);
+/* one attempt for the 53-bit uniform integer a (U = a 2^-53): the rank, or
+ * 0 if rejected.  _exact computes x = H^-1(y) with libm every time; the
+ * other uses the table when its error bound decides, else _exact (for the
+ * tests: both must give the same answer for every a). */
+int64_t ycsb_truezipf_attempt(const struct ycsb_truezipf *z, uint64_t a);
+int64_t ycsb_truezipf_attempt_exact(const struct ycsb_truezipf *z, uint64_t a);
+/* H(x) = (x^(1-theta) - 1)/(1-theta) (log x at theta = 1) and its inverse,
+ * written with log1p/expm1 so that theta near and at 1 loses nothing */
+double ycsb_truezipf_H(double theta, double x);
+double ycsb_truezipf_Hinv(double theta, double y);
+
 /* ---- UniformLongGenerator.java: lb + |nextLong| % (ub - lb + 1) ---- */
 struct ycsb_uniform {
     int64_t lb, interval;

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "ycsb_config.h"
+#include "ycsb_resources.h"
 
 enum kind { K_INT, K_U64, K_NUM, K_PROP, K_BOOL, K_ENUM, K_STR };
 
@@ -18,45 +19,49 @@ struct prop {
     double lo, hi;       /* K_INT / K_NUM bounds (inclusive unless open) */
     int lo_open, hi_open;
     const char *const *names;  /* K_ENUM, index = stored value */
+    size_t size;               /* K_STR: the buffer's size */
 };
 
 static const char *const dist_names[] = {"uniform", "zipfian", "latest", "hotspot",
-                                         "sequential", NULL};
+                                         "sequential", "truezipf", NULL};
 static const char *const order_names[] = {"ordered", "hashed", NULL};
 static const char *const kind_names[] = {"ycsb", "text", "zeros", NULL};
 static const char *const scanlen_names[] = {"uniform", "zipfian", NULL};
 
 #define OFF(f) offsetof(struct ycsb_config, f)
+#define STRSZ(f) sizeof(((struct ycsb_config *)0)->f)
 #define I32MAX 2147483647.0
 static const struct prop props[] = {
-    {"recordcount", K_INT, OFF(recordcount), 1, I32MAX, 0, 0, NULL},
-    {"operationcount", K_INT, OFF(operationcount), 0, I32MAX, 0, 0, NULL},
-    {"workload", K_STR, OFF(workload), 0, 0, 0, 0, NULL},
-    {"readproportion", K_PROP, OFF(readproportion), 0, 1, 0, 0, NULL},
-    {"updateproportion", K_PROP, OFF(updateproportion), 0, 1, 0, 0, NULL},
-    {"insertproportion", K_PROP, OFF(insertproportion), 0, 1, 0, 0, NULL},
-    {"readmodifywriteproportion", K_PROP, OFF(readmodifywriteproportion), 0, 1, 0, 0, NULL},
-    {"scanproportion", K_PROP, OFF(scanproportion), 0, 1, 0, 0, NULL},
-    {"requestdistribution", K_ENUM, OFF(requestdistribution), 0, 0, 0, 0, dist_names},
-    {"zipfianconstant", K_NUM, OFF(zipfianconstant), 0, YCSB_THETA_MAX, 1, 0, NULL},
-    {"fieldcount", K_INT, OFF(fieldcount), 1, 1024, 0, 0, NULL},
-    {"fieldlength", K_INT, OFF(fieldlength), 1, 1048576, 0, 0, NULL},
-    {"insertorder", K_ENUM, OFF(insertorder_hashed), 0, 0, 0, 0, order_names},
-    {"insertstart", K_INT, OFF(insertstart), 0, I32MAX, 0, 0, NULL},
-    {"insertcount", K_INT, OFF(insertcount), 1, I32MAX, 0, 0, NULL},
-    {"loadcount", K_INT, OFF(loadcount), 0, I32MAX, 0, 0, NULL},
-    {"hotspotdatafraction", K_PROP, OFF(hotspotdatafraction), 0, 1, 0, 0, NULL},
-    {"hotspotopnfraction", K_PROP, OFF(hotspotopnfraction), 0, 1, 0, 0, NULL},
-    {"readallfields", K_BOOL, OFF(readallfields), 0, 0, 0, 0, NULL},
-    {"writeallfields", K_BOOL, OFF(writeallfields), 0, 0, 0, 0, NULL},
-    {"zeropadding", K_INT, OFF(zeropadding), 1, 32, 0, 0, NULL},
-    {"maxscanlength", K_INT, OFF(maxscanlength), 1, I32MAX, 0, 0, NULL},
-    {"scanlengthdistribution", K_ENUM, OFF(scanlength_zipfian), 0, 0, 0, 0, scanlen_names},
-    {"seed", K_U64, OFF(seed), 0, 0, 0, 0, NULL},
-    {"threads", K_INT, OFF(threads), 1, 1024, 0, 0, NULL},
-    {"warmupoperations", K_INT, OFF(warmupoperations), 0, I32MAX, 0, 0, NULL},
-    {"target", K_NUM, OFF(target), 0, 1e12, 0, 0, NULL},
-    {"valuekind", K_ENUM, OFF(valuekind), 0, 0, 0, 0, kind_names},
+    {"recordcount", K_INT, OFF(recordcount), 1, I32MAX, 0, 0, NULL, 0},
+    {"operationcount", K_INT, OFF(operationcount), 0, I32MAX, 0, 0, NULL, 0},
+    {"workload", K_STR, OFF(workload), 0, 0, 0, 0, NULL, STRSZ(workload)},
+    {"readproportion", K_PROP, OFF(readproportion), 0, 1, 0, 0, NULL, 0},
+    {"updateproportion", K_PROP, OFF(updateproportion), 0, 1, 0, 0, NULL, 0},
+    {"insertproportion", K_PROP, OFF(insertproportion), 0, 1, 0, 0, NULL, 0},
+    {"readmodifywriteproportion", K_PROP, OFF(readmodifywriteproportion), 0, 1, 0, 0, NULL, 0},
+    {"scanproportion", K_PROP, OFF(scanproportion), 0, 1, 0, 0, NULL, 0},
+    {"requestdistribution", K_ENUM, OFF(requestdistribution), 0, 0, 0, 0, dist_names, 0},
+    {"zipfianconstant", K_NUM, OFF(zipfianconstant), 0, YCSB_THETA_MAX, 1, 0, NULL, 0},
+    {"fieldcount", K_INT, OFF(fieldcount), 1, 1024, 0, 0, NULL, 0},
+    {"fieldlength", K_INT, OFF(fieldlength), 1, 1048576, 0, 0, NULL, 0},
+    {"insertorder", K_ENUM, OFF(insertorder_hashed), 0, 0, 0, 0, order_names, 0},
+    {"insertstart", K_INT, OFF(insertstart), 0, I32MAX, 0, 0, NULL, 0},
+    {"insertcount", K_INT, OFF(insertcount), 1, I32MAX, 0, 0, NULL, 0},
+    {"loadcount", K_INT, OFF(loadcount), 0, I32MAX, 0, 0, NULL, 0},
+    {"hotspotdatafraction", K_PROP, OFF(hotspotdatafraction), 0, 1, 0, 0, NULL, 0},
+    {"hotspotopnfraction", K_PROP, OFF(hotspotopnfraction), 0, 1, 0, 0, NULL, 0},
+    {"readallfields", K_BOOL, OFF(readallfields), 0, 0, 0, 0, NULL, 0},
+    {"writeallfields", K_BOOL, OFF(writeallfields), 0, 0, 0, 0, NULL, 0},
+    {"zeropadding", K_INT, OFF(zeropadding), 1, 32, 0, 0, NULL, 0},
+    {"maxscanlength", K_INT, OFF(maxscanlength), 1, I32MAX, 0, 0, NULL, 0},
+    {"scanlengthdistribution", K_ENUM, OFF(scanlength_zipfian), 0, 0, 0, 0, scanlen_names, 0},
+    {"seed", K_U64, OFF(seed), 0, 0, 0, 0, NULL, 0},
+    {"threads", K_INT, OFF(threads), 1, 1024, 0, 0, NULL, 0},
+    {"warmupoperations", K_INT, OFF(warmupoperations), 0, I32MAX, 0, 0, NULL, 0},
+    {"target", K_NUM, OFF(target), 0, 1e12, 0, 0, NULL, 0},
+    {"valuekind", K_ENUM, OFF(valuekind), 0, 0, 0, 0, kind_names, 0},
+    {"lookaside", K_BOOL, OFF(lookaside), 0, 0, 0, 0, NULL, 0},
+    {"diskstats_device", K_STR, OFF(diskstats_device), 0, 0, 0, 0, NULL, STRSZ(diskstats_device)},
 };
 #define NPROPS (sizeof(props) / sizeof(props[0]))
 
@@ -113,8 +118,8 @@ static void accepted(const struct prop *p, char *buf, size_t n)
         break;
     case K_NUM:
         if (p->off == OFF(zipfianconstant))
-            snprintf(buf, n, "a number greater than 0 and at most %g, other than 1 (at least "
-                     "1e-9 away from it)", YCSB_THETA_MAX);
+            snprintf(buf, n, "a number greater than 0 and at most %g (zipfian and latest: at "
+                     "least 1e-9 away from 1)", YCSB_THETA_MAX);
         else if (p->lo_open && p->hi_open)
             snprintf(buf, n, "a number greater than %g and less than %g", p->lo, p->hi);
         else
@@ -131,7 +136,11 @@ static void accepted(const struct prop *p, char *buf, size_t n)
         break;
     }
     case K_STR:
-        snprintf(buf, n, "any text up to 127 bytes");
+        if (p->off == OFF(diskstats_device))
+            snprintf(buf, n, "a device name as in /proc/diskstats (e.g. vda), up to %zu bytes, "
+                     "or empty for none", p->size - 1);
+        else
+            snprintf(buf, n, "any text up to %zu bytes", p->size - 1);
         break;
     }
 }
@@ -206,10 +215,6 @@ int ycsb_config_set(struct ycsb_config *c, const char *key, const char *value, c
         if (v < p->lo || v > p->hi || (p->lo_open && v == p->lo) || (p->hi_open && v == p->hi))
             return fail(err, errlen, "property '%s': '%s' is out of range; accepted: %s", key,
                         value, acc);
-        if (p->off == OFF(zipfianconstant) && fabs(v - 1.0) < YCSB_THETA_NOT_ONE)
-            return fail(err, errlen, "property '%s': '%s' is 1 or within 1e-9 of it: Gray's "
-                        "Zipfian method (YCSB's ZipfianGenerator) divides by 1 - theta "
-                        "(alpha = 1/(1 - theta)); accepted: %s", key, value, acc);
         *(double *)(void *)base = v;
         return 0;
     }
@@ -231,9 +236,9 @@ int ycsb_config_set(struct ycsb_config *c, const char *key, const char *value, c
         return fail(err, errlen, "property '%s': '%s' is not accepted; accepted: %s", key, value,
                     acc);
     case K_STR:
-        if (strlen(value) >= sizeof(c->workload))
+        if (strlen(value) >= p->size)
             return fail(err, errlen, "property '%s': value is too long; accepted: %s", key, acc);
-        snprintf(base, sizeof(c->workload), "%s", value);
+        snprintf(base, p->size, "%s", value);
         return 0;
     }
     return fail(err, errlen, "property '%s': internal error", key);
@@ -344,6 +349,13 @@ int ycsb_config_finish(struct ycsb_config *c, char *err, size_t errlen)
                     "loadcount <= insertcount (the load inserts keys insertstart .. "
                     "insertstart + loadcount - 1, reads choose among insertcount keys)",
                     (long long)c->loadcount, (long long)c->insertcount);
+    if ((c->requestdistribution == YCSB_DIST_ZIPFIAN || c->requestdistribution == YCSB_DIST_LATEST) &&
+        fabs(c->zipfianconstant - 1.0) < YCSB_THETA_NOT_ONE)
+        return fail(err, errlen, "zipfianconstant=%.12g with requestdistribution=%s: 1 or within "
+                    "1e-9 of it, and Gray's Zipfian method (YCSB's ZipfianGenerator) divides by "
+                    "1 - theta (alpha = 1/(1 - theta)); accepted: zipfianconstant at least 1e-9 "
+                    "away from 1, or requestdistribution=truezipf, which accepts 1",
+                    c->zipfianconstant, ycsb_dist_name(c->requestdistribution));
     if (c->requestdistribution == YCSB_DIST_LATEST && c->recordcount < 2)
         return fail(err, errlen, "requestdistribution=latest needs recordcount >= 2 (got %lld)",
                     (long long)c->recordcount);
@@ -351,6 +363,9 @@ int ycsb_config_finish(struct ycsb_config *c, char *err, size_t errlen)
         return fail(err, errlen, "fieldcount (%lld) x fieldlength (%lld) = %zu bytes per value; "
                     "accepted: at most 1048576 bytes", (long long)c->fieldcount,
                     (long long)c->fieldlength, ycsb_config_value_size(c));
+    if (c->diskstats_device[0] != '\0' &&
+        ycsb_diskstats_check(c->diskstats_device, err, errlen) != 0)
+        return -1;
     return 0;
 }
 
@@ -361,7 +376,7 @@ size_t ycsb_config_value_size(const struct ycsb_config *c)
 
 const char *ycsb_dist_name(int dist)
 {
-    return dist >= 0 && dist <= YCSB_DIST_SEQUENTIAL ? dist_names[dist] : "?";
+    return dist >= 0 && dist <= YCSB_DIST_TRUEZIPF ? dist_names[dist] : "?";
 }
 
 const char *ycsb_valuekind_name(int kind)

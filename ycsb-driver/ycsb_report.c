@@ -47,12 +47,18 @@ void ycsb_phase_json(const struct ycsb_phase_result *p, struct ycsb_json *j, con
     ycsb_json_u64(j, "hit", p->read_hit);
     ycsb_json_u64(j, "disk_hit", p->read_disk_hit);
     ycsb_json_u64(j, "miss", p->read_miss);
+    ycsb_json_u64(j, "refills", p->refills);
+    ycsb_json_u64(j, "refill_errors", p->refill_errors);
     ycsb_json_end_object(j);
     ycsb_json_begin_object(j, "latency_us");
     for (int i = 0; i < YCSB_OP_TYPES; i++)
         if (p->hist[i].count > 0)
             latency_json(&p->hist[i], j, op_names[i]);
     ycsb_json_end_object(j);
+    if (p->have_resources)
+        ycsb_resources_json(&p->resources, j, "resources");
+    if (p->server_start != NULL)
+        ycsb_json_rawvalue(j, "server_start", p->server_start);
     ycsb_json_end_object(j);
 }
 

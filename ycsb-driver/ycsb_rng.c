@@ -22,23 +22,9 @@ void ycsb_rng_seed(struct ycsb_rng *r, uint64_t seed, uint64_t stream)
     }
 }
 
-static inline uint64_t rotl(uint64_t x, int k)
-{
-    return (x << k) | (x >> (64 - k));
-}
-
 uint64_t ycsb_rng_u64(struct ycsb_rng *r)
 {
-    uint64_t *s = r->s;
-    uint64_t result = rotl(s[1] * 5, 7) * 9;
-    uint64_t t = s[1] << 17;
-    s[2] ^= s[0];
-    s[3] ^= s[1];
-    s[1] ^= s[2];
-    s[0] ^= s[3];
-    s[2] ^= t;
-    s[3] = rotl(s[3], 45);
-    return result;
+    return ycsb_rng_step(r);
 }
 
 double ycsb_rng_double(struct ycsb_rng *r)

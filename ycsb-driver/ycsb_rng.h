@@ -23,6 +23,28 @@ struct ycsb_rng {
 uint64_t ycsb_mix64(uint64_t x);
 void ycsb_rng_seed(struct ycsb_rng *r, uint64_t seed, uint64_t stream);
 uint64_t ycsb_rng_u64(struct ycsb_rng *r);
+
+/* one xoshiro256** step, inlined where a generator's hot path needs it
+ * (ycsb_rng_u64 is this same step; the sequence is the same either way) */
+static inline uint64_t ycsb_rng_rotl(uint64_t x, int k)
+{
+    return (x << k) | (x >> (64 - k));
+}
+
+static inline uint64_t ycsb_rng_step(struct ycsb_rng *r)
+{
+    uint64_t *s = r->s;
+    uint64_t result = ycsb_rng_rotl(s[1] * 5, 7) * 9;
+    uint64_t t = s[1] << 17;
+    s[2] ^= s[0];
+    s[3] ^= s[1];
+    s[1] ^= s[2];
+    s[0] ^= s[3];
+    s[2] ^= t;
+    s[3] = ycsb_rng_rotl(s[3], 45);
+    return result;
+}
+
 /* uniform in [0, 1) with 53 random bits (like java.util.Random.nextDouble) */
 double ycsb_rng_double(struct ycsb_rng *r);
 /* uniform non-negative 63-bit value: the role of Math.abs(random.nextLong()) */

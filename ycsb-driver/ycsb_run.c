@@ -22,7 +22,29 @@ struct ycsb_result *ycsb_result_new(void)
 
 void ycsb_result_free(struct ycsb_result *r)
 {
+    if (r == NULL)
+        return;
+    free(r->load.server_start);
+    free(r->warmup.server_start);
+    free(r->run.server_start);
     free(r);
+}
+
+/* the backend's server counters as one JSON object's text, or NULL */
+static char *server_snapshot(const struct ycsb_run_opts *o)
+{
+    if (o->ops->server_stats == NULL)
+        return NULL;
+    struct ycsb_json j;
+    char err[256] = "";
+    ycsb_json_init(&j);
+    ycsb_json_begin_object(&j, NULL);
+    if (o->ops->server_stats(o->backend, &j, err, sizeof(err)) != 0)
+        ycsb_json_str(&j, "error", err);
+    ycsb_json_end_object(&j);
+    char *text = ycsb_json_ok(&j) ? strdup(ycsb_json_text(&j)) : NULL;
+    ycsb_json_free(&j);
+    return text;
 }
 
 static void phase_result_init(struct ycsb_phase_result *p)
@@ -42,6 +64,8 @@ static void phase_result_merge(struct ycsb_phase_result *into, const struct ycsb
     into->read_hit += f->read_hit;
     into->read_disk_hit += f->read_disk_hit;
     into->read_miss += f->read_miss;
+    into->refills += f->refills;
+    into->refill_errors += f->refill_errors;
 }
 
 /* a barrier whose party count can shrink (if a thread fails to start) */
@@ -119,6 +143,12 @@ struct worker {
     char *values;               /* batch * value_size */
     struct ycsb_req *reqs;
     struct ycsb_op *opsbuf;
+    /* lookaside only: refill values (batch * value_size), the follow-up
+     * requests of a batch (refills, then read-modify-writes' writes), and
+     * which request of the batch each write belongs to */
+    char *refill_values;
+    struct ycsb_req *reqs2;
+    size_t *owner;
 };
 
 static void set_error(struct shared *sh, const char *fmt, const char *detail)
@@ -176,6 +206,22 @@ static void account(struct ycsb_phase_result *r, int type, int status, int hit, 
     ycsb_hist_record(&r->hist[type], ns);
 }
 
+/* lookaside: store the load value (version 0) of the key a read missed.
+ * YCSB_ERR_FATAL to stop, else YCSB_OK (a failed store is counted). */
+static int refill(struct worker *wk, int64_t keynum, const char *key, size_t klen,
+                  struct ycsb_phase_result *r)
+{
+    struct ycsb_workload *w = wk->sh->w;
+    ycsb_value_fill(wk->refill_values, w->value_size, w->cfg.valuekind, w->cfg.seed, keynum, 0);
+    int rc = wk->sh->o->ops->insert(wk->tctx, key, klen, wk->refill_values, w->value_size);
+    if (rc == YCSB_ERR_FATAL)
+        return rc;
+    r->refills++;
+    if (rc != YCSB_OK)
+        r->refill_errors++;
+    return YCSB_OK;
+}
+
 /* one op through read/update/insert; returns YCSB_ERR_FATAL to stop */
 static int do_sync(struct worker *wk, const struct ycsb_op *op, struct ycsb_phase_result *r)
 {
@@ -187,27 +233,83 @@ static int do_sync(struct worker *wk, const struct ycsb_op *op, struct ycsb_phas
     if (op->type != YCSB_OP_READ)
         ycsb_value_fill(wk->values, w->value_size, w->cfg.valuekind, w->cfg.seed, op->keynum,
                         op->version);
-    uint64_t t0 = ycsb_now_ns();
+    uint64_t t0 = ycsb_now_ns(), t1;
     switch (op->type) {
     case YCSB_OP_READ:
         rc = ops->read(wk->tctx, key, klen, &hit);
+        t1 = ycsb_now_ns();   /* a read's latency excludes its refill */
+        if (rc == YCSB_OK && hit == YCSB_MISS && w->cfg.lookaside &&
+            refill(wk, op->keynum, key, klen, r) == YCSB_ERR_FATAL)
+            return YCSB_ERR_FATAL;
         break;
     case YCSB_OP_UPDATE:
         rc = ops->update(wk->tctx, key, klen, wk->values, w->value_size);
+        t1 = ycsb_now_ns();
         break;
     case YCSB_OP_INSERT:
         rc = ops->insert(wk->tctx, key, klen, wk->values, w->value_size);
+        t1 = ycsb_now_ns();
         break;
     default:
         rc = ops->read(wk->tctx, key, klen, &hit);
+        if (rc == YCSB_OK && hit == YCSB_MISS && w->cfg.lookaside &&
+            refill(wk, op->keynum, key, klen, r) == YCSB_ERR_FATAL)
+            return YCSB_ERR_FATAL;
         if (rc == YCSB_OK)
             rc = ops->update(wk->tctx, key, klen, wk->values, w->value_size);
+        t1 = ycsb_now_ns();
         break;
     }
-    uint64_t t1 = ycsb_now_ns();
     if (rc == YCSB_ERR_FATAL)
         return rc;
     account(r, op->type, rc, hit, t1 - t0);
+    return YCSB_OK;
+}
+
+/* lookaside, after a batch went out with read-modify-writes as reads: one
+ * batch of refills for the misses, then one of the read-modify-writes'
+ * writes (their status and completion time become the request's) */
+static int batch_lookaside(struct worker *wk, size_t n, struct ycsb_phase_result *r)
+{
+    const struct ycsb_backend_ops *ops = wk->sh->o->ops;
+    struct ycsb_workload *w = wk->sh->w;
+    size_t nf = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct ycsb_req *q = &wk->reqs[i];
+        int t = wk->opsbuf[i].type;
+        if ((t != YCSB_OP_READ && t != YCSB_OP_RMW) || q->status != YCSB_OK || q->hit != YCSB_MISS)
+            continue;
+        struct ycsb_req *f = &wk->reqs2[nf];
+        char *v = wk->refill_values + nf * w->value_size;
+        ycsb_value_fill(v, w->value_size, w->cfg.valuekind, w->cfg.seed, wk->opsbuf[i].keynum, 0);
+        *f = (struct ycsb_req){YCSB_OP_INSERT, q->key, q->keylen, v, w->value_size,
+                               YCSB_OK, 0, 0};
+        nf++;
+    }
+    if (nf > 0) {
+        if (ops->execute(wk->tctx, wk->reqs2, nf) == YCSB_ERR_FATAL)
+            return YCSB_ERR_FATAL;
+        r->refills += nf;
+        for (size_t k = 0; k < nf; k++)
+            r->refill_errors += wk->reqs2[k].status != YCSB_OK;
+    }
+    size_t nu = 0;
+    for (size_t i = 0; i < n; i++) {
+        const struct ycsb_req *q = &wk->reqs[i];
+        if (wk->opsbuf[i].type != YCSB_OP_RMW || q->status != YCSB_OK)
+            continue;
+        wk->reqs2[nu] = (struct ycsb_req){YCSB_OP_UPDATE, q->key, q->keylen, q->value, q->vlen,
+                                          YCSB_OK, 0, 0};
+        wk->owner[nu++] = i;
+    }
+    if (nu > 0) {
+        if (ops->execute(wk->tctx, wk->reqs2, nu) == YCSB_ERR_FATAL)
+            return YCSB_ERR_FATAL;
+        for (size_t k = 0; k < nu; k++) {
+            wk->reqs[wk->owner[k]].status = wk->reqs2[k].status;
+            wk->reqs[wk->owner[k]].done_ns = wk->reqs2[k].done_ns;
+        }
+    }
     return YCSB_OK;
 }
 
@@ -218,7 +320,8 @@ static int do_batch(struct worker *wk, size_t n, struct ycsb_phase_result *r)
         const struct ycsb_op *op = &wk->opsbuf[i];
         struct ycsb_req *q = &wk->reqs[i];
         char *key = wk->keys + i * YCSB_KEY_MAX;
-        q->op = op->type;
+        /* lookaside: a read-modify-write's write waits for its refill */
+        q->op = w->cfg.lookaside && op->type == YCSB_OP_RMW ? YCSB_OP_READ : op->type;
         q->key = key;
         q->keylen = ycsb_key(key, op->keynum, w->cfg.insertorder_hashed, (int)w->cfg.zeropadding);
         q->value = NULL;
@@ -238,10 +341,12 @@ static int do_batch(struct worker *wk, size_t n, struct ycsb_phase_result *r)
     int rc = wk->sh->o->ops->execute(wk->tctx, wk->reqs, n);
     if (rc == YCSB_ERR_FATAL)
         return rc;
+    if (w->cfg.lookaside && batch_lookaside(wk, n, r) == YCSB_ERR_FATAL)
+        return YCSB_ERR_FATAL;
     for (size_t i = 0; i < n; i++) {
         const struct ycsb_req *q = &wk->reqs[i];
         uint64_t done = q->done_ns > t0 ? q->done_ns : t0;
-        account(r, q->op, q->status, q->hit, done - t0);
+        account(r, wk->opsbuf[i].type, q->status, q->hit, done - t0);
     }
     return YCSB_OK;
 }
@@ -339,7 +444,14 @@ int ycsb_run(struct ycsb_workload *w, const struct ycsb_run_opts *o, struct ycsb
         wk->values = malloc((size_t)sh.batch * (w->value_size ? w->value_size : 1));
         wk->reqs = calloc(sh.batch, sizeof(*wk->reqs));
         wk->opsbuf = calloc(sh.batch, sizeof(*wk->opsbuf));
-        if (!wk->keys || !wk->values || !wk->reqs || !wk->opsbuf) {
+        int refill_ok = 1;
+        if (w->cfg.lookaside) {
+            wk->refill_values = malloc((size_t)sh.batch * (w->value_size ? w->value_size : 1));
+            wk->reqs2 = calloc(sh.batch, sizeof(*wk->reqs2));
+            wk->owner = calloc(sh.batch, sizeof(*wk->owner));
+            refill_ok = wk->refill_values && wk->reqs2 && wk->owner;
+        }
+        if (!wk->keys || !wk->values || !wk->reqs || !wk->opsbuf || !refill_ok) {
             snprintf(err, errlen, "out of memory for driver thread buffers");
             rc = -1;
             break;
@@ -361,10 +473,16 @@ int ycsb_run(struct ycsb_workload *w, const struct ycsb_run_opts *o, struct ycsb
         for (int phase = 0; phase < 3; phase++) {
             if (phase == YCSB_PHASE_LOAD ? !o->do_load : !o->do_run)
                 continue;
+            struct ycsb_resources r0, r1;
+            out[phase]->server_start = server_snapshot(o);   /* before the window opens */
+            ycsb_resources_take(&r0, w->cfg.diskstats_device, 0);
             sh.phase_start_ns = ycsb_now_ns();
             gate_wait(&sh.barrier);       /* phase start */
             gate_wait(&sh.barrier);       /* phase end */
             out[phase]->duration_s = (double)(ycsb_now_ns() - sh.phase_start_ns) / 1e9;
+            ycsb_resources_take(&r1, w->cfg.diskstats_device, 1);
+            ycsb_resources_delta(&out[phase]->resources, &r1, &r0);
+            out[phase]->have_resources = 1;
             out[phase]->ran = 1;
         }
         for (unsigned t = 0; t < started; t++)
@@ -382,6 +500,9 @@ int ycsb_run(struct ycsb_workload *w, const struct ycsb_run_opts *o, struct ycsb
         free(wks[t].values);
         free(wks[t].reqs);
         free(wks[t].opsbuf);
+        free(wks[t].refill_values);
+        free(wks[t].reqs2);
+        free(wks[t].owner);
     }
     free(wks);
     gate_destroy(&sh.barrier);

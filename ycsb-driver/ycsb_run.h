@@ -9,6 +9,19 @@
  * started in a phase (counted over all threads) waits until phase start +
  * k / target s.
  *
+ * lookaside=true (a cache filled by its users): a read, or the read half of a
+ * read-modify-write, that misses is followed by a store of the key's load
+ * value (version 0, as the load phase writes it) through the backend's
+ * insert, counted as a refill; the read itself stays a miss.  A read's
+ * latency excludes its refill, a read-modify-write's includes it (the refill
+ * comes between its read and its write).  Batched mode: the batch goes out
+ * with read-modify-writes as reads, then one batch of the refills, then one
+ * of the read-modify-writes' writes, so the order per key is the same.
+ *
+ * The main thread snapshots the process's and the machine's resource
+ * counters (ycsb_resources.h) where it takes a phase's start and end times;
+ * the difference is the phase's "resources".
+ *
  * Results: ycsb_result_json() writes one JSON object (see README for the
  * field list).  The library keeps no global mutable state: everything lives
  * in the workload, the run options and the result. */
@@ -19,6 +32,7 @@
 #include "ycsb_backend.h"
 #include "ycsb_hist.h"
 #include "ycsb_json.h"
+#include "ycsb_resources.h"
 #include "ycsb_workload.h"
 
 struct ycsb_run_opts {
@@ -37,7 +51,15 @@ struct ycsb_phase_result {
     /* reads and the read half of read-modify-writes: hit (from RAM, or the
      * backend cannot tell), disk_hit (after a spill-store read), miss */
     uint64_t read_hit, read_disk_hit, read_miss;
+    /* lookaside: refill stores issued after misses, and those that failed */
+    uint64_t refills, refill_errors;
     double duration_s;
+    int have_resources;
+    struct ycsb_resources resources;        /* the phase's window */
+    /* the backend's server_stats() taken just before the phase started (JSON
+     * object text, malloc'd; NULL without server_stats): with the final
+     * "server" object it brackets the phase, e.g. items resident at its start */
+    char *server_start;
     struct ycsb_hist hist[YCSB_OP_TYPES];   /* latency in ns */
 };
 

@@ -45,6 +45,19 @@ int ycsb_workload_init(struct ycsb_workload *w, const struct ycsb_config *cfg, c
     case YCSB_DIST_LATEST:
         ycsb_latest_init(&w->latest, ycsb_ackcounter_last(&w->inserts), c->zipfianconstant);
         break;
+    case YCSB_DIST_TRUEZIPF: {
+        /* ranks over the keys the run will have by its end, with zipfian's
+         * allowance for inserts; a rank whose key is not inserted yet is
+         * redrawn (next_keynum), as for zipfian */
+        int64_t expected = (int64_t)((double)c->operationcount * c->insertproportion * 2.0);
+        if (ycsb_truezipf_init(&w->truezipf, lo, lo + c->insertcount + expected - 1,
+                               c->zipfianconstant) != 0) {
+            ycsb_ackcounter_destroy(&w->inserts);
+            snprintf(err, errlen, "out of memory for the truezipf table");
+            return -1;
+        }
+        break;
+    }
     case YCSB_DIST_HOTSPOT:
         ycsb_hotspot_init(&w->hotspot, lo, hi, c->hotspotdatafraction, c->hotspotopnfraction);
         break;
@@ -59,6 +72,7 @@ int ycsb_workload_init(struct ycsb_workload *w, const struct ycsb_config *cfg, c
 void ycsb_workload_destroy(struct ycsb_workload *w)
 {
     ycsb_ackcounter_destroy(&w->inserts);
+    ycsb_truezipf_destroy(&w->truezipf);
 }
 
 uint64_t ycsb_workload_phase_ops(const struct ycsb_workload *w, int phase)
@@ -105,6 +119,11 @@ static int64_t next_keynum(struct ycsb_opgen *g, uint64_t opnum)
     case YCSB_DIST_ZIPFIAN:
         do
             k = ycsb_scrambled_next(&g->scrambled, &g->rng);
+        while (k > last);
+        return k;
+    case YCSB_DIST_TRUEZIPF:
+        do
+            k = ycsb_truezipf_next(&w->truezipf, &g->rng);
         while (k > last);
         return k;
     case YCSB_DIST_HOTSPOT:

@@ -38,6 +38,7 @@ struct ycsb_workload {
     struct ycsb_latest latest;
     struct ycsb_uniform uniform;
     struct ycsb_hotspot hotspot;
+    struct ycsb_truezipf truezipf;   /* read-only after init: shared, not copied */
     /* shared: YCSB's transactioninsertkeysequence, starts at recordcount */
     struct ycsb_ackcounter inserts;
 };

@@ -58,7 +58,8 @@ def test_policy_none_drops_items_as_memcached_does(tmp_path: Path) -> None:
 def test_everything_fits_every_read_hits_in_ram(tmp_path: Path) -> None:
     r = result(drive(tmp_path, "ac_policy=lru", f"ac_spill_dir={tmp_path / 's'}", mem=64,
                      sets=("recordcount=5000", "operationcount=20000")))
-    assert r["run"]["reads"] == {"total": 20000, "hit": 20000, "disk_hit": 0, "miss": 0}
+    assert r["run"]["reads"] == {"total": 20000, "hit": 20000, "disk_hit": 0, "miss": 0,
+                                 "refills": 0, "refill_errors": 0}
     assert r["server"]["anticache"]["spilled_items"] == 0
 
 
@@ -123,3 +124,59 @@ def test_large_chunked_values(tmp_path: Path) -> None:
     assert r["run"]["reads"]["miss"] == 0 and r["run"]["reads"]["total"] == 300
     assert r["run"]["reads"]["disk_hit"] > 0
     assert r["server"]["anticache"]["lost_items"] == 0
+
+
+def test_lookaside_refills_every_miss(tmp_path: Path) -> None:
+    # stock memcached behaviour (ac_policy=none): 40 MB of values in 16 MB, so
+    # the load's early keys are evicted; lookaside=true stores each missed key
+    # again with its load value
+    sets = ("recordcount=40000", "operationcount=20000", "warmupoperations=5000", "threads=2",
+            "requestdistribution=truezipf", "zipfianconstant=0.9")
+    r = result(drive(tmp_path, "ac_policy=none", sets=sets + ("lookaside=true",)))
+    assert r["config"]["lookaside"] is True
+    for phase in ("warmup", "run"):
+        reads = r[phase]["reads"]
+        assert reads["miss"] > 0 and reads["refills"] == reads["miss"]   # every miss refilled
+        assert reads["refill_errors"] == 0 and reads["hit"] + reads["miss"] == reads["total"]
+    off = result(drive(tmp_path, "ac_policy=none", sets=sets))
+    assert off["config"]["lookaside"] is False
+    assert off["run"]["reads"]["refills"] == 0 and off["run"]["reads"]["miss"] > 0
+    # refilled hot keys stay in memory: fewer misses than without refills
+    assert r["run"]["reads"]["miss"] < off["run"]["reads"]["miss"]
+
+
+RESOURCE_KEYS = ["cpu_user_s", "cpu_sys_s", "major_faults", "minor_faults", "vol_ctx_switches",
+                 "invol_ctx_switches", "read_bytes", "write_bytes", "syscr", "syscw", "pswpin",
+                 "pswpout", "pgmajfault"]
+
+
+def test_resources_per_phase(tmp_path: Path) -> None:
+    r = result(drive(tmp_path, "ac_policy=none", mem=64,
+                     sets=("recordcount=20000", "operationcount=20000", "warmupoperations=2000")))
+    for phase in ("load", "warmup", "run"):
+        res = r[phase]["resources"]
+        assert sorted(res) == sorted(RESOURCE_KEYS)     # no disk_* without diskstats_device
+        for k in RESOURCE_KEYS:
+            assert res[k] is None or (isinstance(res[k], (int, float)) and res[k] >= 0), (phase, k)
+        assert res["cpu_user_s"] + res["cpu_sys_s"] > 0
+    # the load allocates 20 MB of items in the server: its own page faults
+    assert r["load"]["resources"]["minor_faults"] > 1000
+    assert r["config"]["diskstats_device"] == ""
+    # the server's counters just before each phase: nothing before the load, every record after it
+    assert r["load"]["server_start"]["anticache"]["resident_items"] == 0
+    assert r["warmup"]["server_start"]["anticache"]["resident_items"] == 20000
+    assert r["run"]["server_start"]["anticache"]["resident_items"] == 20000
+
+
+def test_diskstats_device(tmp_path: Path) -> None:
+    devices = [line.split()[2] for line in Path("/proc/diskstats").read_text().splitlines()]
+    if not devices:
+        pytest.skip("/proc/diskstats lists no devices")
+    r = result(drive(tmp_path, sets=("recordcount=100", "operationcount=100",
+                                      f"diskstats_device={devices[0]}")))
+    for k in ("disk_reads", "disk_sectors_read", "disk_writes", "disk_sectors_written"):
+        assert isinstance(r["run"]["resources"][k], int)
+    p = drive(tmp_path, sets=("diskstats_device=nosuchdisk9",))
+    assert p.returncode != 0 and p.stdout == ""
+    assert ("property 'diskstats_device': 'nosuchdisk9' is not a device in /proc/diskstats; "
+            f"accepted: one of {devices[0]}") in p.stderr

@@ -101,3 +101,21 @@ def test_errors(ycsb_mc: Path) -> None:
     assert rc == 1
     assert err == (f"ycsb-mc: backend thread_init failed: cannot connect to 127.0.0.1:{port}: "
                    "Connection refused\n")
+
+
+@pytest.mark.parametrize("pipeline", [(), ("--conns", "2", "--depth", "8")])
+def test_lookaside_over_the_network(ycsb_mc: Path, pipeline: tuple[str, ...]) -> None:
+    # a stock cache (ac_policy=none) that drops items: every missed read, and
+    # every missed read half of a read-modify-write, is refilled with a set;
+    # the server saw exactly load + updates + refills sets
+    with running_server(16, "ac_policy=none") as port:
+        res = run_mc(ycsb_mc, port, "-P", str(WORKLOADS / "workloadf"),
+                     "-p", "recordcount=40000", "-p", "operationcount=20000",
+                     "-p", "requestdistribution=truezipf", "-p", "zipfianconstant=0.9",
+                     "-p", "lookaside=true", *pipeline)
+    run = res["run"]
+    assert run["reads"]["miss"] > 0 and run["reads"]["refills"] == run["reads"]["miss"]
+    assert run["reads"]["refill_errors"] == 0 and run["errors"]["total"] == 0
+    stats = res["server"]["stats"]
+    assert stats["get_misses"] == run["reads"]["miss"]
+    assert stats["cmd_set"] == 40000 + run["ops"]["readmodifywrite"] + run["reads"]["refills"]

@@ -74,7 +74,8 @@ static void test_errors(void)
                "insertorder, insertstart, insertcount, loadcount, hotspotdatafraction, "
                "hotspotopnfraction, "
                "readallfields, writeallfields, zeropadding, maxscanlength, "
-               "scanlengthdistribution, seed, threads, warmupoperations, target, valuekind");
+               "scanlengthdistribution, seed, threads, warmupoperations, target, valuekind, "
+               "lookaside, diskstats_device");
     CHECK_EQ_S(set1("recordcount", "abc"),
                "property 'recordcount': 'abc' is not an integer; accepted: an integer from 1 to "
                "2147483647");
@@ -104,15 +105,12 @@ static void test_errors(void)
                "to 1");
     CHECK_EQ_S(set1("readproportion", "nan"),
                "property 'readproportion': 'nan' is not a number; accepted: a number from 0 to 1");
-#define THETA_OK "accepted: a number greater than 0 and at most 10, other than 1 (at least 1e-9 " \
-                 "away from it)"
-    CHECK_EQ_S(set1("zipfianconstant", "1"),
-               "property 'zipfianconstant': '1' is 1 or within 1e-9 of it: Gray's Zipfian method "
-               "(YCSB's ZipfianGenerator) divides by 1 - theta (alpha = 1/(1 - theta)); " THETA_OK);
-    CHECK_EQ_S(set1("zipfianconstant", "1.0000000001"),
-               "property 'zipfianconstant': '1.0000000001' is 1 or within 1e-9 of it: Gray's "
-               "Zipfian method (YCSB's ZipfianGenerator) divides by 1 - theta "
-               "(alpha = 1/(1 - theta)); " THETA_OK);
+#define THETA_OK "accepted: a number greater than 0 and at most 10 (zipfian and latest: at " \
+                 "least 1e-9 away from 1)"
+    /* theta = 1 is a property value like any other; only Gray's method
+     * (zipfian, latest) rejects it, in ycsb_config_finish */
+    CHECK_EQ_S(set1("zipfianconstant", "1"), "");
+    CHECK_EQ_S(set1("zipfianconstant", "1.0000000001"), "");
     CHECK_EQ_S(set1("zipfianconstant", "0"),
                "property 'zipfianconstant': '0' is out of range; " THETA_OK);
     CHECK_EQ_S(set1("zipfianconstant", "10.5"),
@@ -122,6 +120,24 @@ static void test_errors(void)
     CHECK_EQ_S(set1("zipfianconstant", "1.2"), "");
     CHECK_EQ_S(set1("zipfianconstant", "10"), "");
     CHECK_EQ_S(set1("zipfianconstant", "0.999999"), "");
+    const char *one_z[] = {"zipfianconstant=1", "requestdistribution=zipfian", NULL};
+    CHECK_EQ_S(finish(one_z, NULL),
+               "zipfianconstant=1 with requestdistribution=zipfian: 1 or within 1e-9 of it, and "
+               "Gray's Zipfian method (YCSB's ZipfianGenerator) divides by 1 - theta (alpha = "
+               "1/(1 - theta)); accepted: zipfianconstant at least 1e-9 away from 1, or "
+               "requestdistribution=truezipf, which accepts 1");
+    const char *near_l[] = {"requestdistribution=latest", "zipfianconstant=1.0000000001", NULL};
+    CHECK_EQ_S(finish(near_l, NULL),
+               "zipfianconstant=1.0000000001 with requestdistribution=latest: 1 or within 1e-9 "
+               "of it, and Gray's Zipfian method (YCSB's ZipfianGenerator) divides by 1 - theta "
+               "(alpha = 1/(1 - theta)); accepted: zipfianconstant at least 1e-9 away from 1, or "
+               "requestdistribution=truezipf, which accepts 1");
+    const char *one_t[] = {"zipfianconstant=1", "requestdistribution=truezipf", NULL};
+    CHECK_EQ_S(finish(one_t, NULL), "");
+    const char *one_u[] = {"zipfianconstant=1", NULL};   /* uniform: theta unused */
+    CHECK_EQ_S(finish(one_u, NULL), "");
+    const char *near_z[] = {"zipfianconstant=1.000000002", "requestdistribution=zipfian", NULL};
+    CHECK_EQ_S(finish(near_z, NULL), "");
 #undef THETA_OK
     CHECK_EQ_S(set1("target", "-1"),
                "property 'target': '-1' is negative; accepted: a number from 0 to 1e+12");
@@ -133,7 +149,7 @@ static void test_errors(void)
                "from 0 to 18446744073709551615");
     CHECK_EQ_S(set1("requestdistribution", "exponential"),
                "property 'requestdistribution': 'exponential' is not accepted; accepted: uniform, "
-               "zipfian, latest, hotspot, sequential");
+               "zipfian, latest, hotspot, sequential, truezipf");
     CHECK_EQ_S(set1("insertorder", "random"),
                "property 'insertorder': 'random' is not accepted; accepted: ordered, hashed");
     CHECK_EQ_S(set1("valuekind", "random"),
@@ -145,6 +161,13 @@ static void test_errors(void)
                "to 1");
     CHECK_EQ_S(set1("zeropadding", "0"),
                "property 'zeropadding': '0' is out of range; accepted: an integer from 1 to 32");
+    CHECK_EQ_S(set1("lookaside", "yes"),
+               "property 'lookaside': 'yes' is not accepted; accepted: true, false");
+    CHECK_EQ_S(set1("lookaside", "true"), "");
+    CHECK_EQ_S(set1("diskstats_device", "a-device-name-longer-than-31-bytes"),
+               "property 'diskstats_device': value is too long; accepted: a device name as in "
+               "/proc/diskstats (e.g. vda), up to 31 bytes, or empty for none");
+    CHECK_EQ_S(set1("diskstats_device", ""), "");
 
     const char *kv1[] = {"recordcount", NULL};
     CHECK_EQ_S(finish(kv1, NULL), "-p 'recordcount': expected key=value");
@@ -182,6 +205,25 @@ static void test_errors(void)
                "fieldcount (1024) x fieldlength (2048) = 2097152 bytes per value; accepted: at "
                "most 1048576 bytes");
 
+    /* diskstats_device must name a device /proc/diskstats lists */
+    const char *nodev[] = {"diskstats_device=nosuchdisk9", NULL};
+    const char *msg = finish(nodev, NULL);
+    const char *head = "property 'diskstats_device': 'nosuchdisk9' is not a device in "
+                       "/proc/diskstats; accepted: one of ";
+    CHECK(strncmp(msg, head, strlen(head)) == 0);
+    CHECK(strlen(msg) > strlen(head) && strstr(msg, ", or empty for none") != NULL);
+    FILE *ds = fopen("/proc/diskstats", "r");
+    char line[512], dev[64] = "", kv[100];
+    if (ds != NULL) {
+        if (fgets(line, sizeof(line), ds) != NULL && sscanf(line, "%*u %*u %63s", dev) == 1) {
+            CHECK(strstr(msg, dev) != NULL);     /* the devices that exist are named */
+            snprintf(kv, sizeof(kv), "diskstats_device=%s", dev);
+            const char *okdev[] = {kv, NULL};
+            CHECK_EQ_S(finish(okdev, NULL), "");
+        }
+        fclose(ds);
+    }
+
     struct ycsb_config c;
     ycsb_config_defaults(&c);
     CHECK_EQ_I(ycsb_config_load_file(&c, "data/missing.properties", err, sizeof(err)), -1);
@@ -213,6 +255,7 @@ static void test_json(void)
     CHECK(strstr(t, "\"readproportion\":0.95,") != NULL);
     CHECK(strstr(t, "\"requestdistribution\":\"uniform\"") != NULL);
     CHECK(strstr(t, "\"insertcount\":10,") != NULL);
+    CHECK(strstr(t, "\"lookaside\":false,\"diskstats_device\":\"\"}") != NULL);
     CHECK(strstr(t, "\"esc\":\"a\\\"b\\\\c\\u000a\"}") != NULL);
     ycsb_json_free(&j);
 }

@@ -1,7 +1,10 @@
 /* The run loop against an in-memory backend: thread-count independence,
- * batched execution, hits after load, error paths, result JSON. */
+ * batched execution, hits after load, error paths, result JSON, look-aside
+ * refills, per-phase resource windows. */
+#include <math.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <time.h>
 #include "check.h"
 #include "ycsb_record.h"
 #include "ycsb_run.h"
@@ -12,6 +15,8 @@ struct ent {
     struct ent *next;
     char key[YCSB_KEY_MAX];
     uint64_t vsum;
+    char *value;           /* a copy of the bytes (keep_values) */
+    size_t vlen;
 };
 struct rec {
     int op;
@@ -27,6 +32,11 @@ struct store {
     int disk_odd;          /* hits on keys ending in an odd digit answer YCSB_HIT_DISK */
     long disk_expected;    /* atomic: how many it answered */
     unsigned fail_thread;  /* thread_init fails for this index + 1 (0 = none) */
+    long drop_first;       /* of the first drop_first inserts, those of keys ending in
+                            * an odd digit are acknowledged but not stored */
+    long inserts;          /* atomic: inserts seen */
+    int keep_values;       /* entries keep a copy of their value */
+    long burn_us;          /* every read burns this much CPU time */
     struct rec *log[4];
     size_t nlog[4], caplog[4];
 };
@@ -95,11 +105,23 @@ static int inject(struct tctx *t)
     return 0;
 }
 
+static double thread_cpu_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return (double)ts.tv_sec + (double)ts.tv_nsec / 1e9;
+}
+
 static int t_read(void *p, const char *key, size_t klen, int *hit)
 {
     struct tctx *t = p;
     if (inject(t))
         return YCSB_ERR_FATAL;
+    if (t->s->burn_us > 0) {
+        double until = thread_cpu_s() + (double)t->s->burn_us / 1e6;
+        while (thread_cpu_s() < until) {
+        }
+    }
     pthread_mutex_lock(&t->s->lock);
     *hit = *find(t->s, key, klen) != NULL ? YCSB_HIT : YCSB_MISS;
     pthread_mutex_unlock(&t->s->lock);
@@ -120,6 +142,10 @@ static int t_write(void *p, int op, const char *key, size_t klen, const char *v,
     logit(t, op, key, klen, vs);
     if (op == YCSB_OP_UPDATE && t->s->fail_updates)
         return YCSB_ERR_OP;
+    if (op == YCSB_OP_INSERT &&
+        __atomic_add_fetch(&t->s->inserts, 1, __ATOMIC_RELAXED) <= t->s->drop_first &&
+        (key[klen - 1] - '0') % 2 == 1)
+        return YCSB_OK;                    /* dropped */
     pthread_mutex_lock(&t->s->lock);
     struct ent **e = find(t->s, key, klen);
     if (*e == NULL) {
@@ -127,6 +153,12 @@ static int t_write(void *p, int op, const char *key, size_t klen, const char *v,
         memcpy((*e)->key, key, klen + 1);
     }
     (*e)->vsum = vs;
+    if (t->s->keep_values) {
+        free((*e)->value);
+        (*e)->value = malloc(vlen ? vlen : 1);
+        memcpy((*e)->value, v, vlen);
+        (*e)->vlen = vlen;
+    }
     pthread_mutex_unlock(&t->s->lock);
     return YCSB_OK;
 }
@@ -180,6 +212,7 @@ static void store_free(struct store *s)
         while (s->b[i]) {
             struct ent *e = s->b[i];
             s->b[i] = e->next;
+            free(e->value);
             free(e);
         }
     for (int i = 0; i < 4; i++)
@@ -290,11 +323,13 @@ static void outcome_free(struct outcome *o)
     ycsb_result_free(o->res);
 }
 
-static void test_thread_independence(void)
+/* the same requests with 1, 2 and 3 threads (3 batched), for one
+ * requestdistribution (dist = "requestdistribution=...") */
+static void test_thread_independence(const char *dist)
 {
     const char *kvs[] = {"recordcount=3000", "operationcount=10000", "warmupoperations=1000",
                          "readproportion=0.5", "updateproportion=0.3",
-                         "readmodifywriteproportion=0.2", "requestdistribution=zipfian", NULL};
+                         "readmodifywriteproportion=0.2", dist, NULL};
     struct outcome a, b, c;
     struct store *s1 = store_new(), *s2 = store_new(), *s3 = store_new();
     run_once(kvs, 1, 1, s1, &a);
@@ -331,8 +366,9 @@ static void test_thread_independence(void)
                   strcmp(a.recs[i - 1].key, a.recs[i].key) != 0);
         }
     CHECK_EQ_I(inserts, 3000);
-    char want[128];
-    snprintf(want, sizeof(want), "\"reads\":{\"total\":%llu,\"hit\":%llu,\"disk_hit\":0,\"miss\":0}",
+    char want[256];
+    snprintf(want, sizeof(want), "\"reads\":{\"total\":%llu,\"hit\":%llu,\"disk_hit\":0,\"miss\":0,"
+             "\"refills\":0,\"refill_errors\":0}",
              (unsigned long long)a.res->run.read_hit, (unsigned long long)a.res->run.read_hit);
     CHECK(strstr(a.json, want) != NULL);
     CHECK(strstr(a.json, "\"server\":{\"ops_seen\":") != NULL);
@@ -341,8 +377,7 @@ static void test_thread_independence(void)
     /* a different seed gives different requests */
     const char *kvs2[] = {"recordcount=3000", "operationcount=10000", "warmupoperations=1000",
                           "readproportion=0.5", "updateproportion=0.3",
-                          "readmodifywriteproportion=0.2", "requestdistribution=zipfian",
-                          "seed=2", NULL};
+                          "readmodifywriteproportion=0.2", dist, "seed=2", NULL};
     struct outcome d;
     struct store *s4 = store_new();
     run_once(kvs2, 1, 1, s4, &d);
@@ -431,8 +466,9 @@ static void test_disk_hits(void)
     CHECK_EQ_I(r->read_miss, 0);
     CHECK_EQ_I(r->read_disk_hit, (uint64_t)s->disk_expected);
     CHECK(r->read_disk_hit > 0 && r->read_hit > 0);
-    char want[128];
-    snprintf(want, sizeof(want), "\"reads\":{\"total\":2000,\"hit\":%llu,\"disk_hit\":%llu,\"miss\":0}",
+    char want[256];
+    snprintf(want, sizeof(want), "\"reads\":{\"total\":2000,\"hit\":%llu,\"disk_hit\":%llu,\"miss\":0,"
+             "\"refills\":0,\"refill_errors\":0}",
              (unsigned long long)r->read_hit, (unsigned long long)r->read_disk_hit);
     CHECK(strstr(o.json, want) != NULL);
     outcome_free(&o);
@@ -476,11 +512,233 @@ static void test_partial_load(void)
     store_free(s);
 }
 
+/* FNV-1a of the value the load writes for keynum (version 0) */
+static uint64_t load_vsum(const struct ycsb_config *c, int64_t keynum, char *buf, size_t len)
+{
+    ycsb_value_fill(buf, len, c->valuekind, c->seed, keynum, 0);
+    return hash(buf, len);
+}
+
+/* lookaside: the store drops the load's inserts of keys ending in an odd
+ * digit; with lookaside=true the first read of such a key misses and is
+ * refilled with exactly the load's value, so it never misses again */
+static void test_lookaside(void)
+{
+    const char *kvs[] = {"recordcount=400", "operationcount=3000", "warmupoperations=500",
+                         "readproportion=1", "updateproportion=0", "insertorder=ordered",
+                         "requestdistribution=truezipf", "fieldcount=2", "fieldlength=50",
+                         "lookaside=true", NULL};
+    struct ycsb_config cfg;
+    struct ycsb_workload w;
+    CHECK_EQ_I(make_workload(&w, kvs), 0);
+    cfg = w.cfg;
+    ycsb_workload_destroy(&w);
+    char *vbuf = malloc(100);
+
+    struct store *s = store_new();
+    s->drop_first = 400;
+    s->keep_values = 1;
+    struct outcome o;
+    run_once(kvs, 1, 1, s, &o);
+    CHECK_EQ_I(o.rc, 0);
+    const struct ycsb_phase_result *wu = &o.res->warmup, *ru = &o.res->run;
+    /* per key (keynum < 400, key "user<keynum>"): reads, misses */
+    long reads[400] = {0}, refilled[400] = {0};
+    for (int t = 0; t < 4; t++)
+        for (size_t i = 0; i < s->nlog[t]; i++) {
+            const struct rec *q = &s->log[t][i];
+            long k = strtol(q->key + 4, NULL, 10);
+            if (q->op == YCSB_OP_READ)
+                reads[k]++;
+            else if (q->op == YCSB_OP_INSERT && i >= 400) {   /* a refill, after the load */
+                refilled[k]++;
+                CHECK(i > 0 && s->log[t][i - 1].op == YCSB_OP_READ &&
+                      strcmp(s->log[t][i - 1].key, q->key) == 0);   /* right after its read */
+                CHECK(q->vsum == load_vsum(&cfg, k, vbuf, 100));
+            }
+        }
+    long odd_read = 0, refills = 0;
+    for (int k = 0; k < 400; k++) {
+        odd_read += k % 2 == 1 && reads[k] > 0;
+        refills += refilled[k];
+        CHECK(refilled[k] == (k % 2 == 1 && reads[k] > 0));   /* each dropped key once */
+    }
+    CHECK(odd_read > 50);
+    CHECK_EQ_I(wu->refills + ru->refills, odd_read);
+    CHECK_EQ_I(wu->read_miss + ru->read_miss, odd_read);     /* the refill's next read hits */
+    CHECK_EQ_I(wu->refills, wu->read_miss);
+    CHECK_EQ_I(ru->refills, ru->read_miss);
+    CHECK_EQ_I(wu->refill_errors + ru->refill_errors, 0);
+    CHECK_EQ_I(ru->read_hit + ru->read_miss, 3000);
+    /* the stored bytes are the load's, byte for byte */
+    long compared = 0;
+    for (int k = 1; k < 400; k += 2) {
+        char key[YCSB_KEY_MAX];
+        size_t kl = ycsb_key(key, k, 0, 1);
+        struct ent *e = *find(s, key, kl);
+        CHECK((e != NULL) == (reads[k] > 0));
+        if (e != NULL) {
+            ycsb_value_fill(vbuf, 100, cfg.valuekind, cfg.seed, k, 0);
+            CHECK(e->vlen == 100 && memcmp(e->value, vbuf, 100) == 0);
+            compared++;
+        }
+    }
+    CHECK_EQ_I(compared, odd_read);
+    char want[128];
+    snprintf(want, sizeof(want), "\"miss\":%llu,\"refills\":%llu,\"refill_errors\":0}",
+             (unsigned long long)ru->read_miss, (unsigned long long)ru->refills);
+    CHECK(strstr(o.json, want) != NULL);
+    CHECK(strstr(o.json, "\"lookaside\":true") != NULL);
+    outcome_free(&o);
+    store_free(s);
+
+    /* lookaside=false: every read of a dropped key misses, nothing refilled */
+    const char *off[] = {"recordcount=400", "operationcount=3000", "readproportion=1",
+                         "updateproportion=0", "insertorder=ordered",
+                         "requestdistribution=truezipf", NULL};
+    s = store_new();
+    s->drop_first = 400;
+    run_once(off, 1, 1, s, &o);
+    CHECK_EQ_I(o.rc, 0);
+    long odd_reads = 0;
+    for (size_t i = 0; i < s->nlog[0]; i++)
+        if (s->log[0][i].op == YCSB_OP_READ)
+            odd_reads += (s->log[0][i].key[strlen(s->log[0][i].key) - 1] - '0') % 2 == 1;
+    CHECK_EQ_I(o.res->run.read_miss, odd_reads);
+    CHECK_EQ_I(o.res->run.refills, 0);
+    CHECK(strstr(o.json, "\"refills\":0,\"refill_errors\":0}") != NULL);
+    outcome_free(&o);
+    store_free(s);
+
+    /* read-modify-writes, batched and not, 2 threads: every miss refilled,
+     * and a read-modify-write's write lands after its refill, so no key it
+     * wrote holds the load's value at the end */
+    for (unsigned batch = 1; batch <= 8; batch += 7) {
+        const char *rmw[] = {"recordcount=400", "operationcount=4000", "readproportion=0.5",
+                             "updateproportion=0", "readmodifywriteproportion=0.5",
+                             "insertorder=ordered", "requestdistribution=uniform",
+                             "fieldcount=2", "fieldlength=50", "lookaside=true", NULL};
+        s = store_new();
+        s->drop_first = 400;
+        run_once(rmw, 2, batch, s, &o);
+        CHECK_EQ_I(o.rc, 0);
+        CHECK(o.res->run.read_miss > 50);
+        CHECK_EQ_I(o.res->run.refills, o.res->run.read_miss);
+        CHECK_EQ_I(o.res->run.ops[YCSB_OP_RMW] + o.res->run.ops[YCSB_OP_READ], 4000);
+        CHECK_EQ_I(o.res->run.errors[YCSB_OP_RMW], 0);
+        int rmw_keys[400] = {0};
+        long updates = 0;
+        for (int t = 0; t < 4; t++)
+            for (size_t i = 0; i < s->nlog[t]; i++)
+                if (s->log[t][i].op == YCSB_OP_UPDATE) {
+                    rmw_keys[strtol(s->log[t][i].key + 4, NULL, 10)] = 1;
+                    updates++;
+                }
+        CHECK_EQ_I(updates, o.res->run.ops[YCSB_OP_RMW]);
+        long clobbered = 0;
+        for (int k = 0; k < 400; k++) {
+            if (!rmw_keys[k])
+                continue;
+            char key[YCSB_KEY_MAX];
+            size_t kl = ycsb_key(key, k, 0, 1);
+            struct ent *e = *find(s, key, kl);
+            clobbered += e == NULL || e->vsum == load_vsum(&cfg, k, vbuf, 100);
+        }
+        CHECK_EQ_I(clobbered, 0);
+        outcome_free(&o);
+        store_free(s);
+    }
+    free(vbuf);
+}
+
+/* a number member of the phase object `phase` -> resources -> `key`; NaN
+ * if absent */
+static double resource(const char *json, const char *phase, const char *key)
+{
+    char pat[64];
+    snprintf(pat, sizeof(pat), "\"%s\":{\"operations\"", phase);
+    const char *p = strstr(json, pat);
+    if (p == NULL || (p = strstr(p, "\"resources\":{")) == NULL)
+        return NAN;
+    const char *end = strchr(p, '}');
+    snprintf(pat, sizeof(pat), "\"%s\":", key);
+    const char *k = strstr(p, pat);
+    if (k == NULL || k > end)
+        return NAN;
+    k += strlen(pat);
+    if (strncmp(k, "null", 4) == 0)
+        return -1.0;
+    return strtod(k, NULL);
+}
+
+/* each phase reports its own window: reads burn 50 us of CPU each, the
+ * warm-up has 2000 of them (0.1 s), the run 6000 (0.3 s), the load none */
+static void test_resources(void)
+{
+    const char *kvs[] = {"recordcount=200", "operationcount=6000", "warmupoperations=2000",
+                         "readproportion=1", "updateproportion=0", NULL};
+    struct store *s = store_new();
+    s->burn_us = 50;
+    struct outcome o;
+    run_once(kvs, 2, 1, s, &o);
+    CHECK_EQ_I(o.rc, 0);
+    const struct ycsb_phase_result *l = &o.res->load, *wu = &o.res->warmup, *ru = &o.res->run;
+    CHECK(l->have_resources && wu->have_resources && ru->have_resources);
+    double lc = l->resources.cpu_user_s + l->resources.cpu_sys_s;
+    double wc = wu->resources.cpu_user_s + wu->resources.cpu_sys_s;
+    double rc = ru->resources.cpu_user_s + ru->resources.cpu_sys_s;
+    printf("resources: cpu load %.3f s, warm-up %.3f s, run %.3f s\n", lc, wc, rc);
+    CHECK(wc >= 0.095 && wc < 0.3);
+    CHECK(rc >= 0.29 && rc < 0.6);
+    CHECK(lc < 0.05);
+    CHECK(rc > 2.0 * wc);
+    /* the JSON: every key, numbers (or null where /proc is unreadable) */
+    static const char *const keys[] = {"cpu_user_s", "cpu_sys_s", "major_faults", "minor_faults",
+                                       "vol_ctx_switches", "invol_ctx_switches", "read_bytes",
+                                       "write_bytes", "syscr", "syscw", "pswpin", "pswpout",
+                                       "pgmajfault"};
+    const char *phases[] = {"load", "warmup", "run"};
+    for (int p = 0; p < 3; p++)
+        for (int k = 0; k < 13; k++) {
+            double v = resource(o.json, phases[p], keys[k]);
+            CHECK(v == v);            /* present */
+            CHECK(v >= 0 || (k >= 6 && v == -1.0));
+        }
+    /* (the burn loop reads the thread CPU clock, a system call: sys time) */
+    CHECK(resource(o.json, "run", "cpu_user_s") + resource(o.json, "run", "cpu_sys_s") >= 0.29);
+    CHECK(resource(o.json, "run", "disk_reads") != resource(o.json, "run", "disk_reads"));
+    outcome_free(&o);
+    store_free(s);
+
+    /* a named device adds its counters */
+    FILE *ds = fopen("/proc/diskstats", "r");
+    char line[512], dev[64] = "", kv[100];
+    if (ds != NULL && fgets(line, sizeof(line), ds) != NULL &&
+        sscanf(line, "%*u %*u %63s", dev) == 1) {
+        snprintf(kv, sizeof(kv), "diskstats_device=%s", dev);
+        const char *dk[] = {"recordcount=50", "operationcount=100", kv, NULL};
+        s = store_new();
+        run_once(dk, 1, 1, s, &o);
+        CHECK_EQ_I(o.rc, 0);
+        const char *dkeys[] = {"disk_reads", "disk_sectors_read", "disk_writes",
+                               "disk_sectors_written"};
+        for (int k = 0; k < 4; k++)
+            CHECK(resource(o.json, "run", dkeys[k]) >= 0);
+        outcome_free(&o);
+        store_free(s);
+    }
+    if (ds != NULL)
+        fclose(ds);
+}
+
 int main(void)
 {
     test_partial_load();
     test_disk_hits();
-    test_thread_independence();
+    test_thread_independence("requestdistribution=zipfian");
+    test_thread_independence("requestdistribution=truezipf");
+    test_lookaside();
+    test_resources();
     test_inserts_latest();
     test_errors();
     return test_summary("test_run");

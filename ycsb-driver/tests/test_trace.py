@@ -162,11 +162,40 @@ def test_theta_above_one(ycsb_trace: Path, tmp_path: Path) -> None:
 
 def test_theta_one_and_partial_load_rejected(ycsb_trace: Path, tmp_path: Path) -> None:
     out = str(tmp_path / "x")
-    assert fails(ycsb_trace, "-p", "zipfianconstant=1", "-o", out) == (
-        1, "ycsb-trace: property 'zipfianconstant': '1' is 1 or within 1e-9 of it: Gray's "
-           "Zipfian method (YCSB's ZipfianGenerator) divides by 1 - theta (alpha = 1/(1 - theta)); "
-           "accepted: a number greater than 0 and at most 10, other than 1 (at least 1e-9 away "
-           "from it)\n")
+    assert fails(ycsb_trace, "-p", "zipfianconstant=1", "-p", "requestdistribution=zipfian",
+                 "-o", out) == (
+        1, "ycsb-trace: zipfianconstant=1 with requestdistribution=zipfian: 1 or within 1e-9 of "
+           "it, and Gray's Zipfian method (YCSB's ZipfianGenerator) divides by 1 - theta (alpha = "
+           "1/(1 - theta)); accepted: zipfianconstant at least 1e-9 away from 1, or "
+           "requestdistribution=truezipf, which accepts 1\n")
     assert fails(ycsb_trace, "-p", "recordcount=100", "-p", "loadcount=50", "-o", out) == (
         1, "ycsb-trace: loadcount (50) differs from insertcount (100): an ACTRACE file implies "
            "the load of every key; accepted: loadcount unset or equal to insertcount\n")
+
+
+def test_truezipf(ycsb_trace: Path, tmp_path: Path) -> None:
+    # exact Zipf(0.9) over 5000 keys: the 100 most requested keys get
+    # H(100, 0.9) / H(5000, 0.9) of the requests; theta = 1 is accepted;
+    # threads does not change the file
+    args = ["-P", str(WORKLOADS / "readonly"), "-p", "recordcount=5000", "-p",
+            "operationcount=200000", "-p", "requestdistribution=truezipf"]
+    a, b = tmp_path / "a", tmp_path / "b"
+    summary = run_trace(ycsb_trace, a, *args, "-p", "zipfianconstant=0.9")
+    assert summary["config"]["requestdistribution"] == "truezipf"
+    run_trace(ycsb_trace, b, *args, "-p", "zipfianconstant=0.9", "-p", "threads=4")
+    assert a.read_bytes() == b.read_bytes()
+    _, recs = read_actrace(a)
+    keys = [r[0] for r in recs]
+    assert all(0 <= k < 5000 for k in keys)
+    freq: dict[int, int] = {}
+    for k in keys:
+        freq[k] = freq.get(k, 0) + 1
+    counts = sorted(freq.values(), reverse=True)
+    h = [i ** -0.9 for i in range(1, 5001)]
+    assert abs(sum(counts[:100]) / 200000 - sum(h[:100]) / sum(h)) < 0.01
+    assert abs(counts[0] / 200000 - 1 / sum(h)) < 0.005
+    # the hottest keys are spread over the key range, not 0, 1, 2, ...
+    top = sorted(freq, key=freq.__getitem__, reverse=True)[:10]
+    assert sorted(top) != list(range(10)) and max(top) - min(top) > 1000
+    one = run_trace(ycsb_trace, tmp_path / "c", *args, "-p", "zipfianconstant=1")
+    assert one["config"]["zipfianconstant"] == 1
