@@ -35,7 +35,7 @@ def _opt_from_traces(df: pd.DataFrame) -> pd.Series:
         if key not in cache:
             with core.Trace.open(key[0]) as t, core.NextUse(t) as nu:
                 hits = nu.opt([key[1]], bypass=variant == "bypass")[0]
-                cache[key] = hits / nu.requests if nu.requests else 0.0
+                cache[key] = hits / nu.scored_reads if nu.scored_reads else 0.0   # writes are not scored
         return cache[key]
 
     return df.apply(one, axis=1)

@@ -69,6 +69,8 @@ def write_oracle(path: str | os.PathLike[str], records: np.ndarray) -> None:
 # Requests the server counts as reads (its hit counters see only these): read and
 # read-modify-write. Updates and inserts are left out by reads_only().
 READ_OPS = (OPS["read"], OPS["rmw"])
+# Requests that write their key (write-allocate: it is in the cache afterwards).
+WRITE_OPS = (OPS["update"], OPS["insert"], OPS["rmw"])
 
 
 def read_actrace(path: str | os.PathLike[str]) -> np.ndarray:
@@ -80,6 +82,26 @@ def read_actrace(path: str | os.PathLike[str]) -> np.ndarray:
     return np.fromfile(path, dtype=ACTRACE_RECORD, offset=ACTRACE_HEADER)
 
 
+def read_oracle(path: str | os.PathLike[str]) -> np.ndarray:
+    """The records of an oracleGeneral file (whole records only; the core validates the size)."""
+    return np.fromfile(path, dtype=ORACLE_RECORD)
+
+
 def reads_only(records: np.ndarray) -> np.ndarray:
     """The read requests (op read or read-modify-write) of ACTRACE records, in order."""
     return records[np.isin(records["op"], READ_OPS)]
+
+
+def reads_only_window(records: np.ndarray, score_from: int) -> tuple[np.ndarray, int]:
+    """The reads-only view of a window (the pre-write-allocate model): update and insert
+    requests are dropped everywhere, a read-modify-write becomes a plain read (its write
+    half dropped too), and score_from moves to the same request in the shorter sequence."""
+    keep = np.isin(records["op"], READ_OPS)
+    out = records[keep]
+    out["op"] = OPS["read"]
+    return out, int(np.count_nonzero(keep[:score_from]))
+
+
+def preload_inserts(recordcount: int, size: int = 0) -> np.ndarray:
+    """The load phase as requests: one insert of each key 0..recordcount-1, in order."""
+    return actrace_records(np.arange(recordcount, dtype=np.uint64), size, OPS["insert"])

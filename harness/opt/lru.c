@@ -10,7 +10,11 @@
  * counts them per block of 512 positions. A query is a Fenwick prefix over
  * whole blocks plus a popcount inside q's block; the tree has n / 512 entries
  * (0.8 MB for 10^8 requests), so it stays in cache. An LRU cache of c objects
- * hits exactly the reuses with d < c. */
+ * hits exactly the reuses with d < c.
+ * Writes: every request is an access (a write moves its key to the top of
+ * the stack, inserting it if absent: write-allocate), so all reuse intervals
+ * enter the sweep, but only those ending at a scored read (a READ or RMW at
+ * index >= score_from: bit q of nu->scored) are counted in the histogram. */
 #include <stdio.h>
 #include <stdlib.h>
 #include "opt_internal.h"
@@ -25,7 +29,8 @@ uint64_t ac_lru_bytes(uint64_t n) {
 static inline unsigned popcount64(uint64_t x) { return (unsigned)__builtin_popcountll(x); }
 
 /* The sweep; returns -1 (after filling *bad) on an internal inconsistency. */
-static inline __attribute__((always_inline)) int sweep(const uint32_t *next, uint64_t n, uint64_t distinct,
+static inline __attribute__((always_inline)) int sweep(const uint32_t *next, const uint64_t *scored,
+                                                       uint64_t n, uint64_t distinct,
                                                        uint64_t *bits, uint32_t *fw, uint64_t nblocks,
                                                        uint64_t *hist, uint64_t *bad) {
     for (uint64_t p = n; p-- > 0;) {
@@ -43,7 +48,8 @@ static inline __attribute__((always_inline)) int sweep(const uint32_t *next, uin
             *bad = d;
             return -1;
         }
-        hist[d]++;
+        if (!scored || ac_bit_get(scored, q))
+            hist[d]++;
         bits[word] |= (uint64_t)1 << (q & 63);
         for (uint64_t x = blk + 1; x <= nblocks; x += x & (~x + 1))
             fw[x]++;
@@ -54,21 +60,22 @@ static inline __attribute__((always_inline)) int sweep(const uint32_t *next, uin
 /* Two builds of the sweep: one with the POPCNT instruction (chosen at run time
  * when the CPU has it; the library itself is built for the baseline ISA). */
 #if defined(__x86_64__) || defined(__i386__)
-static __attribute__((target("popcnt"))) int sweep_popcnt(const uint32_t *next, uint64_t n, uint64_t distinct,
+static __attribute__((target("popcnt"))) int sweep_popcnt(const uint32_t *next, const uint64_t *scored,
+                                                          uint64_t n, uint64_t distinct,
                                                           uint64_t *bits, uint32_t *fw, uint64_t nblocks,
                                                           uint64_t *hist, uint64_t *bad) {
-    return sweep(next, n, distinct, bits, fw, nblocks, hist, bad);
+    return sweep(next, scored, n, distinct, bits, fw, nblocks, hist, bad);
 }
 #endif
-static int sweep_generic(const uint32_t *next, uint64_t n, uint64_t distinct, uint64_t *bits, uint32_t *fw,
-                         uint64_t nblocks, uint64_t *hist, uint64_t *bad) {
-    return sweep(next, n, distinct, bits, fw, nblocks, hist, bad);
+static int sweep_generic(const uint32_t *next, const uint64_t *scored, uint64_t n, uint64_t distinct,
+                         uint64_t *bits, uint32_t *fw, uint64_t nblocks, uint64_t *hist, uint64_t *bad) {
+    return sweep(next, scored, n, distinct, bits, fw, nblocks, hist, bad);
 }
 
 int ac_lru_hist(const struct ac_nextuse *nu, uint64_t limit, uint64_t *hist,
                 char *err, size_t errlen) {
     const uint64_t n = nu->n, nblocks = (n >> BLOCK_SHIFT) + 1;
-    if (ac_mem_check(ac_nextuse_bytes(n) + ac_lru_bytes(n), limit,
+    if (ac_mem_check(ac_nextuse_held(nu) + ac_lru_bytes(n), limit,
                      "the LRU stack-distance pass", err, errlen))
         return -1;
     uint64_t *bits = calloc(ac_bitmap_bytes(n) / 8, sizeof *bits);
@@ -83,10 +90,10 @@ int ac_lru_hist(const struct ac_nextuse *nu, uint64_t limit, uint64_t *hist,
     int rc;
 #if defined(__x86_64__) || defined(__i386__)
     if (__builtin_cpu_supports("popcnt"))
-        rc = sweep_popcnt(nu->next, n, nu->distinct, bits, fw, nblocks, hist, &bad);
+        rc = sweep_popcnt(nu->next, nu->scored, n, nu->distinct, bits, fw, nblocks, hist, &bad);
     else
 #endif
-        rc = sweep_generic(nu->next, n, nu->distinct, bits, fw, nblocks, hist, &bad);
+        rc = sweep_generic(nu->next, nu->scored, n, nu->distinct, bits, fw, nblocks, hist, &bad);
     free(bits);
     free(fw);
     if (rc != 0)

@@ -14,6 +14,8 @@ struct ac_trace {
     const unsigned char *recs;   /* first record */
     size_t stride;               /* bytes per record */
     size_t key_off, size_off;    /* field offsets inside a record */
+    size_t op_off;               /* offset of the op byte (has_ops only) */
+    int has_ops;                 /* ACTRACE: records carry an op; oracleGeneral: all reads */
     uint64_t n;
     int format;
     uint64_t seed, recordcount;
@@ -23,9 +25,18 @@ struct ac_trace {
 };
 
 struct ac_nextuse {
-    uint32_t *next;
-    uint64_t n, distinct;
+    uint32_t *next;      /* next request of the same key, any op (LRU) */
+    uint32_t *useful;    /* next[i] if that is a scored read, else AC_NONE (OPT, PFOO-L);
+                          * the same array as next when plain */
+    uint64_t *scored;    /* bit i: request i is a scored read; NULL: every request is */
+    uint64_t *writes;    /* bit i: request i writes (UPDATE, INSERT, RMW); NULL: none does */
+    uint64_t n, distinct, score_from, scored_reads, scored_writes, reuses;
 };
+
+/* What an op does (valid ops 0..3). */
+static inline int ac_op_reads(unsigned op) { return op == AC_OP_READ || op == AC_OP_RMW; }
+static inline int ac_op_writes(unsigned op) { return op != AC_OP_READ; }
+#define AC_OP_ERROR "ACTRACE ops are 0 read, 1 update, 2 insert, 3 read-modify-write"
 
 static inline uint64_t ac_load64(const unsigned char *p) {
     uint64_t v;
@@ -53,11 +64,20 @@ static inline void ac_bit_set(uint64_t *b, uint64_t i) { b[i >> 6] |= (uint64_t)
 static inline void ac_bit_clear(uint64_t *b, uint64_t i) { b[i >> 6] &= ~((uint64_t)1 << (i & 63)); }
 static inline uint64_t ac_bitmap_bytes(uint64_t n) { return ((n >> 6) + 1) * 8; }
 
+/* Bytes a next-use structure holds (arrays and bitmaps), for memory checks. */
+uint64_t ac_nextuse_held(const struct ac_nextuse *nu);
+/* useful[i] = next[i] if request next[i] is a scored read (bit set in
+ * `scored`), else AC_NONE; returns the number of finite entries (reuses). */
+uint64_t ac_useful_from_next(const uint32_t *next, uint64_t n, const uint64_t *scored,
+                             uint32_t *useful);
+
 struct ac_heap;
-/* One Belady replay of next[0..n) with `cap` slots (1 <= cap < distinct);
- * bits holds ac_bitmap_bytes(n) bytes, heap has room for 2 * cap entries. */
-uint64_t ac_belady_replay(const uint32_t *next, uint64_t n, uint64_t cap, int bypass,
-                          uint64_t *bits, struct ac_heap *heap);
+/* One Belady replay of useful[0..n) with `cap` slots (1 <= cap < distinct);
+ * writes: bitmap of the requests that force their key in (NULL: none);
+ * bits holds ac_bitmap_bytes(n) bytes, heap has room for 2 * cap entries.
+ * Returns the scored read hits. */
+uint64_t ac_belady_replay(const uint32_t *useful, const uint64_t *writes, uint64_t n, uint64_t cap,
+                          int bypass, uint64_t *bits, struct ac_heap *heap);
 
 /* Bytes the LRU pass allocates for n requests. */
 uint64_t ac_lru_bytes(uint64_t n);

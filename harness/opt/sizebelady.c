@@ -7,8 +7,13 @@
  * (objects already evicted for it stay evicted: still feasible). A hit whose
  * size changed is re-admitted with the new size under the same rules. With
  * unit sizes this is exactly MIN with bypass. Objects are identified by the
- * position of their next request, as in belady.c; held[pos] keeps the size of
- * the cached object whose next request is pos. */
+ * position of their next useful read, as in belady.c (objects whose next
+ * request is not a scored read are dead: free space); held[pos] keeps the
+ * size of the cached object whose next useful read is pos.
+ * Writes are write-allocate: a written object must be placed, so victims are
+ * evicted (farthest first) until it fits, even when its own next use is the
+ * farthest; one larger than the whole cache cannot be held and is written
+ * around (as a server refuses an item larger than its memory). */
 #include <stdio.h>
 #include <stdlib.h>
 #include "maxheap.h"
@@ -16,8 +21,8 @@
 
 static int bit_live(const void *ctx, uint32_t key) { return ac_bit_get(ctx, key); }
 
-static uint64_t replay(const struct ac_trace *tr, const uint32_t *next, uint64_t n, uint64_t cap,
-                       uint64_t *bits, uint32_t *held, struct ac_heap *h) {
+static uint64_t replay(const struct ac_trace *tr, const uint32_t *next, const uint64_t *writes,
+                       uint64_t n, uint64_t cap, uint64_t *bits, uint32_t *held, struct ac_heap *h) {
     memset(bits, 0, ac_bitmap_bytes(n));
     h->size = 0;
     uint64_t used = 0, hits = 0;
@@ -28,20 +33,21 @@ static uint64_t replay(const struct ac_trace *tr, const uint32_t *next, uint64_t
             ac_bit_clear(bits, i);
             used -= held[i];
         }
-        if (t == AC_NONE || s > cap)
+        int forced = writes && ac_bit_get(writes, i);
+        if ((t == AC_NONE && !forced) || s > cap)
             continue;
         while (used + s > cap) {
             while (!ac_bit_get(bits, ac_heap_top(h)))
-                ac_heap_pop(h);                   /* dead entries (never the top, but cheap to check) */
+                ac_heap_pop(h);                   /* stale entries (never the top, but cheap to check) */
             uint32_t far = ac_heap_top(h);
-            if (t > far)
+            if (t > far && !forced)
                 break;                            /* the newcomer is the farthest: bypass it */
             ac_bit_clear(bits, far);
             used -= held[far];
             ac_heap_pop(h);
         }
-        if (used + s > cap)
-            continue;
+        if (used + s > cap || t == AC_NONE)
+            continue;                             /* bypassed, or placed dead (free space again) */
         if (h->size == h->cap)
             ac_heap_compact(h, bit_live, bits);
         ac_heap_push(h, t);
@@ -57,7 +63,7 @@ int ac_size_belady(const struct ac_trace *t, const struct ac_nextuse *nu, const 
     if (ac_check_caps(caps, ncaps, "byte", err, errlen))
         return -1;
     const uint64_t n = nu->n, slots = 2 * (nu->distinct ? nu->distinct : 1);
-    uint64_t need = ac_nextuse_bytes(n) + ac_bitmap_bytes(n) + n * sizeof(uint32_t) + slots * sizeof(uint32_t);
+    uint64_t need = ac_nextuse_held(nu) + ac_bitmap_bytes(n) + n * sizeof(uint32_t) + slots * sizeof(uint32_t);
     if (ac_mem_check(need, limit, "size-aware Belady", err, errlen))
         return -1;
     uint64_t *bits = malloc(ac_bitmap_bytes(n));
@@ -70,7 +76,7 @@ int ac_size_belady(const struct ac_trace *t, const struct ac_nextuse *nu, const 
         return ac_fail(err, errlen, "out of memory in size-aware Belady");
     }
     for (size_t k = 0; k < ncaps; k++)
-        hits[k] = replay(t, nu->next, n, caps[k], bits, held, &h);
+        hits[k] = replay(t, nu->useful, nu->writes, n, caps[k], bits, held, &h);
     ac_heap_free(&h);
     free(held);
     free(bits);

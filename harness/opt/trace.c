@@ -1,6 +1,8 @@
-/* Trace readers: ACTRACE (128-byte header, 16-byte records) and libCacheSim's
- * oracleGeneral (24-byte records, no header), mmapped read-only and validated
- * before use. Records are read in place (little-endian). */
+/* Trace readers: ACTRACE (128-byte header, 16-byte records: key, size, op)
+ * and libCacheSim's oracleGeneral (24-byte records, no header, no op: every
+ * request is a read), mmapped read-only and validated before use (op codes
+ * are checked by the next-use pass, which reads every record anyway).
+ * Records are read in place (little-endian). */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -18,9 +20,9 @@
 static void set_layout(struct ac_trace *t, int format) {
     t->format = format;
     if (format == AC_FMT_ACTRACE) {
-        t->stride = ACT_REC; t->key_off = 0; t->size_off = 8;
+        t->stride = ACT_REC; t->key_off = 0; t->size_off = 8; t->op_off = 12; t->has_ops = 1;
     } else {
-        t->stride = ORA_REC; t->key_off = 4; t->size_off = 12;
+        t->stride = ORA_REC; t->key_off = 4; t->size_off = 12; t->op_off = 0; t->has_ops = 0;
     }
 }
 
@@ -183,4 +185,8 @@ uint64_t ac_trace_key(const struct ac_trace *t, uint64_t i) {
 
 uint32_t ac_trace_size(const struct ac_trace *t, uint64_t i) {
     return ac_load32(t->recs + i * t->stride + t->size_off);
+}
+
+unsigned ac_trace_op(const struct ac_trace *t, uint64_t i) {
+    return t->has_ops ? t->recs[i * t->stride + t->op_off] : AC_OP_READ;
 }

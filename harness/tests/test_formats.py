@@ -40,6 +40,7 @@ def test_actrace_read_back_exactly(actrace: Path) -> None:
         assert t.format == "actrace" and t.requests == len(KEYS)
         assert t.header() == {"seed": 99, "recordcount": 5, "workload": "workloada"}
         assert [t.record(i) for i in range(t.requests)] == list(zip(KEYS, SIZES))
+        assert [t.op(i) for i in range(t.requests)] == [0, 1, 2, 3, 0, 0, 1]
         with pytest.raises(IndexError, match="request 7 out of range 0..6"):
             t.record(7)
 
@@ -49,23 +50,46 @@ def test_oracle_read_back_exactly(oracle: Path) -> None:
     with core.Trace.open(oracle) as t:
         assert t.format == "oraclegeneral" and t.requests == len(KEYS)
         assert [t.record(i) for i in range(t.requests)] == list(zip(KEYS, SIZES))
+        assert [t.op(i) for i in range(t.requests)] == [0] * 7      # no op field: all reads
     assert traceio.next_access(KEYS).tolist() == [3, -1, 4, -1, -1, -1, -1]
 
 
-def test_both_formats_give_the_same_report(actrace: Path, oracle: Path) -> None:
+def test_both_formats_give_the_same_report(tmp_path: Path, oracle: Path) -> None:
+    # oracleGeneral carries no op: every request is a read; the same requests as ACTRACE reads
+    reads = tmp_path / "reads.actrace"
+    traceio.write_actrace(reads, traceio.actrace_records(KEYS, SIZES, ops=0))
     reports = []
-    for path in (actrace, oracle):
+    for path in (reads, oracle):
         code, out, err = cli(str(path), "-c", "1,2", "-b", "200,5G")
         assert code == 0, err
         r = json.loads(out)
-        reports.append({k: r[k] for k in ("requests", "distinct_keys", "objects", "bytes")})
+        reports.append({k: r[k] for k in ("requests", "scored_reads", "scored_writes", "distinct_keys",
+                                          "objects", "bytes")})
     assert reports[0] == reports[1]
     r = reports[0]
-    assert r["distinct_keys"] == 5
+    assert (r["distinct_keys"], r["scored_reads"], r["scored_writes"]) == (5, 7, 0)
     assert [o["opt_bypass"]["hits"] for o in r["objects"]] == [1, 2]
     assert [o["opt_demand"]["hits"] for o in r["objects"]] == [0, 2]   # demand: every key comes in
     assert [o["lru"]["hits"] for o in r["objects"]] == [0, 1]
     # 200 bytes: key 42 (100 bytes) fits, key 0 (1 byte) too
+    assert [b["size_belady"]["hits"] for b in r["bytes"]] == [2, 2]
+    assert [b["pfoo_l"]["hits"] for b in r["bytes"]] == [2, 2]
+
+
+def test_actrace_ops_are_honoured(actrace: Path) -> None:
+    # read 0, update MAX, insert 42, rmw 0, read 42, read 7, update 2^63: 4 scored reads
+    code, out, err = cli(str(actrace), "-c", "1,2", "-b", "200,5G")
+    assert code == 0, err
+    r = json.loads(out)
+    assert (r["requests"], r["scored_reads"], r["scored_writes"], r["cold_misses"]) == (7, 4, 3, 2)
+    # capacity 1: the update of MAX must evict 0, the insert of 42 evicts MAX: nothing hits;
+    # capacity 2: 0 and 42 stay (MAX is dead after its update): the rmw and the read of 42 hit
+    assert [o["opt_bypass"]["hits"] for o in r["objects"]] == [0, 2]
+    assert [o["opt_demand"]["hits"] for o in r["objects"]] == [0, 2]
+    assert r["objects"][1]["opt_bypass"] == {"hits": 2, "misses": 2, "hit_rate": 0.5}
+    # LRU at 2: the insert of 42 evicts 0 (MAX more recent): only the read of 42 hits
+    assert [o["lru"]["hits"] for o in r["objects"]] == [0, 1]
+    # 200 bytes: MAX (2^32 - 1 bytes) does not fit and is written around; 0 and 42 hit
     assert [b["size_belady"]["hits"] for b in r["bytes"]] == [2, 2]
     assert [b["pfoo_l"]["hits"] for b in r["bytes"]] == [2, 2]
 
@@ -154,11 +178,12 @@ def test_nothing_requested(actrace: Path) -> None:
 def test_memory_limit_error(actrace: Path) -> None:
     code, out, err = cli(str(actrace), "-c", "2", "--max-memory", "100")
     assert (code, out) == (1, "")
-    # 7 requests: 28 bytes of next-use array + 2048 table slots (the minimum) of 12 bytes
-    assert err.strip() == ("acbench opt: error: the next-use pass over 7 requests needs 24604 bytes (0.0 MiB) "
+    # 7 requests: 28 bytes of next-use array + 2 op bitmaps of 8 bytes + 2048 table slots
+    # (the minimum) of 12 bytes
+    assert err.strip() == ("acbench opt: error: the next-use pass over 7 requests needs 24620 bytes (0.0 MiB) "
                            "but the memory limit is 100 bytes (0.0 MiB) (limit from --max-memory)")
     # the stated size is enough (later phases need less)
-    code, out, err = cli(str(actrace), "-c", "2", "--max-memory", "24604")
+    code, out, err = cli(str(actrace), "-c", "2", "--max-memory", "24620")
     assert code == 0, err
-    code, out, err = cli(str(actrace), "-c", "2", "--max-memory", "24603")
-    assert code == 1 and "needs 24604 bytes" in err
+    code, out, err = cli(str(actrace), "-c", "2", "--max-memory", "24619")
+    assert code == 1 and "needs 24620 bytes" in err

@@ -1,5 +1,6 @@
-/* C unit tests of the hash table, the lazy max-heap and the trace views
- * (built with ASan/UBSan by `make -C harness ctest`). */
+/* C unit tests of the hash table, the lazy max-heap, the trace views, the
+ * write-allocating next-use pass, and the exhaustive brute-force check of OPT
+ * with writes (exhaustive.h) (built with ASan/UBSan by `make -C harness ctest`). */
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -7,6 +8,7 @@
 #include "keytable.h"
 #include "maxheap.h"
 #include "check.h"
+#include "exhaustive.h"
 
 static void test_keytable(void) {
     struct ac_keytable kt;
@@ -93,7 +95,7 @@ static void test_memory_view(void) {
     CHECK(t != NULL);
     CHECK_EQ(ac_trace_key(t, 2), 7);
     CHECK_EQ(ac_trace_size(t, 0), 100);
-    struct ac_nextuse *nu = ac_nextuse_build(t, UINT64_MAX, err, sizeof err);
+    struct ac_nextuse *nu = ac_nextuse_build(t, 0, UINT64_MAX, err, sizeof err);
     CHECK(nu != NULL);
     CHECK_EQ(ac_nextuse_array(nu)[0], 2);
     CHECK_EQ(ac_nextuse_array(nu)[1], AC_NONE);
@@ -114,9 +116,72 @@ static void test_memory_view(void) {
     ac_trace_close(t);
 }
 
+static void put_rec(unsigned char *recs, size_t i, uint64_t key, unsigned op) {
+    memset(recs + 16 * i, 0, 16);
+    memcpy(recs + 16 * i, &key, 8);
+    recs[16 * i + 8] = 1;             /* size 1 */
+    recs[16 * i + 12] = (unsigned char)op;
+}
+
+static void test_writes_view(void) {
+    /* keys a b a c a b, ops: read update read insert rmw read; score_from 3 */
+    static const uint64_t keys[] = {10, 11, 10, 12, 10, 11};
+    static const unsigned ops[] = {AC_OP_READ, AC_OP_UPDATE, AC_OP_READ, AC_OP_INSERT, AC_OP_RMW, AC_OP_READ};
+    unsigned char recs[6 * 16];
+    for (size_t i = 0; i < 6; i++)
+        put_rec(recs, i, keys[i], ops[i]);
+    char err[256];
+    struct ac_trace *t = ac_trace_from_memory(recs, 6, AC_FMT_ACTRACE, err, sizeof err);
+    CHECK(t != NULL);
+    CHECK_EQ(ac_trace_op(t, 4), AC_OP_RMW);
+    struct ac_nextuse *nu = ac_nextuse_build(t, 3, UINT64_MAX, err, sizeof err);
+    CHECK(nu != NULL);
+    const uint32_t *next = ac_nextuse_array(nu), *useful = ac_nextuse_useful_array(nu);
+    static const uint32_t want_next[] = {2, 5, 4, AC_NONE, AC_NONE, AC_NONE};
+    /* useful: 0 -> 2 is a read but before score_from (none); 2 -> 4 an RMW at 4 (scored) */
+    static const uint32_t want_useful[] = {AC_NONE, 5, 4, AC_NONE, AC_NONE, AC_NONE};
+    for (size_t i = 0; i < 6; i++) {
+        CHECK_EQ(next[i], want_next[i]);
+        CHECK_EQ(useful[i], want_useful[i]);
+    }
+    CHECK_EQ(ac_nextuse_distinct(nu), 3);
+    CHECK_EQ(ac_nextuse_score_from(nu), 3);
+    CHECK_EQ(ac_nextuse_scored_reads(nu), 2);      /* 4 (rmw), 5 */
+    CHECK_EQ(ac_nextuse_scored_writes(nu), 1);     /* 3 (insert) */
+    CHECK_EQ(ac_nextuse_reuses(nu), 2);            /* 4 and 5 */
+    /* capacity 1: the insert of c at 3 evicts everything else, so the RMW at
+     * 4 misses; it places a: 5 misses too */
+    uint64_t cap = 1, hits = 9;
+    CHECK_EQ(ac_opt_unit(nu, &cap, 1, 1, UINT64_MAX, &hits, err, sizeof err), 0);
+    CHECK_EQ(hits, 0);
+    cap = 2;                                  /* hold a and b; c forces one of them out */
+    CHECK_EQ(ac_opt_unit(nu, &cap, 1, 1, UINT64_MAX, &hits, err, sizeof err), 0);
+    CHECK_EQ(hits, 1);
+    cap = 3;
+    CHECK_EQ(ac_opt_unit(nu, &cap, 1, 0, UINT64_MAX, &hits, err, sizeof err), 0);
+    CHECK_EQ(hits, 2);
+    uint64_t hist[3];
+    CHECK_EQ(ac_lru_hist(nu, UINT64_MAX, hist, err, sizeof err), 0);
+    /* RMW at 4: a last accessed at 2, then c: distance 1; read at 5: b last
+     * accessed at 1, then a, c: distance 2; the read at 2 is not scored */
+    CHECK_EQ(hist[0], 0);
+    CHECK_EQ(hist[1], 1);
+    CHECK_EQ(hist[2], 1);
+    ac_nextuse_free(nu);
+    CHECK(ac_nextuse_build(t, 7, UINT64_MAX, err, sizeof err) == NULL);
+    CHECK(strcmp(err, "score_from 7 is beyond the trace: it has 6 requests (accepted: 0 .. 6)") == 0);
+    recs[16 * 3 + 12] = 9;
+    CHECK(ac_nextuse_build(t, 0, UINT64_MAX, err, sizeof err) == NULL);
+    CHECK(strcmp(err, "request 3 has op 9: ACTRACE ops are 0 read, 1 update, 2 insert, "
+                      "3 read-modify-write") == 0);
+    ac_trace_close(t);
+}
+
 int main(void) {
     test_keytable();
     test_heap();
     test_memory_view();
+    test_writes_view();
+    test_exhaustive_writes();
     return check_report("test_core");
 }

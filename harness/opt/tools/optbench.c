@@ -35,7 +35,7 @@ int main(int argc, char **argv) {
         return 1;
     }
     uint64_t n = ac_trace_requests(t);
-    struct ac_nextuse *nu = ac_nextuse_build(t, limit, err, sizeof err);
+    struct ac_nextuse *nu = ac_nextuse_build(t, 0, limit, err, sizeof err);
     if (!nu) {
         fprintf(stderr, "ac-optbench: %s\n", err);
         return 1;
