@@ -169,6 +169,7 @@ static int prepare_dir(const char *dir) {
 }
 
 static void ac_shutdown(void) {
+    ac_room_shutdown();                  /* no page moves while the stores close */
     if (ac.paged) {
         if (ac.policy->shutdown != NULL)
             ac.policy->shutdown();           /* removes a backing file */
@@ -282,6 +283,10 @@ int ac_init(size_t *item_limit) {
         return -1;
     }
     *item_limit = ac.item_limit;         /* a policy may add memory (effpaging's hot region) */
+    if (!p->kernel_paged && ac_room_init() != 0) {
+        ac_shutdown();
+        return -1;
+    }
     atexit(ac_shutdown);
     ac_enabled = true;
     return 0;
@@ -392,7 +397,19 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("fetch_nomem", "%llu", (unsigned long long)AC_READ(fetch_nomem));
     APPEND_STAT("read_through_items", "%llu", (unsigned long long)AC_READ(read_through_items));
     APPEND_STAT("spill_failures", "%llu", (unsigned long long)AC_READ(spill_failures));
-    APPEND_STAT("lost_items", "%llu", (unsigned long long)(ac_enabled ? evictions : 0));
+    /* allocations given up (ac_room.c), by reason, and the slow path's other events */
+    APPEND_STAT("refused_items", "%llu", (unsigned long long)AC_READ(refused_items));
+    APPEND_STAT("refused_disk_full", "%llu", (unsigned long long)AC_READ(refused_disk_full));
+    APPEND_STAT("refused_io_error", "%llu", (unsigned long long)AC_READ(refused_io_error));
+    APPEND_STAT("refused_table_full", "%llu", (unsigned long long)AC_READ(refused_table_full));
+    APPEND_STAT("refused_timeout", "%llu", (unsigned long long)AC_READ(refused_timeout));
+    APPEND_STAT("alloc_room_taken", "%llu", (unsigned long long)AC_READ(alloc_room_taken));
+    APPEND_STAT("alloc_waits", "%llu", (unsigned long long)AC_READ(alloc_waits));
+    APPEND_STAT("pages_borrowed", "%llu", (unsigned long long)AC_READ(pages_borrowed));
+    APPEND_STAT("pages_repaid", "%llu", (unsigned long long)AC_READ(pages_repaid));
+    APPEND_STAT("pages_owed", "%u", ac_pages_owed());
+    /* items dropped: 0 under anti-caching; for the stock cache (policy none) its evictions */
+    APPEND_STAT("lost_items", "%llu", (unsigned long long)evictions);
     struct rusage ru;
     APPEND_STAT("read_major_faults", "%llu", (unsigned long long)__atomic_load_n(&read_faults, __ATOMIC_RELAXED));
     APPEND_STAT("major_faults", "%llu", getrusage(RUSAGE_SELF, &ru) == 0 ? (unsigned long long)ru.ru_majflt : 0ULL);

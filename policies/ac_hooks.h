@@ -31,9 +31,16 @@ void *ac_region_page(size_t size);
  * table; *item_limit (memory for the slab allocator, -m on entry) is lowered by
  * the book-keeping's memory. Returns -1 after printing why. */
 int ac_init(size_t *item_limit);
-/* An allocation in class clsid failed: spill a block of its coldest items.
- * Returns how many items left RAM (0: nothing could be spilled). */
-int ac_make_room(unsigned int clsid);
+/* An allocation of ntotal bytes in class id found no free chunk
+ * (do_item_alloc_pull): spill, borrow a page or wait until it fits (ac_room.c).
+ * NULL: refused, counted by reason (the spill store is full, or the wait ran out). */
+void *ac_alloc(size_t ntotal, unsigned int id);
+/* do_slabs_newslab, slabs_lock held: the memory limit stops a new page; true
+ * when this allocation may borrow one (repaid by moving another class's page). */
+bool ac_borrow_page(void);
+/* slabs.c memory_release (slabs_lock held): a slab page leaves memcached. It
+ * is freed once no policy's item-pointer hint can still lead into it. */
+void ac_page_free(void *page);
 /* assoc_find, then the evicted table: a spilled item is read back, verified and
  * linked again (item lock for hv held). When no memory can be had for it, a
  * read (do_update) gets a transient copy instead: served from the record, never

@@ -17,7 +17,8 @@ struct ac_state {
     size_t evicted_bytes;          /* fixed memory of the evicted table */
     size_t item_limit;             /* what the slab allocator got of -m */
     bool paged;                    /* kernel-paged policy (ospaging): no store at all */
-    pthread_mutex_t spill_lock;    /* one spill round at a time */
+    pthread_mutex_t spill_lock;    /* one spill round at a time; item-pointer hints are read under it */
+    unsigned page_epoch;           /* moves on (under spill_lock) before released slab pages are freed */
     char dir[1100];
 };
 
@@ -28,6 +29,20 @@ struct ac_counters {
     uint64_t checksum_errors, read_errors, fetch_nomem;
     uint64_t read_through_items;   /* reads served from a record without memory for it */
     uint64_t spill_failures;       /* a spill that could not be done (table full, I/O) */
+    /* ac_room.c: allocations given up, by reason; the slow path's other events */
+    uint64_t refused_items, refused_disk_full, refused_io_error, refused_table_full, refused_timeout;
+    uint64_t alloc_room_taken;     /* spilled, but another request took the room: again */
+    uint64_t alloc_waits;          /* allocations that had to wait for held chunks or a page */
+    uint64_t pages_borrowed, pages_repaid;
+};
+
+/* Why an allocation was given up (ac_room.c counts it). */
+enum ac_refusal {
+    AC_REFUSED_NONE = 0,
+    AC_REFUSED_DISK_FULL,          /* a spill write found the file system full (ENOSPC, EDQUOT) */
+    AC_REFUSED_IO_ERROR,           /* a spill write failed otherwise */
+    AC_REFUSED_TABLE_FULL,         /* the evicted table holds ac_evicted_max entries */
+    AC_REFUSED_TIMEOUT,            /* nothing to spill or borrow within ac_alloc_wait */
 };
 
 extern struct ac_state ac;
@@ -68,9 +83,24 @@ void ac_regions_used(size_t *hot, size_t *cold);
  * same age), free the old chunk. 1: moved; 0: skipped (gone, busy, already
  * there, chunked); -1: the region has no free chunk of the class. */
 int ac_relocate(item *it, unsigned int clsid, bool to_hot);
-/* ac_spill.c: spills the given resident items of class clsid (hints, re-validated,
- * under the spill lock); returns how many left RAM. */
-int ac_spill_items(unsigned int clsid, item **cand, int n);
+/* ac_spill.c, spill_lock held: spills a block of class clsid's coldest items
+ * (cold-store policies: a batch). Returns how many left RAM; *why says what
+ * the store could not do (AC_REFUSED_NONE: nothing failed). */
+int ac_make_room_locked(unsigned int clsid, enum ac_refusal *why);
+/* ac_spill.c: the error the current request answers instead of NOT_FOUND /
+ * NOT_STORED (see ac_text_reply). */
+void ac_set_lookup_error(const char *e);
+/* ac_room.c: while on, this thread's allocations only try (one spill round, no
+ * borrowing, no waiting, no refusal counted): optional work. Nests. */
+void ac_alloc_optional(bool on);
+/* ac_room.c: starts the thread that repays borrowed pages (spilling policies). */
+int ac_room_init(void);
+void ac_room_shutdown(void);
+unsigned ac_pages_owed(void);
+/* ac_spill.c: spills the given resident items of class clsid (hints taken at
+ * page epoch `epoch`, re-validated under the spill lock; none if the epoch
+ * moved on); returns how many left RAM. */
+int ac_spill_items(unsigned int clsid, item **cand, int n, unsigned epoch);
 /* ac_spill.c, cold-store policies: brings the cold records under fingerprint fp
  * back into RAM (the caller holds no item lock). Returns how many came back, or
  * -1 when memory could not be had. */

@@ -9,6 +9,8 @@ struct ac_options ac_opts = {
     .policy = "none",
     .block_size = 0,          /* default: 1 MiB, or -m/16 when that is smaller */
     .compact_fill = 0.5,
+    .alloc_wait_ns = 5000000000ULL,
+    .borrow_pages = 2,
     .lru_sample = 1,
     .alru_bits = 24,                      /* Redis LRU_BITS */
     .alru_samples = 5,                    /* Redis maxmemory-samples */
@@ -152,8 +154,8 @@ static int set_alru_samples(const char *v) {
     return 0;
 }
 
-/* "1s", "100ms", "1us", "500ns" -> ns */
-static int set_alru_resolution(const char *v) {
+/* "1s", "100ms", "1us", "500ns" (a unit is required) -> ns, at most max_s seconds */
+static int parse_duration(const char *v, uint64_t max_s, uint64_t *ns) {
     char *end;
     errno = 0;
     unsigned long long n = strtoull(v, &end, 10);
@@ -162,12 +164,46 @@ static int set_alru_resolution(const char *v) {
     else if (strcmp(end, "ms") == 0) mul = 1000000ULL;
     else if (strcmp(end, "us") == 0) mul = 1000ULL;
     else if (strcmp(end, "ns") == 0) mul = 1ULL;
-    if (errno != 0 || end == v || v[0] == '-' || mul == 0 || n == 0 || n > 3600ULL * 1000000000ULL / mul) {
+    if (errno != 0 || end == v || v[0] == '-' || mul == 0 || n > max_s * 1000000000ULL / mul)
+        return -1;
+    *ns = n * mul;
+    return 0;
+}
+
+static int set_alru_resolution(const char *v) {
+    uint64_t ns;
+    if (parse_duration(v, 3600, &ns) != 0 || ns == 0) {
         fprintf(stderr, "memcached-ac: ac_alru_resolution must be a duration from 1ns to 3600s with a unit"
                 " s, ms, us or ns (e.g. 1s as Redis, 1us as the paper), got \"%s\"\n", v);
         return -1;
     }
-    ac_opts.alru_resolution_ns = n * mul;
+    ac_opts.alru_resolution_ns = ns;
+    return 0;
+}
+
+static int set_alloc_wait(const char *v) {
+    uint64_t ns;
+    if (strcmp(v, "0") == 0)
+        ns = 0;
+    else if (parse_duration(v, 600, &ns) != 0) {
+        fprintf(stderr, "memcached-ac: ac_alloc_wait must be 0 or a duration up to 600s with a unit"
+                " s, ms or us (e.g. 5s), got \"%s\"\n", v);
+        return -1;
+    }
+    ac_opts.alloc_wait_ns = ns;
+    return 0;
+}
+
+static int set_borrow_pages(const char *v) {
+    char *end;
+    errno = 0;
+    unsigned long n = strtoul(v, &end, 10);
+    if (errno != 0 || end == v || *end != '\0' || v[0] == '-' || n > 64) {
+        fprintf(stderr, "memcached-ac: ac_borrow_pages must be a number of slab pages from 0 to 64"
+                " (0: never borrow, only wait), got \"%s\"\n", v);
+        return -1;
+    }
+    ac_opts.borrow_pages = (unsigned)n;
     return 0;
 }
 
@@ -330,6 +366,8 @@ static const struct {
     { "ac_merge", set_merge, "tuple: fetch one item; block: fetch its whole block (default: tuple)" },
     { "ac_compact_fill", set_compact_fill, "tuple-merge: merge a block whose live fraction falls below (default: 0.5)" },
     { "ac_evicted_max", set_evicted_max, "spilled items at most; 24 bytes each, taken from -m (default: -m/8/24)" },
+    { "ac_alloc_wait", set_alloc_wait, "spilling policies: longest wait for room before a store is refused (default: 5s)" },
+    { "ac_borrow_pages", set_borrow_pages, "spilling policies: slab pages a starved class may borrow past -m until repaid (default: 2)" },
     { "ac_lru_sample", set_lru_sample, "lru: update the order on 1 in N accesses (default: 1)" },
     { "ac_alru_bits", set_alru_bits, "alru: bits of the per-item access clock, 22..24 (default: 24, as Redis)" },
     { "ac_alru_samples", set_alru_samples, "alru: items sampled per victim into the pool of 16 (default: 5, as Redis)" },

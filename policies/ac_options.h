@@ -14,6 +14,8 @@ struct ac_options {
     bool merge_block;        /* ac_merge=block|tuple */
     double compact_fill;     /* ac_compact_fill */
     size_t evicted_max;      /* ac_evicted_max (0 = derive from -m) */
+    uint64_t alloc_wait_ns;  /* ac_alloc_wait: longest wait for room before a refusal */
+    unsigned borrow_pages;   /* ac_borrow_pages: slab pages owed past -m at most */
     unsigned lru_sample;     /* ac_lru_sample: update LRU order on 1 in N accesses */
     unsigned alru_bits;      /* ac_alru_bits: width of alru's access clock, 22..24 */
     unsigned alru_samples;   /* ac_alru_samples: items sampled per victim */

@@ -39,6 +39,12 @@ extern const struct ac_policy_ops ac_policy_logging;
 extern const struct ac_policy_ops ac_policy_ospaging;
 extern const struct ac_policy_ops ac_policy_effpaging;
 
+/* ac_room.c: the page epoch. A policy that keeps item pointers as hints
+ * beyond the spill lock (alru's pools, logging's victim lists) notes it when
+ * it takes them and drops them unread once it has moved on: the slab page
+ * they pointed into may have been freed (memcached releases pool pages). */
+unsigned ac_page_epoch(void);
+
 /* alru: replaces the clock source (before init; for tests with a scripted clock) */
 void ac_alru_set_clock(uint32_t (*now)(void));
 

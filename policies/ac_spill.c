@@ -45,6 +45,10 @@ const char *ac_lookup_error(void) {
     return tl_error;
 }
 
+void ac_set_lookup_error(const char *e) {
+    tl_error = e;
+}
+
 const char *ac_take_lookup_error(void) {
     const char *e = tl_error;
     tl_error = NULL;
@@ -124,20 +128,31 @@ int ac_item_fill(item *it, const char *src, size_t n) {
 
 enum spill_result { SPILL_OK, SPILL_DEAD, SPILL_FULL, SPILL_FAIL };
 
+/* Why the spill store could not take an item: a failed write's -errno. */
+static enum ac_refusal write_refusal(int rc) {
+    return rc == -ENOSPC || rc == -EDQUOT ? AC_REFUSED_DISK_FULL : AC_REFUSED_IO_ERROR;
+}
+
 /* Writes a resident item (item lock and a reference held) into the open block
- * and records it in the evicted table. The caller unlinks it on SPILL_OK/DEAD. */
-static enum spill_result spill_one(item *it) {
+ * and records it in the evicted table. The caller unlinks it on SPILL_OK/DEAD.
+ * On SPILL_FAIL *why says what the store could not do. */
+static enum spill_result spill_one(item *it, enum ac_refusal *why) {
     if (item_dead(it))
         return SPILL_DEAD;
     size_t len;
     char *rec = item_to_record(it, &len);
-    if (rec == NULL)
+    if (rec == NULL) {
+        *why = AC_REFUSED_IO_ERROR;      /* no memory for the record buffer */
         return SPILL_FAIL;
+    }
     struct ac_loc loc;
     if (ac.cold != NULL) {
         /* one record per item, written now; its index slot and filter bits with it */
-        if (ac_cold_put(ac.cold, ac_key_fp(ITEM_key(it), it->nkey), rec, len, &loc) != 0)
-            return SPILL_FAIL;       /* counted in the store's io_errors; the item stays */
+        int rc = ac_cold_put(ac.cold, ac_key_fp(ITEM_key(it), it->nkey), rec, len, &loc);
+        if (rc != 0) {
+            *why = write_refusal(rc);    /* counted in the store's io_errors; the item stays */
+            return SPILL_FAIL;
+        }
         AC_COUNT(spilled_items, 1);
         AC_COUNT(spilled_bytes, len);
         return SPILL_OK;
@@ -147,11 +162,13 @@ static enum spill_result spill_one(item *it) {
         return SPILL_FULL;
     if (rc != AC_STORE_OK) {
         AC_COUNT(spill_failures, 1);
+        *why = write_refusal(rc);
         return SPILL_FAIL;
     }
     if (ac_evicted_insert(&ac.evicted, ac_key_fp(ITEM_key(it), it->nkey), &loc) != 0) {
         ac.store_ops->invalidate(ac.store, &loc);   /* evicted table full */
         AC_COUNT(spill_failures, 1);
+        *why = AC_REFUSED_TABLE_FULL;
         return SPILL_FAIL;
     }
     AC_COUNT(spilled_items, 1);
@@ -183,16 +200,17 @@ void *ac_grab_item(item *it, unsigned int clsid, uint32_t *hvp) {
 }
 
 /* Spills the candidates (spill_lock held); *full: the open block is packed,
- * *failed: a spill could not be done. Returns how many left RAM. */
-static int spill_batch(unsigned int clsid, item **cand, int n, bool *full, bool *failed) {
+ * *why: a spill could not be done (the store's reason). Returns how many left RAM. */
+static int spill_batch(unsigned int clsid, item **cand, int n, bool *full, enum ac_refusal *why) {
     int spilled = 0;
-    *full = *failed = false;
-    for (int i = 0; i < n && !*full && !*failed; i++) {
+    *full = false;
+    *why = AC_REFUSED_NONE;
+    for (int i = 0; i < n && !*full && *why == AC_REFUSED_NONE; i++) {
         uint32_t hv;
         void *lk = ac_grab_item(cand[i], clsid, &hv);
         if (lk == NULL)
             continue;
-        enum spill_result r = spill_one(cand[i]);
+        enum spill_result r = spill_one(cand[i], why);
         if (r == SPILL_OK || r == SPILL_DEAD) {
             do_item_unlink(cand[i], hv);
             spilled++;
@@ -200,22 +218,30 @@ static int spill_batch(unsigned int clsid, item **cand, int n, bool *full, bool 
         do_item_remove(cand[i]);
         item_trylock_unlock(lk);
         *full = r == SPILL_FULL;
-        *failed = r == SPILL_FAIL;
     }
     return spilled;
 }
 
-int ac_spill_items(unsigned int clsid, item **cand, int n) {
+/* The open block is packed: one sequential write, with no item lock held. */
+static int flush_block(enum ac_refusal *why) {
+    int rc = ac.store_ops->flush(ac.store);
+    if (rc != 0)
+        *why = write_refusal(rc);
+    return rc;
+}
+
+int ac_spill_items(unsigned int clsid, item **cand, int n, unsigned epoch) {
     int spilled = 0;
     pthread_mutex_lock(&ac.spill_lock);
-    while (n > 0) {
-        bool full, failed;
-        int k = spill_batch(clsid, cand, n, &full, &failed);
+    while (n > 0 && epoch == ac_page_epoch()) {
+        bool full;
+        enum ac_refusal why;
+        int k = spill_batch(clsid, cand, n, &full, &why);
         spilled += k;
-        if (failed)
+        if (why != AC_REFUSED_NONE)
             break;
         if (full) {
-            if (ac.store_ops->flush(ac.store) != 0)
+            if (flush_block(&why) != 0)
                 break;
             continue;     /* the candidates already gone are skipped by grab */
         }
@@ -225,31 +251,30 @@ int ac_spill_items(unsigned int clsid, item **cand, int n) {
     return spilled;
 }
 
-int ac_make_room(unsigned int clsid) {
-    if (ac.paged)
-        return 0;            /* kernel paging: nothing leaves RAM, the allocation fails */
+int ac_make_room_locked(unsigned int clsid, enum ac_refusal *why) {
     int spilled = 0;
-    pthread_mutex_lock(&ac.spill_lock);
-    for (;;) {
+    *why = AC_REFUSED_NONE;
+    for (int batch = 0;; batch++) {
         item *cand[16];
         int n = ac.policy->pick_victims(clsid, cand, 16);
-        bool full, failed;
-        int k = spill_batch(clsid, cand, n, &full, &failed);
+        bool full;
+        int k = spill_batch(clsid, cand, n, &full, why);
         spilled += k;
-        if (failed)
+        if (*why != AC_REFUSED_NONE)
             break;
         if (full) {
-            /* The block is packed: one sequential write, with no item lock held. */
-            if (ac.store_ops->flush(ac.store) != 0)
-                break;
-            if (spilled > 0)
+            if (flush_block(why) != 0 || spilled > 0)
                 break;
             continue;
         }
-        if (k == 0 || ac.cold != NULL)
-            break;        /* tuple store: one batch of up to 16 items is enough room */
+        if (n == 0)
+            break;
+        /* block store: a block of this class's coldest items (H-Store spills a
+         * block at a time); tuple store: one batch with something in it is
+         * enough room (a busy batch: the victim list moves on, a few more) */
+        if (ac.cold != NULL ? k > 0 || batch >= 3 : k == 0)
+            break;
     }
-    pthread_mutex_unlock(&ac.spill_lock);
     return spilled;
 }
 
@@ -258,10 +283,11 @@ bool ac_rescue(item *it, bool may_block) {
         return true;
     if (ac.paged)
         return false;        /* nowhere to put it: the mover retries later */
-    enum spill_result r = spill_one(it);
+    enum ac_refusal why;
+    enum spill_result r = spill_one(it, &why);
     if (r == SPILL_FULL && may_block) {
-        if (ac.store_ops->flush(ac.store) == 0)
-            r = spill_one(it);
+        if (flush_block(&why) == 0)
+            r = spill_one(it, &why);
     }
     if (r == SPILL_OK) {
         AC_COUNT(rescued_items, 1);
@@ -332,8 +358,10 @@ static void merge_block(uint32_t block) {
         if (lk == NULL)
             continue;
         int ignored;
+        ac_alloc_optional(true);       /* block-mates come back only if room is had at once */
         if (materialize(&r, hv, fp, &loc, &ignored) != NULL)
             AC_COUNT(merged_items, 1);
+        ac_alloc_optional(false);
         item_trylock_unlock(lk);
     }
     free(buf);
@@ -512,7 +540,10 @@ int ac_migrate_in(uint64_t fp) {
         if (assoc_find(key, r.nkey, hv) == NULL && ac_cold_get(ac.cold, &locs[i], buf) == 0
                 && ac_record_parse(buf, locs[i].len, &r) == AC_REC_OK) {
             int merge = 0;
-            if (materialize(&r, hv, fp, &locs[i], &merge) == NULL) {
+            ac_alloc_optional(true);   /* migration waits for the next round rather than for room */
+            item *m = materialize(&r, hv, fp, &locs[i], &merge);
+            ac_alloc_optional(false);
+            if (m == NULL) {
                 item_unlock(hv);
                 return -1;
             }
@@ -551,7 +582,9 @@ item *ac_item_find(const char *key, size_t nkey, uint32_t hv, bool do_update) {
         int merge = 0;
         it = materialize(&r, hv, fp, &locs[i], &merge);
         if (it == NULL && do_update) {
-            /* no memory: serve this read from the record, leave it spilled */
+            /* no memory (the allocation was refused): serve this read from the
+             * record, leave it spilled; the read itself did not fail */
+            tl_error = NULL;
             it = transient_copy(&r, fp, &locs[i]);
             if (it != NULL) {
                 AC_COUNT(read_through_items, 1);

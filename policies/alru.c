@@ -46,10 +46,11 @@ struct pool_entry {
 struct pool {
     struct pool_entry e[POOL_SIZE];   /* e[0..n-1], idle ascending (best last) */
     int n;
+    unsigned epoch;                   /* page epoch of the entries (ac_page_epoch) */
     uint64_t rng;                     /* xorshift64* state */
 };
 
-static struct pool pools[MAX_CLASSES];    /* used under ac_make_room's spill lock */
+static struct pool pools[MAX_CLASSES];    /* used under the spill lock (ac_make_room_locked) */
 static unsigned clock_bits = 24, samples = 5;
 static uint32_t clock_max;                /* 2^bits - 1 */
 static uint64_t resolution_ns = 1000000000ULL;
@@ -197,6 +198,11 @@ static int alru_pick_victims(unsigned int clsid, item **out, int max) {
         return 0;
     struct pool *p = &pools[clsid];
     int n = 0;
+    unsigned epoch = ac_page_epoch();
+    if (p->epoch != epoch) {
+        p->n = 0;          /* a slab page was freed since: the entries may point into it */
+        p->epoch = epoch;
+    }
     while (n < max) {
         sample_into(p, clsid, clock_source() & clock_max, out, n);
         /* the best (most idle) candidate whose key still exists */

@@ -42,6 +42,7 @@
 struct victims {
     item **it;
     size_t n, next;
+    unsigned epoch;          /* page epoch when the residents were collected */
 };
 
 static struct ac_hotcold hc;
@@ -82,12 +83,14 @@ static bool chosen(item *it, item **out, int n) {
     return false;
 }
 
-/* Called under ac.spill_lock (ac_make_room). */
+/* Called under ac.spill_lock (ac_make_room_locked). */
 static int logging_pick_victims(unsigned int clsid, item **out, int max) {
     if (clsid >= MAX_CLASSES)
         return 0;
     struct victims *v = &victims[clsid];
     int n = 0;
+    if (v->epoch != ac_page_epoch())
+        v->next = v->n;      /* a slab page was freed since: the list may point into it */
     while (n < max && v->next < v->n) {
         item *it = v->it[v->next++];
         if (is_resident(it, clsid))
@@ -126,11 +129,11 @@ static void migrate_in_one(uint64_t fp, void *arg) {
     }
 }
 
-static void set_victims(unsigned int clsid, item **list, size_t m) {
+static void set_victims(unsigned int clsid, item **list, size_t m, unsigned epoch) {
     pthread_mutex_lock(&ac.spill_lock);
     victim_bytes -= victims[clsid].n * sizeof(item *);
     free(victims[clsid].it);
-    victims[clsid] = (struct victims){ list, m, 0 };
+    victims[clsid] = (struct victims){ list, m, 0, epoch };
     victim_bytes += m * sizeof(item *);
     pthread_mutex_unlock(&ac.spill_lock);
 }
@@ -140,9 +143,10 @@ static void logging_round(void) {
     struct ac_resident *res = NULL;
     size_t cap = 0;
     for (unsigned int clsid = 1; clsid < MAX_CLASSES; clsid++) {
+        unsigned epoch = ac_page_epoch();      /* before the pointers are collected */
         size_t nhot, n = ac_hc_collect(&hc, clsid, &res, &cap, &nhot);
         if (n == 0) {
-            set_victims(clsid, NULL, 0);
+            set_victims(clsid, NULL, 0, epoch);
             continue;
         }
         /* the cold ones (est -1, first) leave RAM, 64 at a time */
@@ -152,7 +156,7 @@ static void logging_round(void) {
             int k = 0;
             for (size_t j = i; j < ncold && k < 64; j++)
                 batch[k++] = res[j].it;
-            st.migrated_out += (uint64_t)ac_spill_items(clsid, batch, k);
+            st.migrated_out += (uint64_t)ac_spill_items(clsid, batch, k, epoch);
             ac_hc_drain(&hc);
         }
         /* the hot residents, lowest estimate first, are the victims until the next round */
@@ -161,7 +165,7 @@ static void logging_round(void) {
         if (list != NULL)
             for (size_t j = ncold; j < n; j++)
                 list[m++] = res[j].it;
-        set_victims(clsid, list, m);
+        set_victims(clsid, list, m, epoch);
         st.victims_listed += m;
     }
     free(res);

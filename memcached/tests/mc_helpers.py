@@ -295,6 +295,12 @@ def value_for(rng: random.Random, key: str, version: int, size: int) -> bytes:
     return tag + rng.randbytes(size - len(tag))
 
 
+def log_uniform_size(rng: random.Random, lo: int = 1, hi: int = 500 * 1024) -> int:
+    """A heavy tail: log-uniform in [lo, hi] (with 1 B .. 500 KiB: half the values
+    under ~700 B, one in five over ~37 KiB, the mean ~39 KiB)."""
+    return min(hi, max(lo, int(lo * (hi / lo) ** rng.random())))
+
+
 def mixed_size(rng: random.Random, max_size: int = 500 * 1024) -> int:
     """Many small values, some medium, a few large, log-uniform inside each band."""
     r = rng.random()

@@ -16,7 +16,12 @@ operations really met spilled items.
 
 A store the server answers with `SERVER_ERROR out of memory` is recorded in
 Run.oom and applied to the model exactly as memcached does it (a failed `set`
-unlinks the old value, other commands leave it); nothing else may fail.
+unlinks the old value, other commands leave it), so the run goes on and reports
+all of them; check_final then fails the run: the spill store had room, nothing
+may be refused.
+
+ModelWorker (below) is the many-clients form: one thread per worker, its own
+keys, an exact model of every answer (test_mixed_load.py).
 """
 from __future__ import annotations
 
@@ -410,10 +415,23 @@ def check_final(run: Run) -> None:
     bad = {k: st[k] for k in ("lost_items", "io_errors", "checksum_errors", "spill_failures",
                               "fetch_nomem") if st[k] != 0}
     assert not bad, f"{bad}; {run.summary()}"
+    # the spill store had room all along: nothing may have been refused
+    assert not run.oom, run.summary()
+    check_no_refusals(st, run.summary())
     assert st["mem_hits"] + st["disk_hits"] == run.hits, \
         f"server counted {st['mem_hits']} + {st['disk_hits']} hits, the test did {run.hits}"
     assert st["misses"] == run.misses, f"server counted {st['misses']} misses, the test {run.misses}"
     assert st["disk_hits"] > 0 and st["spilled_items"] > 0
+
+
+def check_no_refusals(st: dict, context: str = "") -> None:
+    """Nothing lost, no I/O or checksum error, and nothing refused (`stats
+    anticache` refused_*: stores or fetches the server gave up on) while the
+    spill store had room."""
+    bad = {k: v for k, v in st.items()
+           if (k in ("lost_items", "io_errors", "checksum_errors", "spill_failures")
+               or k.startswith("refused_")) and v != 0}
+    assert not bad, f"{bad}; {context}"
 
 
 OLD_KINDS = ("set", "delete", "append", "prepend", "incr", "cas", "bad-cas", "add", "replace",
@@ -432,3 +450,386 @@ def check_old_ops(run: Run, min_count: int, min_fraction: float, min_fetched: in
             f"{op} on old keys: {run.fetched_by[op]} of {run.old_ops[op]} fetched a spilled item; " \
             + run.summary()
     assert run.ops["cas-with-old-token"] > 0, run.summary()
+
+
+# ------------------------------------------------------------ many clients, exact model
+
+REFUSED = object()       # a ModelWorker call answered SERVER_ERROR
+
+
+class KeySet:
+    """Keys with O(1) add, remove and random choice."""
+
+    def __init__(self) -> None:
+        self.keys: list[str] = []
+        self.pos: dict[str, int] = {}
+
+    def __len__(self) -> int:
+        return len(self.keys)
+
+    def __contains__(self, k: str) -> bool:
+        return k in self.pos
+
+    def add(self, k: str) -> None:
+        if k not in self.pos:
+            self.pos[k] = len(self.keys)
+            self.keys.append(k)
+
+    def discard(self, k: str) -> None:
+        i = self.pos.pop(k, None)
+        if i is None:
+            return
+        last = self.keys.pop()
+        if i < len(self.keys):
+            self.keys[i] = last
+            self.pos[last] = i
+
+    def choice(self, rng: random.Random) -> str | None:
+        return self.keys[rng.randrange(len(self.keys))] if self.keys else None
+
+
+class ModelWorker:
+    """One client thread that owns its keys (prefix), so its model of them is
+    exact: every command's answer is known in advance. Any other answer is a
+    *refusal* (any SERVER_ERROR; NOT_STORED, NOT_FOUND or EXISTS where the key is
+    there, or a miss of a stored key) and is recorded, not raised, so a run
+    reports all of them; wrong data (a value, flags or number that differs from
+    the model) is raised at once. A key whose modification was refused may or may
+    not have changed (a refused set unlinks the old value, a refused fetch leaves
+    it spilled): it leaves the model (`uncertain`). Counters hold decimal numbers
+    (space-padded to a random length: incr rewrites in place when the result
+    fits, else allocates a new item) and only see incr/decr/get/delete."""
+
+    WEIGHTS = {
+        "set-new": 26, "set": 7, "add-new": 3, "add-existing": 2, "replace": 4,
+        "replace-absent": 1, "append": 5, "prepend": 3, "append-absent": 1, "cas": 4,
+        "bad-cas": 2, "cas-absent": 1, "incr": 6, "get": 14, "get-absent": 2, "gets": 3,
+        "touch": 3, "touch-absent": 1, "gat": 4, "delete": 6, "delete-absent": 1,
+    }
+    MAX_VALUE = 900 * 1024          # appends stop here (memcached's item limit is 1 MiB)
+
+    def __init__(self, srv, tid: int, seed: int, quota: int, size_fn, n_counters: int = 40):
+        self.cli = srv.client()
+        self.raw = srv.raw()
+        self.tid = tid
+        self.rng = random.Random(seed)
+        self.quota = quota
+        self.size_fn = size_fn
+        self.n_counters = n_counters
+        self.model: dict[str, tuple[bytes, int]] = {}
+        self.counters: dict[str, tuple[int, int, int]] = {}     # key -> (number, longest value, flags)
+        self.live, self.dead, self.ctr = KeySet(), KeySet(), KeySet()
+        self.uncertain: set[str] = set()
+        self.tokens: dict[str, int] = {}
+        self.version = Counter()
+        self.n = 0
+        self.written = 0
+        self.ops: Counter = Counter()
+        self.refused: Counter = Counter()       # (op, answer) -> count
+        self.samples: list[tuple] = []
+        ops, weights = zip(*self.WEIGHTS.items())
+        self._ops, self._weights = list(ops), list(weights)
+
+    # -------------------------------------------------------- bookkeeping
+    def refuse(self, op: str, key: str, answer, modifies: bool = True) -> None:
+        if isinstance(answer, MemcacheServerError):
+            arg = answer.args[0] if answer.args else ""
+            answer = "SERVER_ERROR " + (arg.decode(errors="replace") if isinstance(arg, bytes) else str(arg))
+        text = str(answer)
+        self.refused[(op, text)] += 1
+        if len(self.samples) < 10:
+            size = len(self.model[key][0]) if key in self.model else None
+            self.samples.append((op, key, size, text))
+        if modifies:
+            self.forget(key)
+
+    def forget(self, key: str) -> None:
+        self.model.pop(key, None)
+        self.counters.pop(key, None)
+        self.live.discard(key)
+        self.dead.discard(key)
+        self.ctr.discard(key)
+        self.tokens.pop(key, None)
+        self.uncertain.add(key)
+
+    def stored(self, key: str, value: bytes, flags: int) -> None:
+        self.model[key] = (value, flags)
+        self.live.add(key)
+        self.dead.discard(key)
+        self.tokens.pop(key, None)
+
+    def deleted(self, key: str) -> None:
+        self.model.pop(key, None)
+        self.counters.pop(key, None)
+        self.live.discard(key)
+        self.ctr.discard(key)
+        self.dead.add(key)
+        self.tokens.pop(key, None)
+
+    def new_key(self) -> str:
+        self.n += 1
+        return f"w{self.tid}-{self.n}"
+
+    def value(self, key: str, size: int | None = None) -> bytes:
+        self.version[key] += 1
+        return value_for(self.rng, key, self.version[key], self.size_fn(self.rng) if size is None else size)
+
+    def call(self, op: str, key: str, fn, *args, modifies: bool = True, **kw):
+        """Runs a pymemcache call; a SERVER_ERROR is a refusal (returns the marker)."""
+        self.ops[op] += 1
+        try:
+            return fn(*args, **kw)
+        except MemcacheServerError as e:
+            self.refuse(op, key, e, modifies)
+            return REFUSED
+
+    # -------------------------------------------------------- commands
+    def set(self, op: str, key: str) -> None:
+        v, f = self.value(key), self.rng.getrandbits(32)
+        r = self.call(op, key, self.cli.set, key, v, noreply=False, flags=f)
+        if r is REFUSED:
+            return
+        if r is not True:
+            return self.refuse(op, key, r)
+        self.stored(key, v, f)
+        self.written += len(v)
+
+    def add(self, op: str, key: str) -> None:
+        present = key in self.model
+        v, f = self.value(key), self.rng.getrandbits(32)
+        r = self.call(op, key, self.cli.add, key, v, noreply=False, flags=f)
+        if r is REFUSED:
+            return
+        if r is not (not present):
+            assert not (present and r is True), f"{key}: add of a stored key answered STORED"
+            return self.refuse(op, key, "NOT_STORED")
+        if not present:
+            self.stored(key, v, f)
+            self.written += len(v)
+
+    def replace(self, op: str, key: str) -> None:
+        present = key in self.model
+        v, f = self.value(key), self.rng.getrandbits(32)
+        r = self.call(op, key, self.cli.replace, key, v, noreply=False, flags=f)
+        if r is REFUSED:
+            return
+        assert not (r is True and not present), f"{key}: replace of a deleted key answered STORED"
+        if r is not present:
+            return self.refuse(op, key, "NOT_STORED")
+        if present:
+            self.stored(key, v, f)
+            self.written += len(v)
+
+    def append(self, op: str, key: str, prepend: bool) -> None:
+        present = key in self.model
+        self.version[key] += 1
+        extra = value_for(self.rng, key, self.version[key], self.rng.randint(1, 4000))
+        r = self.call(op, key, self.cli.prepend if prepend else self.cli.append, key, extra, noreply=False)
+        if r is REFUSED:
+            return
+        assert not (r is True and not present), f"{key}: {op} of a deleted key answered STORED"
+        if r is not present:
+            return self.refuse(op, key, "NOT_STORED")
+        if present:
+            old, f = self.model[key]
+            self.stored(key, extra + old if prepend else old + extra, f)
+            self.written += len(extra)
+
+    def cas(self, op: str, key: str) -> None:
+        present = key in self.model
+        token = self.tokens.get(key)
+        if present and token is None:
+            got = self.call("gets", key, self.cli.gets, key, modifies=False)
+            if got is REFUSED:
+                return
+            if got[0] is None:
+                return self.refuse("gets", key, "miss", modifies=False)
+            assert got[0] == self.model[key], f"{key}: gets returned different data or flags"
+            token = int(got[1])
+        if token is None:
+            token = self.rng.randint(1, 1 << 40)
+        if op == "bad-cas":
+            token += 1 << 41
+        v, f = self.value(key), self.rng.getrandbits(32)
+        r = self.call(op, key, self.cli.cas, key, v, str(token).encode(), noreply=False, flags=f)
+        if r is REFUSED:
+            return
+        want = None if not present else (False if op == "bad-cas" else True)
+        assert not (r is True and want is not True), f"{key}: {op} answered STORED (want {want})"
+        if r is not want:
+            return self.refuse(op, key, {False: "EXISTS", None: "NOT_FOUND"}.get(r, r))
+        if r is True:
+            self.stored(key, v, f)
+            self.written += len(v)
+
+    def incr(self, key: str) -> None:
+        num, longest, f = self.counters[key]
+        delta = self.rng.randint(1, 10**6 if self.rng.random() < 0.9 else 10**12)
+        up = self.rng.random() < 0.6
+        op = "incr" if up else "decr"
+        r = self.call(op, key, self.cli.incr if up else self.cli.decr, key, delta, noreply=False)
+        if r is REFUSED:
+            return
+        if r is None:
+            return self.refuse(op, key, "NOT_FOUND")
+        new = num + delta if up else max(0, num - delta)
+        assert r == new, f"{key}: {num} {'+' if up else '-'} {delta} gave {r}, expected {new}"
+        self.counters[key] = (new, max(longest, len(str(new))), f)
+
+    def check_counter(self, key: str, got) -> None:
+        num, longest, f = self.counters[key]
+        digits = str(num).encode()
+        assert got is not None, f"{key}: counter missing"
+        v, flags = got
+        # incr/decr rewrite in place, padding with spaces, when the result fits
+        # (and no other request holds the item), else store just the digits
+        assert flags == f and v.rstrip(b" ") == digits and len(digits) <= len(v) <= longest, \
+            f"{key}: counter {v[:40]!r} flags {flags}, expected {num} (at most {longest} bytes) flags {f}"
+
+    def get(self, op: str, key: str) -> None:
+        present = key in self.model or key in self.counters
+        got = self.call(op, key, self.cli.get, key, modifies=False)
+        if got is REFUSED:
+            return
+        if not present:
+            assert got is None, f"{key}: deleted, but get returned it"
+        elif got is None:
+            self.refuse(op, key, "miss", modifies=False)
+        elif key in self.counters:
+            self.check_counter(key, got)
+        else:
+            assert got == self.model[key], f"{key}: get returned different data or flags"
+
+    def gets(self, key: str) -> None:
+        got = self.call("gets", key, self.cli.gets, key, modifies=False)
+        if got is REFUSED:
+            return
+        if got[0] is None:
+            return self.refuse("gets", key, "miss", modifies=False)
+        assert got[0] == self.model[key], f"{key}: gets returned different data or flags"
+        self.tokens[key] = int(got[1])
+
+    def touch(self, op: str, key: str) -> None:
+        present = key in self.model
+        r = self.call(op, key, self.cli.touch, key, 0, noreply=False, modifies=False)
+        if r is REFUSED:
+            return
+        assert not (r and not present), f"{key}: touch of a deleted key answered TOUCHED"
+        if r is not present:
+            self.refuse(op, key, "NOT_FOUND", modifies=False)
+
+    def gat(self, key: str) -> None:
+        self.ops["gat"] += 1
+        vals, err = self.raw.get(key, cmd="gat", exptime=0)
+        if err is not None:
+            return self.refuse("gat", key, err.decode(errors="replace"), modifies=False)
+        if key not in vals:
+            return self.refuse("gat", key, "miss", modifies=False)
+        assert vals[key][:2] == self.model[key], f"{key}: gat returned different data or flags"
+
+    def delete(self, op: str, key: str) -> None:
+        present = key in self.model or key in self.counters
+        r = self.call(op, key, self.cli.delete, key, noreply=False)
+        if r is REFUSED:
+            return
+        assert not (r and not present), f"{key}: delete of a deleted key answered DELETED"
+        if r is not present:
+            return self.refuse(op, key, "NOT_FOUND")
+        self.deleted(key)
+
+    # -------------------------------------------------------- the run
+    def make_counters(self) -> None:
+        for _ in range(self.n_counters):
+            k = self.new_key()
+            num = self.rng.randint(0, 10**9)
+            padded = self.rng.choice([0, 0, self.rng.randint(12, 3000)])
+            digits = str(num).encode()
+            f = self.rng.getrandbits(32)
+            r = self.call("set", k, self.cli.set, k, digits + b" " * max(0, padded - len(digits)),
+                          noreply=False, flags=f)
+            if r is True:
+                self.counters[k] = (num, max(padded, len(digits)), f)
+                self.ctr.add(k)
+                self.dead.discard(k)
+
+    def step(self) -> None:
+        op = self.rng.choices(self._ops, self._weights)[0]
+        if op == "set-new" or len(self.live) < 8:
+            return self.set("set", self.new_key())
+        if op == "add-new":
+            return self.add("add", self.new_key())
+        if op == "incr":
+            k = self.ctr.choice(self.rng)
+            if k is not None:
+                if self.rng.random() < 0.15:
+                    self.get("get", k)
+                else:
+                    self.incr(k)
+            return
+        if op.endswith("-absent"):
+            k = self.dead.choice(self.rng)
+            if k is None:
+                return
+            base = op[: -len("-absent")]
+        else:
+            k = self.live.choice(self.rng)
+            base = op
+        if base in ("append", "prepend") and len(self.model.get(k, (b"",))[0]) > self.MAX_VALUE - 4000:
+            base = "set"
+        {"set": lambda: self.set("set", k), "add-existing": lambda: self.add("add", k),
+         "replace": lambda: self.replace("replace", k), "append": lambda: self.append("append", k, False),
+         "prepend": lambda: self.append("prepend", k, True), "cas": lambda: self.cas("cas", k),
+         "bad-cas": lambda: self.cas("bad-cas", k), "get": lambda: self.get("get", k),
+         "gets": lambda: self.gets(k), "touch": lambda: self.touch("touch", k), "gat": lambda: self.gat(k),
+         "delete": lambda: self.delete("delete", k)}[base]()
+
+    def run(self) -> None:
+        self.make_counters()
+        while self.written < self.quota:
+            self.step()
+
+    def verify(self, cli) -> dict[str, int]:
+        """Reads every key of the model back (small values in multi-gets):
+        stored ones byte-exact, deleted ones absent. Returns refusals of this
+        pass (SERVER_ERROR, misses of stored keys) by kind."""
+        bad: Counter = Counter()
+        small = [k for k, (v, _) in self.model.items() if len(v) < 8192] + list(self.counters)
+        for s in range(0, len(small), 32):
+            batch = small[s:s + 32]
+            try:
+                got = cli.get_many(batch)
+            except MemcacheServerError:
+                got = {}
+                for k in batch:
+                    try:
+                        v = cli.get(k)
+                    except MemcacheServerError as e1:
+                        bad[f"get: SERVER_ERROR {e1.args[0]!r}"] += 1
+                        continue
+                    if v is not None:
+                        got[k] = v
+            for k in batch:
+                if k not in got:
+                    bad["miss of a stored key"] += 1
+                elif k in self.counters:
+                    self.check_counter(k, got[k])
+                else:
+                    assert got[k] == self.model[k], f"{k}: wrong data or flags after the run"
+        for k, (v, f) in self.model.items():
+            if len(v) < 8192:
+                continue
+            try:
+                got = cli.get(k)
+            except MemcacheServerError as e:
+                bad[f"get: SERVER_ERROR {e.args[0]!r}"] += 1
+                continue
+            if got is None:
+                bad["miss of a stored key"] += 1
+            else:
+                assert got == (v, f), f"{k}: wrong data or flags after the run"
+        for s in range(0, len(self.dead), 64):
+            batch = self.dead.keys[s:s + 64]
+            got = cli.get_many(batch)
+            assert not got, f"deleted keys returned after the run: {sorted(got)[:5]}"
+        return dict(bad)
+

@@ -1,6 +1,7 @@
 """A full spill file system (a 4 MiB tmpfs as the spill directory's parent):
 stores start failing with memcached's `SERVER_ERROR out of memory storing object`,
-io_errors counts the failed block write, and every key that was acknowledged
+io_errors counts the failed block write, refused_disk_full (and refused_items)
+each refused store, and every key that was acknowledged
 STORED stays readable byte-exact (the open block stays in memory; a read that
 finds no memory for a spilled item is served from its record without bringing
 it back: read_through_items)."""
@@ -66,6 +67,8 @@ def test_enospc_keeps_acknowledged_items(server, tmp_path, spill_policy):
             assert refused, "the 4 MiB spill file system never filled up"
             assert set(refused) == {OOM_STORE}, Counter(refused)
             assert st["io_errors"] >= 1
+            # every refusal counted, with its reason: the spill file system is full
+            assert st["refused_disk_full"] == st["refused_items"] == len(refused), st
             assert st["stub_items"] > 0 and st["lost_items"] == 0
 
             answers = Counter()

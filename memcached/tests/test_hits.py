@@ -9,7 +9,7 @@ between, so the slab class's LRU order is the insertion order):
   * reading in reverse insertion order first touches those R keys: R memory hits,
     no allocation, so nothing is spilled meanwhile (mem_hits == R, disk_hits == 0
     at that point, asserted exactly);
-  * every later key was spilled; fetching it needs a slot, and ac_make_room
+  * every later key was spilled; fetching it needs a slot, and ac_alloc
     spills from the LRU tail, which now holds keys already read (each read moved
     its key to the MRU end and it is never read again), so an unread key is never
     spilled again;

@@ -16,7 +16,7 @@ import pytest
 from mc_helpers import BIN, free_port
 
 OPTIONS = ("ac_policy, ac_spill_dir, ac_block_size, ac_merge, ac_compact_fill, ac_evicted_max, "
-           "ac_lru_sample, ac_alru_bits, ac_alru_samples, ac_alru_resolution, ac_log_sample, ac_log_alpha, "
+           "ac_alloc_wait, ac_borrow_pages, ac_lru_sample, ac_alru_bits, ac_alru_samples, ac_alru_resolution, ac_log_sample, ac_log_alpha, "
            "ac_log_round, ac_log_slice, ac_log_keys, ac_log_hot_fill, ac_os_backing, ac_eff_memory, "
            "ac_eff_madv_cold, ac_driver, ac_driver_out, ac_driver_set")
 
@@ -42,6 +42,12 @@ def run_expect_failure(ac: str, mem: int = 16) -> str:
                         '(order updated on 1 in N accesses), got "0"'),
     ("ac_evicted_max=0", 'memcached-ac: ac_evicted_max must be a count of items from 1 to 4294967294 '
                          '(K/M/G suffixes allowed), got "0"'),
+    ("ac_alloc_wait=5", 'memcached-ac: ac_alloc_wait must be 0 or a duration up to 600s with a unit'
+                        ' s, ms or us (e.g. 5s), got "5"'),
+    ("ac_alloc_wait=601s", 'memcached-ac: ac_alloc_wait must be 0 or a duration up to 600s with a unit'
+                           ' s, ms or us (e.g. 5s), got "601s"'),
+    ("ac_borrow_pages=65", 'memcached-ac: ac_borrow_pages must be a number of slab pages from 0 to 64'
+                           ' (0: never borrow, only wait), got "65"'),
     ("ac_policy", "memcached-ac: ac_policy needs a value (ac_policy=VALUE)"),
     ("ac_policy=lru,ac_spill_dir=rel/dir",
      'memcached-ac: ac_spill_dir must be an absolute path shorter than 992 bytes, got "rel/dir"'),

@@ -2,7 +2,8 @@
  * scripted sampler: the clock bits live in the item header's spare bytes; each
  * victim is the most idle candidate of the pool, which keeps its candidates
  * across rounds; removed or reused chunks and free chunks are never offered;
- * idle time wraps around the clock; metadata is the clock bits plus the pools. */
+ * idle time wraps around the clock; a freed slab page (the page epoch moved on)
+ * empties the pools unread; metadata is the clock bits plus the pools. */
 #include "memcached.h"
 #include "../ac_policy.h"
 #include "check.h"
@@ -37,6 +38,10 @@ uint32_t hash(const void *key, size_t length) {
         h = (h ^ ((const unsigned char *)key)[i]) * 16777619u;
     return h;
 }
+
+/* the page epoch (ac_room.c): moves on when a slab page is freed */
+static unsigned epoch;
+unsigned ac_page_epoch(void) { return epoch; }
 
 /* the scripted clock */
 static uint32_t now;
@@ -139,6 +144,24 @@ static void test_stale_candidates_skipped(void) {
     CHECK_VICTIMS(4, "4");                    /* offered once per call */
 }
 
+static void test_pool_dropped_when_a_page_is_freed(void) {
+    init(24, 2);
+    for (int i = 0; i < 8; i++)
+        make_item(i, 10 * (uint32_t)(i + 1));
+    now = 500;
+    script("0 1");
+    CHECK_VICTIMS(1, "0");                    /* the pool keeps 1 */
+    script("5");
+    CHECK_VICTIMS(2, "1 5");                  /* pooled 1 (idle 480) before 5 (idle 440) */
+    make_item(1, 20);
+    script("0 1");
+    CHECK_VICTIMS(1, "0");                    /* the pool keeps 1 again */
+    /* a slab page was freed: pooled pointers are dropped without being read */
+    epoch++;
+    script("5");
+    CHECK_VICTIMS(2, "5");
+}
+
 static void test_clock_wraps(void) {
     init(22, 2);
     const uint32_t max = (1u << 22) - 1;
@@ -175,6 +198,7 @@ static void test_metadata_and_stats(void) {
 int main(void) {
     test_oldest_sampled_and_pool_kept();
     test_stale_candidates_skipped();
+    test_pool_dropped_when_a_page_is_freed();
     test_clock_wraps();
     test_metadata_and_stats();
     return check_report("test_alru");

@@ -1,0 +1,81 @@
+"""Mixed sizes, many clients: the load of the "refuses work" report. `-m 32`,
+8 client threads (pymemcache, one connection each plus a raw one for `gat`),
+values from 1 B to 500 KiB log-uniform (half under ~700 B, one in five over
+~37 KiB), 5x -m written, and every command: set, add, replace, append, prepend,
+cas, incr/decr, get, gets, touch, gat, delete. Each thread owns its keys, so its
+model is exact (noloss.ModelWorker); at the end every key is read back: stored
+ones byte-exact, deleted ones absent.
+
+The server must refuse nothing while its spill store has room: no SERVER_ERROR
+of any kind, no NOT_STORED / NOT_FOUND / EXISTS / miss the model does not
+predict, and `stats anticache` refused_* 0 besides lost_items and io_errors 0.
+AC_TEST_SEED=N changes the clients' seeds (repeated runs)."""
+from __future__ import annotations
+
+import os
+import threading
+from collections import Counter
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from mc_helpers import MiB, log_uniform_size
+from noloss import ModelWorker, check_no_refusals
+
+THREADS = 8
+MEM = 32
+OVERCOMMIT = 5
+SEED = int(os.environ.get("AC_TEST_SEED", "7"))
+
+APPROACHES = {
+    "lru": {"ac_policy": "lru"},                       # tuple-merge (the default)
+    "lru-block-merge": {"ac_policy": "lru", "ac_merge": "block"},
+    "alru": {"ac_policy": "alru"},
+    "logging": {"ac_policy": "logging"},
+}
+
+
+def run_clients(srv, threads: int, quota: int, seed: int, size_fn) -> list[ModelWorker]:
+    workers = [ModelWorker(srv, t, seed * 1000 + t, quota, size_fn) for t in range(threads)]
+    start = threading.Barrier(threads)
+
+    def go(w: ModelWorker) -> None:
+        start.wait()
+        w.run()
+
+    with ThreadPoolExecutor(threads) as ex:
+        for f in [ex.submit(go, w) for w in workers]:
+            f.result()                    # re-raises a worker's assertion (wrong data)
+    return workers
+
+
+def report(workers: list[ModelWorker], verify: Counter, st: dict) -> tuple[Counter, str]:
+    refused = sum((w.refused for w in workers), Counter())
+    ops = sum((w.ops for w in workers), Counter())
+    samples = [s for w in workers for s in w.samples][:8]
+    written = sum(w.written for w in workers)
+    text = (f"written {written / MiB:.0f} MiB in {sum(ops.values())} commands, refused during the run: "
+            f"{sum(refused.values())} {dict(refused) or ''} e.g. {samples}; refused on read-back: "
+            f"{dict(verify) or 0}; server: spilled {st['spilled_items']} fetched {st['fetched_items']} "
+            f"read-through {st['read_through_items']} pages borrowed {st.get('pages_borrowed')} "
+            f"repaid {st.get('pages_repaid')} room taken {st.get('alloc_room_taken')} waits "
+            f"{st.get('alloc_waits')} refused "
+            f"{ {k: v for k, v in st.items() if k.startswith('refused_') and v} or 0}")
+    return refused, text
+
+
+@pytest.mark.parametrize("name", list(APPROACHES))
+def test_mixed_load_refuses_nothing(server, name):
+    srv = server(mem=MEM, threads=4, ac=APPROACHES[name])
+    workers = run_clients(srv, THREADS, OVERCOMMIT * MEM * MiB // THREADS, SEED, log_uniform_size)
+    assert sum(w.written for w in workers) >= OVERCOMMIT * MEM * MiB
+    cli = srv.client()
+    verify = Counter()
+    for w in workers:
+        verify.update(w.verify(cli))
+    st = srv.ac()
+    refused, text = report(workers, verify, st)
+    print(f"\nmixed load, {name}: {text}")
+    assert st["spilled_items"] > 0 and st["fetched_items"] + st["read_through_items"] > 0, text
+    assert not refused and not verify, text
+    check_no_refusals(st, text)

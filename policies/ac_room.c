@@ -1,0 +1,337 @@
+/* Making room for an allocation: memcached-ac's replacement for the eviction
+ * step of memcached's do_item_alloc_pull (items.c), which pulls the class's LRU
+ * tail with LRU_PULL_EVICT and gives up after 10 tries.
+ *
+ * Under anti-caching an allocation must not fail while the spill store can
+ * take more (DESIGN.md §4). The patched do_item_alloc_pull calls ac_alloc when
+ * slabs_alloc found no free chunk in the class:
+ *
+ * 1. Under the spill lock it tries the allocation again, else spills a block of
+ *    the class's coldest items (ac_make_room_locked, ac_spill.c) and tries
+ *    again. Both under one lock: requests in this slow path do not take each
+ *    other's room. The fast path (slabs_alloc without the lock) still may take
+ *    the chunks just freed; then it spills again (alloc_room_taken).
+ * 2. When the class had nothing it could spill (every chunk held by requests in
+ *    progress: uploads, values being sent, the old value of an append, chunks
+ *    of chunked items) or its room was taken three times, it *borrows* a slab
+ *    page: this allocation may take a page past the memory limit (the hook in
+ *    do_slabs_newslab asks ac_borrow_page). The repay thread pays it back at
+ *    once by moving the first page of another class to memcached's global page
+ *    pool (slabs_reassign(src, 0)): memcached's slab mover empties the page
+ *    (an item it cannot copy within its class is spilled, ac_rescue), and
+ *    slab_rebalance_finish -> memory_release frees pool pages while memory is
+ *    over the limit (slabs.c). So a page moves from the class that can spare
+ *    one to the class that needs one, only in the order that never blocks.
+ *    At most ac_borrow_pages pages are owed at a time (pages_owed).
+ *    memcached's own automover never does this for us: slab_automove.c moves
+ *    pages only toward a class with evictions ("youngest_evicting"), and
+ *    anti-caching evicts nothing, so without it the pages stay where first use
+ *    put them and a class of large items can be left with one page of 2 chunks.
+ *    Why not move a page first and wait for it: the thread that needs the room
+ *    is a worker; while it waits its other connections stall, and an item one
+ *    of them is sending (or the item lock a fetch holds) can be exactly what
+ *    the mover needs to empty the page (slabs.c waits on busy or locked items,
+ *    SLAB_MOVE_MAX_LOOPS), a wait that could only end at the time limit.
+ * 3. Otherwise (nothing owed can be added) it waits, sleeping 50 us doubling
+ *    to 2 ms, for held chunks to be released or a page to be repaid.
+ *
+ * It gives up only when the spill store cannot take more (file system full,
+ * write error, evicted table full) or after ac_alloc_wait; the request then
+ * answers memcached's SERVER_ERROR out of memory, counted in refused_items and
+ * refused_<reason>. Optional allocations (a block-merge's block-mates, logging's
+ * migration into RAM) only try once: no borrowing, no waiting, not counted. */
+#include "memcached.h"
+#include "ac_internal.h"
+#include <stdlib.h>
+#include <time.h>
+
+static __thread int tl_optional;              /* > 0: allocations only try */
+static __thread bool tl_may_borrow, tl_borrowed;
+
+static struct {
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    unsigned owed;               /* pages borrowed, not yet repaid */
+    unsigned reserved;           /* borrowings under way (counted against the cap) */
+    void *released;              /* pages memcached released, to free (ac_page_free) */
+    int last_borrower;           /* class that borrowed last: not the first to pay */
+    bool enabled, started, stop;
+    pthread_t tid;
+} repay = { PTHREAD_MUTEX_INITIALIZER, PTHREAD_COND_INITIALIZER, 0, 0, NULL, -1, false, false, false, 0 };
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+static void nap_us(unsigned us) {
+    struct timespec ts = { 0, (long)us * 1000L };
+    nanosleep(&ts, NULL);
+}
+
+void ac_alloc_optional(bool on) {
+    tl_optional += on ? 1 : -1;
+}
+
+/* do_slabs_newslab (slabs_lock held): the memory limit stops a new page. */
+bool ac_borrow_page(void) {
+    if (!tl_may_borrow)
+        return false;
+    tl_may_borrow = false;           /* one page per permission */
+    tl_borrowed = true;
+    return true;
+}
+
+/* Spill lock held for both: the allocation, else a spill round and the
+ * allocation again. */
+static void *room_and_alloc(size_t ntotal, unsigned int id, int *spilled, enum ac_refusal *why) {
+    *spilled = 0;
+    *why = AC_REFUSED_NONE;
+    pthread_mutex_lock(&ac.spill_lock);
+    void *it = slabs_alloc(ntotal, id, 0);
+    if (it == NULL) {
+        *spilled = ac_make_room_locked(id, why);
+        it = slabs_alloc(ntotal, id, 0);
+    }
+    pthread_mutex_unlock(&ac.spill_lock);
+    return it;
+}
+
+/* The allocation, allowed one page past the memory limit while fewer than
+ * ac_borrow_pages are owed. */
+static void *borrow_alloc(size_t ntotal, unsigned int id) {
+    if (!repay.enabled)
+        return NULL;
+    pthread_mutex_lock(&repay.lock);
+    bool ok = repay.owed + repay.reserved < ac_opts.borrow_pages;
+    if (ok)
+        repay.reserved++;
+    pthread_mutex_unlock(&repay.lock);
+    if (!ok)
+        return NULL;
+    tl_may_borrow = true;
+    tl_borrowed = false;
+    void *it = slabs_alloc(ntotal, id, 0);
+    tl_may_borrow = false;
+    pthread_mutex_lock(&repay.lock);
+    repay.reserved--;
+    if (it != NULL && tl_borrowed) {  /* else a chunk was free after all, or no page */
+        repay.owed++;
+        AC_COUNT(pages_borrowed, 1);
+        repay.last_borrower = (int)id;
+        pthread_cond_signal(&repay.cond);
+    }
+    pthread_mutex_unlock(&repay.lock);
+    return it;
+}
+
+static void refuse(enum ac_refusal why) {
+    AC_COUNT(refused_items, 1);
+    switch (why) {
+    case AC_REFUSED_DISK_FULL: AC_COUNT(refused_disk_full, 1); break;
+    case AC_REFUSED_IO_ERROR: AC_COUNT(refused_io_error, 1); break;
+    case AC_REFUSED_TABLE_FULL: AC_COUNT(refused_table_full, 1); break;
+    default: AC_COUNT(refused_timeout, 1); break;
+    }
+    /* an append/prepend that cannot allocate answers this, not NOT_STORED */
+    ac_set_lookup_error("SERVER_ERROR out of memory storing object");
+}
+
+void *ac_alloc(size_t ntotal, unsigned int id) {
+    if (ac.paged)
+        return NULL;         /* kernel paging: nothing leaves RAM, the allocation fails */
+    bool optional = tl_optional > 0;
+    uint64_t deadline = 0;
+    unsigned nap = 50;
+    int taken = 0;
+    bool waited = false;
+    enum ac_refusal why;
+    for (;;) {
+        int spilled;
+        void *it = room_and_alloc(ntotal, id, &spilled, &why);
+        if (it != NULL)
+            return it;
+        if (why != AC_REFUSED_NONE || optional)
+            break;                    /* the store cannot take more / only a try */
+        if (spilled > 0) {
+            taken++;
+            AC_COUNT(alloc_room_taken, 1);
+        }
+        if ((spilled == 0 || taken >= 3) && (it = borrow_alloc(ntotal, id)) != NULL)
+            return it;
+        uint64_t now = now_ns();
+        if (deadline == 0)
+            deadline = now + ac_opts.alloc_wait_ns;
+        if (now >= deadline) {
+            why = AC_REFUSED_TIMEOUT;
+            break;
+        }
+        if (spilled == 0) {
+            if (!waited)
+                AC_COUNT(alloc_waits, 1);
+            waited = true;
+            nap_us(nap);
+            nap = nap * 2 > 2000 ? 2000 : nap * 2;
+        }
+    }
+    if (!optional)
+        refuse(why);
+    return NULL;
+}
+
+/* ---------------------------------------------------------------- repaying */
+
+static uint64_t slabs_moved_now(bool *running) {
+    STATS_LOCK();
+    uint64_t n = stats.slabs_moved;
+    *running = stats_state.slab_reassign_running;
+    STATS_UNLOCK();
+    return n;
+}
+
+/* The class to give a page: one with at least 2 pages (slab_rebalance_start
+ * needs that), preferring a page's worth of free chunks (the mover copies the
+ * first page's items into them: nothing is spilled), then not the last
+ * borrower, then the oldest LRU tail (memcached's automover's choice of
+ * source, slab_automove.c), then the most pages. -1: none. */
+static int repay_source(int avoid) {
+    static slab_stats_automove sam[MAX_NUMBER_OF_SLAB_CLASSES];   /* repay thread only */
+    static item_stats_automove iam[MAX_NUMBER_OF_SLAB_CLASSES];
+    fill_slab_stats_automove(sam);
+    fill_item_stats_automove(iam);
+    int best = -1;
+    bool best_spare = false, best_other = false;
+    for (int n = POWER_SMALLEST; n < MAX_NUMBER_OF_SLAB_CLASSES; n++) {
+        if (sam[n].total_pages < 2)
+            continue;
+        bool spare = sam[n].free_chunks >= (long)sam[n].chunks_per_page;
+        bool other = n != avoid;
+        if (best < 0 || spare > best_spare || (spare == best_spare && (other > best_other
+                || (other == best_other && (iam[n].age > iam[best].age
+                    || (iam[n].age == iam[best].age && sam[n].total_pages > sam[best].total_pages)))))) {
+            best = n;
+            best_spare = spare;
+            best_other = other;
+        }
+    }
+    return best;
+}
+
+static bool stopping(void) {
+    return __atomic_load_n(&repay.stop, __ATOMIC_RELAXED);
+}
+
+/* Pages memcached released (memory_release), linked through their first
+ * word (the page is unused; slab_rebalance_finish zeroed its first item
+ * header). Freed only after the page epoch moved on under the spill lock:
+ * policies keep item pointers as hints (alru's candidate pools, logging's
+ * victim lists, LRU tails between the LRU lock and the item lock) and
+ * dereference them under the spill lock; a hint older than the epoch is
+ * dropped unread, and no live structure leads to a released page. */
+void ac_page_free(void *page) {
+    pthread_mutex_lock(&repay.lock);
+    *(void **)page = repay.released;
+    repay.released = page;
+    pthread_cond_signal(&repay.cond);
+    pthread_mutex_unlock(&repay.lock);
+}
+
+unsigned ac_page_epoch(void) {
+    return __atomic_load_n(&ac.page_epoch, __ATOMIC_ACQUIRE);
+}
+
+static void free_released(void *pages) {
+    pthread_mutex_lock(&ac.spill_lock);          /* no hint is being read */
+    __atomic_add_fetch(&ac.page_epoch, 1, __ATOMIC_RELEASE);
+    pthread_mutex_unlock(&ac.spill_lock);
+    while (pages != NULL) {
+        void *next = *(void **)pages;
+        free(pages);
+        pages = next;
+    }
+}
+
+/* One thread frees released pages (above) and repays borrowed ones: while
+ * pages are owed and no move runs, it asks memcached's slab mover to move a
+ * page to the global pool, then polls (1 ms) until the move count rises; a
+ * move that did not start within 200 ms (its source changed) is asked again. */
+static void *repay_main(void *arg) {
+    (void)arg;
+    bool moving = false;
+    uint64_t moved0 = 0;
+    int idle = 0;
+    for (;;) {
+        pthread_mutex_lock(&repay.lock);
+        while (!stopping() && repay.released == NULL && !moving && repay.owed == 0)
+            pthread_cond_wait(&repay.cond, &repay.lock);
+        void *pages = repay.released;
+        repay.released = NULL;
+        unsigned owed = repay.owed;
+        int avoid = repay.last_borrower;
+        pthread_mutex_unlock(&repay.lock);
+        if (pages != NULL)
+            free_released(pages);
+        if (stopping())
+            break;
+        bool running;
+        if (moving) {
+            if (slabs_moved_now(&running) != moved0) {
+                moving = false;
+                pthread_mutex_lock(&repay.lock);
+                repay.owed--;
+                pthread_mutex_unlock(&repay.lock);
+                AC_COUNT(pages_repaid, 1);
+                continue;
+            }
+            idle = running ? 0 : idle + 1;
+            if (idle >= 200)
+                moving = false;
+            else
+                nap_us(1000);
+        } else if (owed > 0) {
+            int src = repay_source(avoid);
+            if (src >= 0) {
+                moved0 = slabs_moved_now(&running);
+                moving = slabs_reassign(src, SLAB_GLOBAL_PAGE_POOL) == REASSIGN_OK;
+                idle = 0;
+            }
+            if (!moving)
+                nap_us(10000);           /* no source, or another move first */
+        }
+    }
+    return NULL;
+}
+
+int ac_room_init(void) {
+    /* pages are only released and repaid through memcached's slab mover */
+    if (!settings.slab_reassign || ac.paged)
+        return 0;
+    repay.enabled = ac_opts.borrow_pages > 0;
+    if (pthread_create(&repay.tid, NULL, repay_main, NULL) != 0) {
+        fprintf(stderr, "memcached-ac: cannot start the page repay thread\n");
+        repay.enabled = false;
+        return -1;
+    }
+    repay.started = true;
+    return 0;
+}
+
+void ac_room_shutdown(void) {
+    if (!repay.started)
+        return;
+    pthread_mutex_lock(&repay.lock);
+    __atomic_store_n(&repay.stop, true, __ATOMIC_RELAXED);
+    pthread_cond_signal(&repay.cond);
+    pthread_mutex_unlock(&repay.lock);
+    pthread_join(repay.tid, NULL);
+    repay.started = false;
+    repay.enabled = false;
+}
+
+unsigned ac_pages_owed(void) {
+    pthread_mutex_lock(&repay.lock);
+    unsigned n = repay.owed;
+    pthread_mutex_unlock(&repay.lock);
+    return n;
+}
