@@ -9,7 +9,7 @@ SRC := $(BUILD)/upstream/memcached-1.6.18
 PY_PKGS := pytest pymemcache
 TEST_DEB_PKGS := libmemcached-tools
 
-.PHONY: all deps test test-upstream test-upstream-none test-upstream-lru test-integration demo demo-server bench clean
+.PHONY: all deps test test-upstream test-upstream-none test-upstream-lru test-integration demo demo-server bench clean paper-smoke
 all: deps
 	$(MAKE) -C memcached all
 	@for d in $(COMPONENTS); do $(MAKE) -C $$d all || exit 1; done
@@ -39,6 +39,11 @@ test-upstream-lru: all
 # A small real experiment: experiments/demo.toml (every approach, a few minutes) and its figures.
 demo: all
 	$(MAKE) -C harness demo
+
+# Not in CI (about 30 minutes): every approach once at the paper's scale (1M records), calibrated
+# memory plan, no OOM kill allowed (experiments/paper-smoke.toml).
+paper-smoke: all
+	$(MAKE) -C harness paper-smoke
 
 # The server on its own: 4x -m of data written, read back byte-exact, stats anticache.
 demo-server: all

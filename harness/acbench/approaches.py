@@ -4,7 +4,17 @@ Adding an approach is one entry in APPROACHES. `options` are extra `-o` settings
 (ac_* or upstream); `pages` says the kernel pages for it (-m covers the data, the runner sets
 vm.page-cluster=0); `swap` that its cgroup gets a swap file (a file-backed mapping needs none);
 `spills` says items move to the spill directory; `evicted_table` that each keeps an in-memory
-stub (the runner sizes the evicted table for them).
+stub (the runner sizes the evicted table for them); `driver` holds driver properties the
+approach needs (`lookaside=true`: the client stores an item after a read miss, as a cache's users
+do); `resident` how R of the loss decomposition is measured (acbench/decompose.py): "items" =
+the items the server held in RAM, "budget" = the OPT capacity (the kernel pages: RAM holds pages,
+not items, so the overhead part is 0 and page granularity counts as the policy's choice);
+`deterministic` that with one driver thread its counts repeat exactly (no thread whose timing
+matters: alru's clock, logging's classifier, memcached's LRU maintainer, the kernel's reclaim),
+so the CI baseline checks them exactly; `fills_limit` that its item pages take whatever the
+cgroup limit leaves (ospaging, ospaging-file, effpaging's cold region), so its allowance is the
+calibrated overhead alone, without safety factor or floor (slack would be item memory beyond
+OPT's budget).
 """
 from __future__ import annotations
 
@@ -20,14 +30,22 @@ class Approach:
     swap: bool = False               # the cell gets a swap file and swap in its cgroup
     spills: bool = True              # user-space anti-caching: items spilled, never dropped
     evicted_table: bool = True       # spilled items keep an in-memory stub (H-Store); not Siberia's cold store
+    driver: dict[str, str] = field(default_factory=dict)   # driver properties (-p) of the approach
+    resident: str = "items"          # R of the decomposition: "items" (measured) or "budget" (= C)
+    deterministic: bool = False      # with one driver thread its counts repeat exactly (no timing-dependent thread)
+    fills_limit: bool = False        # item pages take whatever the cgroup limit leaves: allowance without slack
     about: str = ""
 
 
 APPROACHES: dict[str, Approach] = {a.name: a for a in (
-    Approach("memcached", "none", spills=False,
-             about="stock memcached: items are dropped when memory is full (baseline)"),
-    Approach("lru", "lru", about="H-Store anti-caching with an exact LRU"),
-    Approach("alru-hstore", "lru", {"ac_lru_sample": "100"},
+    Approach("memcached", "none", spills=False, driver={"lookaside": "true"},
+             about="stock memcached as a look-aside cache: items are dropped when memory is full and the"
+                   " client stores an item again after a read miss (baseline)"),
+    Approach("memcached-static", "none", spills=False,
+             about="stock memcached without refills: a dropped item stays missing for the run (a static set,"
+                   " hit rate about M/D at any skew)"),
+    Approach("lru", "lru", deterministic=True, about="H-Store anti-caching with an exact LRU"),
+    Approach("alru-hstore", "lru", {"ac_lru_sample": "100"}, deterministic=True,
              about="H-Store aLRU: the LRU order is updated on 1 in 100 accesses"),
     Approach("alru", "alru", {"ac_alru_bits": "22", "ac_alru_resolution": "1us", "ac_alru_samples": "5"},
              about="Redis approximate LRU as the paper ran it: 22-bit clock of 1 us, 5 samples, pool of 16"),
@@ -36,11 +54,12 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
     Approach("logging", "logging", evicted_table=False,
              about="Siberia: sampled access log, exponential smoothing, hot set per round, tuple-level cold store"),
     Approach("ospaging", "ospaging", {"ac_os_backing": "anon"}, pages=True, swap=True, spills=False,
-             evicted_table=False, about="OS paging: no eviction, slab memory in one anonymous mapping, the kernel swaps"),
+             evicted_table=False, resident="budget", fills_limit=True, about="OS paging: no eviction, slab memory in one anonymous mapping, the kernel swaps"),
     Approach("ospaging-file", "ospaging", {"ac_os_backing": "file"}, pages=True, spills=False,
-             evicted_table=False,
+             evicted_table=False, resident="budget", fills_limit=True,
              about="OS paging of a shared file mapping in the spill directory: the page cache writes it back, no swap"),
     Approach("effpaging", "effpaging", pages=True, swap=True, spills=False, evicted_table=False,
+             resident="budget", fills_limit=True,
              about="Efficient OS paging: hot items (logging's classifier) in mlocked memory sized to what the"
                    " cgroup allows, cold items in memory the kernel swaps"),
 )}

@@ -33,6 +33,16 @@ class CellError(RuntimeError):
     pass
 
 
+class OomKilled(CellError):
+    """The cell's cgroup killed memcached-ac: reported as status oom_killed with peak and limit."""
+
+    def __init__(self, peak: int | None, limit: int, kills: int | None) -> None:
+        self.peak, self.limit, self.kills = peak, limit, kills
+        peak_s = f"{peak / 1e6:.1f} MB" if peak is not None else "unknown"
+        super().__init__(f"oom_killed: the cgroup killed memcached-ac (oom kills {kills}); "
+                         f"group peak {peak_s} of limit {limit / 1e6:.1f} MB")
+
+
 def _json(path: Path, data: Any) -> None:
     path.write_text(json.dumps(data, indent=1, sort_keys=True) + "\n")
 
@@ -101,6 +111,8 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
              use_perf: bool) -> dict[str, Any]:
     approach = get_approach(cell.approach)
     cell_dir.mkdir(parents=True, exist_ok=True)
+    gname = "acbench-" + hashlib.sha1(cell.cell_id.encode()).hexdigest()[:10]
+    group = acg().MemoryGroup(gname, plan.limit_bytes, plan.swap_bytes)   # checks the limit: before mkdtemp
     spill_parent = Path(tempfile.mkdtemp(prefix=f"acbench-{os.getpid()}-", dir=SPILL_PARENT))
     spill = spill_parent / "spill"
     extra = dict(approach.options)
@@ -108,8 +120,6 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
     if plan.evicted_max:
         extra["ac_evicted_max"] = str(plan.evicted_max)
     opts = server.options(approach.policy, spill, extra)
-    gname = "acbench-" + hashlib.sha1(cell.cell_id.encode()).hexdigest()[:10]
-    group = acg().MemoryGroup(gname, plan.limit_bytes, plan.swap_bytes)
     # paging approaches: swap file next to the spill directory, vm.page-cluster=0 for the cell
     paging = PagingSetup(spill_parent / "swap", plan.swap_bytes) if approach.pages else None
     device = collect.device_of(spill_parent)
@@ -124,11 +134,14 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
         group.create()
         pids: dict[str, Any] = {"group": str(group.path), "harness": os.getpid()}
         disk0 = collect.diskstats(device)
+        props = {**cell.properties, **approach.driver}
+        if device is not None:
+            props["diskstats_device"] = device
         if mode == "in-process":
-            res = _in_process(cell, plan, run, cell_dir, opts, group, stderr, use_perf, pids)
+            res = _in_process(cell, plan, props, run, cell_dir, opts, group, stderr, use_perf, pids)
         else:
-            res = _network(cell, plan, run, cell_dir, opts, group, stderr, use_perf, pids)
-        out.update(collect.disk_delta(disk0, collect.diskstats(device)))
+            res = _network(cell, plan, props, run, cell_dir, opts, group, stderr, use_perf, pids)
+        out.update({f"cell_{k}": v for k, v in collect.disk_delta(disk0, collect.diskstats(device)).items()})
         out["disk_device"] = device
         cg = group.stats()
         _json(cell_dir / "cgroup.json", cg)
@@ -160,24 +173,32 @@ def _cleanup(group: Any, spill_parent: Path, stderr: Any, paging: PagingSetup | 
                     pass
     except BaseException as e:  # noqa: BLE001 - keep cleaning up
         first = e
+    first = release(group, paging, first, stderr.write)
+    shutil.rmtree(spill_parent, ignore_errors=True)
+    stderr.close()
+    if first is not None:
+        raise first
+
+
+def release(group: Any, paging: PagingSetup | None, first: BaseException | None,
+            log: Any = lambda text: None) -> BaseException | None:
+    """Remove the (emptied) group, then swapoff + restore vm.page-cluster; each step runs even if
+    an earlier one failed. Returns the first failure (`first` if there was one already)."""
     try:
         if group.created:
             rep = group.remove()
             if not rep["removed"]:
-                stderr.write(f"acbench: {rep.get('error')}\n")
-                raise CellError(f"cgroup not removed: {rep.get('error')}")
-    except BaseException as e:  # noqa: BLE001
+                log(f"acbench: {rep.get('error')}\n")
+                raise CellError(f"cgroup {group.path} not removed: {rep.get('error')}")
+    except BaseException as e:  # noqa: BLE001 - keep cleaning up
         first = first or e
     if paging is not None:
         try:
             paging.stop()
         except BaseException as e:  # noqa: BLE001
-            stderr.write(f"acbench: paging clean-up: {e}\n")
+            log(f"acbench: paging clean-up: {e}\n")
             first = first or e
-    shutil.rmtree(spill_parent, ignore_errors=True)
-    stderr.close()
-    if first is not None:
-        raise first
+    return first
 
 
 def _start(group: Any, cmd: list[str], cell_dir: Path, stderr: Any, use_perf: bool,
@@ -208,7 +229,8 @@ def _start(group: Any, cmd: list[str], cell_dir: Path, stderr: Any, use_perf: bo
 
 def _finish_common(out: dict[str, Any], sampler: Sampler, rusage: dict[str, float], cell_dir: Path,
                    use_perf: bool) -> None:
-    out.update(rusage)
+    # the whole process, load and warm-up included (cell_*); the run window comes from the driver
+    out.update({k if k == "wait4_maxrss_bytes" else f"cell_{k}": v for k, v in rusage.items()})
     st = sampler.stat or {}
     out["peak_rss_bytes"] = sampler.hwm   # VmHWM of memcached-ac (last sample)
     out["proc_utime_s"] = st.get("utime_s")
@@ -222,11 +244,10 @@ def _finish_common(out: dict[str, Any], sampler: Sampler, rusage: dict[str, floa
     out.update(collect.parse_perf(perf_file.read_text() if use_perf and perf_file.exists() else ""))
 
 
-def _in_process(cell: Cell, plan: MemoryPlan, run: dict[str, Any], cell_dir: Path, opts: list[str],
-                group: Any, stderr: Any, use_perf: bool, pids: dict[str, Any]) -> dict[str, Any]:
+def _in_process(cell: Cell, plan: MemoryPlan, props: dict[str, Any], run: dict[str, Any], cell_dir: Path,
+                opts: list[str], group: Any, stderr: Any, use_perf: bool, pids: dict[str, Any]) -> dict[str, Any]:
     result = cell_dir / "driver.json"
-    cmd = server.driver_cmd(plan.item_mb, run["server_threads"], opts, cell.workload_file, result,
-                            cell.properties)
+    cmd = server.driver_cmd(plan.item_mb, run["server_threads"], opts, cell.workload_file, result, props)
     proc, spid = _start(group, cmd, cell_dir, stderr, use_perf, pids)
     sampler = Sampler()
     deadline = time.monotonic() + run["timeout_s"]
@@ -238,15 +259,28 @@ def _in_process(cell: Cell, plan: MemoryPlan, run: dict[str, Any], cell_dir: Pat
         time.sleep(SAMPLE_S)
     status, rusage = _wait(proc)
     if status != 0:
+        _raise_if_oom(group, plan)
         raise CellError(f"memcached-ac exited with status {status}: {_tail(cell_dir / 'stderr.txt')}")
     try:
         driver = json.loads(result.read_text())
     except (FileNotFoundError, json.JSONDecodeError) as e:
+        _raise_if_oom(group, plan)
         raise CellError(f"memcached-ac wrote no readable results JSON ({e})") from None
     out = _driver_metrics(driver, "run")
     _finish_common(out, sampler, rusage, cell_dir, use_perf)
     out["opt_skip_requests"] = int(cell.properties.get("warmupoperations", 0))
     return out
+
+
+def _raise_if_oom(group: Any, plan: MemoryPlan) -> None:
+    """An OOM kill by the cell's cgroup is reported as such, with the group's peak and limit."""
+    try:
+        cg = group.stats()
+    except Exception:  # noqa: BLE001 - the group's files may be gone; then it is not known
+        return
+    kills = cg.get("oom_kills")
+    if kills:
+        raise OomKilled(cg.get("peak_bytes"), plan.limit_bytes, kills)
 
 
 def _exited(pid: int) -> bool:
@@ -278,6 +312,9 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
         "misses": reads.get("miss"), "errors": (ph.get("errors") or {}).get("total"),
         "load_duration_s": (driver.get("load") or {}).get("duration_s"),
     }
+    out["refills"] = reads.get("refills")
+    out["refill_errors"] = reads.get("refill_errors")
+    out.update(run_window(ph.get("resources")))
     for op in ("read", "update"):
         l = lat.get(op) or {}
         for q in ("mean", "p50", "p99"):
@@ -285,19 +322,50 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
     for k in ("mem_hits", "disk_hits", "misses", "spilled_items", "lost_items", "metadata_bytes",
               "item_memory_limit", "resident_items", "stub_items", "fetched_items", "bytes_written",
               "record_reads", "block_reads", "io_errors", "checksum_errors", "read_major_faults",
-              "major_faults"):
+              "major_faults", "refused_items", "refused_disk_full", "refused_io_error", "refused_table_full",
+              "refused_timeout", "pages_borrowed"):
         out[f"ac_{k}"] = ac.get(k)
+    out["resident_items_avg"] = resident_avg(driver, phase)
     return out
 
 
-def _network(cell: Cell, plan: MemoryPlan, run: dict[str, Any], cell_dir: Path, opts: list[str],
-             group: Any, stderr: Any, use_perf: bool, pids: dict[str, Any]) -> dict[str, Any]:
+def resident_avg(driver: dict[str, Any], phase: str) -> float | None:
+    """Items in RAM over the phase: the mean of the server's resident_items at its start and end
+    (the driver's per-phase `server_start` snapshot), or the end value alone without one."""
+    end = ((driver.get("server") or {}).get("anticache") or {}).get("resident_items")
+    start = (((driver.get(phase) or {}).get("server_start") or {}).get("anticache") or {}).get("resident_items")
+    if end is None:
+        return None
+    return float(end) if start is None else (float(start) + float(end)) / 2
+
+
+# the driver's per-phase resources (deltas over the phase) -> the row's run-window columns
+WINDOW_KEYS = {"cpu_user_s": "cpu_user_s", "cpu_sys_s": "cpu_sys_s", "major_faults": "major_faults",
+               "minor_faults": "minor_faults", "vol_ctx_switches": "vol_ctx_switches",
+               "invol_ctx_switches": "invol_ctx_switches", "read_bytes": "io_read_bytes",
+               "write_bytes": "io_write_bytes", "pswpin": "swap_ins", "pswpout": "swap_outs",
+               "disk_reads": "disk_read_ios", "disk_writes": "disk_write_ios"}
+
+
+def run_window(res: dict[str, Any] | None) -> dict[str, Any]:
+    """Run-phase-only figures (one window: every per-operation figure divides these by the run's
+    operations); None where the driver could not measure one."""
+    res = res or {}
+    out: dict[str, Any] = {col: res.get(k) for k, col in WINDOW_KEYS.items()}
+    sr, sw = res.get("disk_sectors_read"), res.get("disk_sectors_written")
+    out["disk_read_bytes"] = None if sr is None else sr * 512
+    out["disk_write_bytes"] = None if sw is None else sw * 512
+    return out
+
+
+def _network(cell: Cell, plan: MemoryPlan, props: dict[str, Any], run: dict[str, Any], cell_dir: Path,
+             opts: list[str], group: Any, stderr: Any, use_perf: bool, pids: dict[str, Any]) -> dict[str, Any]:
     port = server.free_port()
     cmd = server.server_cmd(plan.item_mb, run["server_threads"], opts, port)
     proc, spid = _start(group, cmd, cell_dir, stderr, use_perf, pids)
     server.wait_port(port, proc)
     sampler = Sampler()
-    props = dict(cell.properties)
+    props = dict(props)
     threads = int(props.pop("threads", 1))
 
     def client(phase: str, out: Path) -> dict[str, Any]:
@@ -324,10 +392,25 @@ def _network(cell: Cell, plan: MemoryPlan, run: dict[str, Any], cell_dir: Path, 
         return json.loads(out.read_text())
 
     client("load", cell_dir / "load.json")
+    # warm-up and run as two calls, so every counter is a run-only delta; each phase draws from
+    # its own RNG streams (ycsb-driver/README.md Determinism), so the run call with
+    # warmupoperations=0 sends the same requests as the run after a warm-up (inserts excepted:
+    # their keys come from a counter that restarts in the second call)
+    warm = int(props.get("warmupoperations", 0))
+    run_props = dict(props)
+    if warm:
+        props.update(operationcount=0)
+        client("run", cell_dir / "warmup.json")
+        props.update(run_props, warmupoperations=0)
+    sampler.sample(spid)
+    st0, io0 = sampler.stat or {}, sampler.io or {}
+    disk0 = collect.diskstats(props.get("diskstats_device"))
     before = {k: int(v) for k, v in server.stats(port, "anticache").items() if v.lstrip("-").isdigit()}
     driver = client("run", cell_dir / "driver.json")
     after = driver["server"]["anticache"]
+    disk1 = collect.diskstats(props.get("diskstats_device"))
     sampler.sample(spid)
+    st1, io1 = sampler.stat or {}, sampler.io or {}
     os.kill(spid if spid is not None else proc.pid, signal.SIGTERM)
     try:
         _, rusage = _wait(proc, timeout=20)
@@ -335,19 +418,37 @@ def _network(cell: Cell, plan: MemoryPlan, run: dict[str, Any], cell_dir: Path, 
         proc.kill()
         _, rusage = _wait(proc)
     out = _driver_metrics(driver, "run")
-    # the server's counters cover warm-up + run: take both phases on the driver's side too
-    w, r = driver.get("warmup") or {}, driver.get("run") or {}
-    out["reads_total"] = (w.get("reads") or {}).get("total", 0) + (r.get("reads") or {}).get("total", 0)
     out["hits"] = after["mem_hits"] - before.get("mem_hits", 0)
     out["disk_hits"] = after["disk_hits"] - before.get("disk_hits", 0)
     out["misses"] = after["misses"] - before.get("misses", 0)
+    if "resident_items" in before and "resident_items" in after:
+        out["resident_items_avg"] = (before["resident_items"] + int(after["resident_items"])) / 2
+    # the run window on the server's side (the driver's resources are the client's)
+    out.update(run_window(_server_window(st0, st1, io0, io1, disk0, disk1)))
     _finish_common(out, sampler, rusage, cell_dir, use_perf)
-    out["opt_skip_requests"] = 0
+    out["opt_skip_requests"] = warm
     return out
 
 
-def opt_columns(cell: Cell, plan: MemoryPlan, skip: int) -> dict[str, Any]:
-    trace = cellopt.trace_for(cell.workload_file, cell.properties)
-    res = cellopt.opt_for(trace, int(cell.properties["recordcount"]), skip, plan.opt_capacity)
-    res["trace"] = str(trace)
+def _server_window(st0: dict[str, float], st1: dict[str, float], io0: dict[str, int], io1: dict[str, int],
+                   disk0: dict[str, int] | None, disk1: dict[str, int] | None) -> dict[str, Any]:
+    """The server process's deltas from /proc/PID/stat and io, and the disk's, in the driver's
+    `resources` names (context switches and swap counts are not in /proc/PID/stat: None)."""
+    def d(a: dict[str, Any], b: dict[str, Any], k: str) -> Any:
+        return b[k] - a[k] if k in a and k in b else None
+    res: dict[str, Any] = {"cpu_user_s": d(st0, st1, "utime_s"), "cpu_sys_s": d(st0, st1, "stime_s"),
+                           "major_faults": d(st0, st1, "majflt"), "minor_faults": d(st0, st1, "minflt"),
+                           "read_bytes": d(io0, io1, "read_bytes"), "write_bytes": d(io0, io1, "write_bytes")}
+    if disk0 is not None and disk1 is not None:
+        res.update(disk_reads=disk1["reads"] - disk0["reads"], disk_writes=disk1["writes"] - disk0["writes"],
+                   disk_sectors_read=disk1["read_sectors"] - disk0["read_sectors"],
+                   disk_sectors_written=disk1["write_sectors"] - disk0["write_sectors"])
     return res
+
+
+def opt_columns(cell: Cell, plan: MemoryPlan, skip: int) -> tuple[dict[str, Any], Any]:
+    """OPT / LRU / skew columns of the cell's trace, and its LRU stack-distance histogram."""
+    trace = cellopt.trace_for(cell.workload_file, cell.properties)
+    res, hist = cellopt.opt_for(trace, int(cell.properties["recordcount"]), skip, plan.opt_capacity)
+    res["trace"] = str(trace)
+    return res, hist

@@ -1,12 +1,13 @@
-"""OPT for a cell: the measured requests of its trace, counted the way the server counts.
+"""OPT, the LRU reference and the measured skew of a cell, from its request trace.
 
-The server counts hits only for reads (read and read-modify-write), so OPT sees only those:
-updates and inserts are dropped (an offline optimum may write them around the cache, so the
-optimum of the read subsequence bounds every policy's read hit rate). The load phase wrote
-every record, so the cache may start with any `capacity` of them: the reads are preceded by
-one read of each loaded key 0..recordcount-1. Those first reads are all cold misses (no hits
-counted) and OPT with bypass keeps the keys whose next use is soonest = the best warm start.
-opt_hit_rate = OPT hits / measured reads. Keys inserted during the run start cold.
+OPT sees the history the server saw: the load phase (one write of each key
+0..recordcount-1), the warm-up, then the measured run; only the run's reads are scored.
+Writes (update, insert, the write half of a read-modify-write) place their item in memory
+(write-allocate: neither hit nor miss, and OPT must make room for them), so OPT bounds what a
+server that must store every write can reach (harness/README.md, "How OPT is counted").
+opt_hit_rate = OPT (bypass) hits / scored reads. The LRU reference is exact LRU on the same
+history; its stack-distance histogram gives LRU at any capacity (acbench/decompose.py).
+Keys inserted during the run are absent until their insert, as in the server.
 
 The trace (ycsb-trace: warm-up then run) is cached under build/acbench/traces by every
 property that shapes the request sequence (workload file, θ, seed, counts, mix).
@@ -21,7 +22,7 @@ from typing import Any
 
 import numpy as np
 
-from acbench import core, paths, server, traceio
+from acbench import decompose, opt, paths, server, skew, traceio
 
 # driver properties that do not change the request sequence (ycsb-driver/README.md Determinism)
 NOT_IN_TRACE = ("threads", "target")
@@ -52,25 +53,21 @@ def trace_for(workload_file: str, props: dict[str, Any]) -> Path:
     return out
 
 
-def measured_reads(trace: Path, skip: int) -> np.ndarray:
-    """Read requests after the first `skip` requests (the warm-up)."""
+def opt_for(trace: Path, recordcount: int, skip: int, capacity: int) -> tuple[dict[str, Any], np.ndarray]:
+    """The OPT / LRU / skew columns, and the LRU stack-distance histogram of the scored reads."""
     recs = traceio.read_actrace(trace)
-    return traceio.reads_only(recs[skip:])
-
-
-def opt_for(trace: Path, recordcount: int, skip: int, capacity: int) -> dict[str, Any]:
-    reads = measured_reads(trace, skip)
-    n = len(reads)
-    if n == 0:
-        return {"opt_requests": 0, "opt_hit_rate": None, "opt_demand_hit_rate": None,
-                "lru_ref_hit_rate": None}
-    preload = traceio.actrace_records(np.arange(recordcount, dtype=np.uint64), 0, traceio.OPS["read"])
-    seq = np.concatenate([preload, reads])
-    with core.Trace.from_records(seq, "actrace") as t, core.NextUse(t) as nu:
-        cap = max(1, capacity)
-        bypass = nu.opt([cap], bypass=True)[0]
-        demand = nu.opt([cap], bypass=False)[0]
-        hist = nu.lru_hist()
-        lru_hits = int(np.sum(hist[:min(cap, len(hist))], dtype=np.uint64))
-    return {"opt_requests": n, "opt_hits": int(bypass), "opt_hit_rate": bypass / n,
-            "opt_demand_hit_rate": demand / n, "lru_ref_hit_rate": lru_hits / n}
+    size = int(recs["size"][0]) if len(recs) else 0
+    preload = traceio.actrace_records(np.arange(recordcount, dtype=np.uint64), size, traceio.OPS["insert"])
+    seq = np.concatenate([preload, recs])
+    cap = max(1, capacity)
+    w = opt.window_opt(seq, recordcount + skip, [cap])
+    n = int(w["scored_reads"])
+    window = recs[skip:]["key"]
+    n_keys = max(recordcount, int(window.max()) + 1 if len(window) else 0)
+    cols: dict[str, Any] = {"opt_requests": n, "opt_scored_writes": int(w["scored_writes"]),
+                            "opt_hits": int(w["opt_bypass_hits"][0]) if n else None,
+                            "opt_hit_rate": w["opt_bypass_hits"][0] / n if n else None,
+                            "opt_demand_hit_rate": w["opt_demand_hits"][0] / n if n else None,
+                            "lru_ref_hit_rate": decompose.lru_hits(w["lru_hist"], cap) / n if n else None}
+    cols.update(skew.measured_skew(window, n_keys) if len(window) else {})
+    return cols, np.asarray(w["lru_hist"])

@@ -3,13 +3,15 @@
     cell_id,metric,value,kind,tolerance      kind: exact | abs | rel
 
 exact: run value == baseline value; abs: |run − base| <= tolerance; rel: |run − base| <=
-tolerance × |base|. TOLERANCES are the defaults `acbench baseline` writes, chosen from the
-run-to-run variation measured on the CI spec (harness/README.md).
+tolerance × |base|. TOLERANCES are the defaults `acbench baseline RUN` writes for one run;
+`acbench baseline RUN RUN ...` derives each tolerance from the spread of several runs
+(baseline_from_runs).
 """
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import Callable
 
 import pandas as pd
 
@@ -20,8 +22,19 @@ TOLERANCES: dict[str, tuple[str, float]] = {
     "opt_capacity": ("exact", 0), "item_memory_mb": ("exact", 0), "ac_lost_items": ("exact", 0),
     "errors": ("exact", 0), "hit_rate": ("abs", 0.005), "loss_pp": ("abs", 0.5),
     "hits": ("rel", 0.01), "disk_hits": ("rel", 0.01), "misses": ("rel", 0.02),
-    "throughput_ops_s": ("rel", 0.5),
+    "refills": ("rel", 0.02), "loss_lru_pp": ("exact", 0), "loss_overhead_pp": ("abs", 0.5),
+    "loss_policy_pp": ("abs", 0.5),
 }
+# A baseline from several runs (`acbench baseline RUN RUN ...`): value = the median; a metric
+# equal in every run is checked exactly where that is guaranteed (a deterministic approach, see
+# approaches.py, or a STRUCTURAL metric); otherwise |run − median| <= the larger of
+# SPREAD_FACTOR × the largest deviation from the median over the runs and a floor (FLOOR: a
+# timing-dependent cell that happened to agree in every run must not be checked exactly).
+# Throughput is never checked.
+SPREAD_FACTOR = 1.5
+STRUCTURAL = {"reads_total", "opt_requests", "opt_hits", "opt_capacity", "item_memory_mb", "errors", "loss_lru_pp"}
+FLOOR_REL = 0.002            # counts: 0.2 % of the median
+FLOOR_ABS = {"hit_rate": 0.002, "loss_pp": 0.2, "loss_overhead_pp": 0.2, "loss_policy_pp": 0.2}
 
 
 class CompareError(ValueError):
@@ -64,6 +77,36 @@ def make_baseline(run: pd.DataFrame, metrics: dict[str, tuple[str, float]] | Non
     return pd.DataFrame(rows, columns=BASELINE_COLUMNS)
 
 
+def baseline_from_runs(runs: list[pd.DataFrame], metrics: dict[str, tuple[str, float]] | None = None,
+                       deterministic: Callable[[str], bool] = lambda cell: False) -> pd.DataFrame:
+    """Values and tolerances from the run-to-run spread of the same spec run several times;
+    `deterministic(cell_id)` says whether a cell's counts are guaranteed to repeat exactly."""
+    if len(runs) < 2:
+        raise CompareError(f"a spread needs at least 2 runs, got {len(runs)}")
+    metrics = metrics or TOLERANCES
+    ok = [r[r["status"].fillna("ok") == "ok"] if "status" in r.columns else r for r in runs]
+    cells = sorted(set.intersection(*(set(r["cell_id"]) for r in ok)))
+    missing = sorted(set.union(*(set(r["cell_id"]) for r in ok)) - set(cells))
+    if missing:
+        raise CompareError(f"cell {missing[0]} is missing from some runs: every run must have every cell")
+    rows = []
+    for cell in cells:
+        for m in metrics:
+            vals = [float(r.loc[r["cell_id"] == cell, m].iloc[0]) for r in ok if m in r.columns]
+            vals = [v for v in vals if pd.notna(v)]
+            if len(vals) != len(ok):
+                continue
+            med = float(pd.Series(vals).median())
+            spread = max(abs(v - med) for v in vals)
+            if spread == 0 and (m in STRUCTURAL or deterministic(cell)):
+                kind, tol = "exact", 0.0
+            else:
+                floor = FLOOR_ABS.get(m, FLOOR_REL * abs(med))
+                kind, tol = "abs", max(SPREAD_FACTOR * spread, floor)
+            rows.append({"cell_id": cell, "metric": m, "value": med, "kind": kind, "tolerance": tol})
+    return pd.DataFrame(rows, columns=BASELINE_COLUMNS)
+
+
 def read_baseline(path: str) -> pd.DataFrame:
     try:
         b = pd.read_csv(path)
@@ -91,7 +134,7 @@ def parse_overrides(items: list[str]) -> dict[str, float]:
                 raise ValueError
         except ValueError:
             raise CompareError(f"--tolerance {it!r}: accepted: METRIC=NUMBER >= 0 (relative for rel "
-                               "checks, absolute for abs checks), e.g. throughput_ops_s=0.5") from None
+                               "checks, absolute for abs checks), e.g. hit_rate=0.01") from None
     return out
 
 

@@ -1,14 +1,18 @@
-"""`acbench compare RUN BASELINE [--tolerance M=X ...]` and `acbench baseline RUN OUT.csv`."""
+"""`acbench compare RUN BASELINE [--tolerance M=X ...]` and `acbench baseline RUN [RUN ...] --out OUT.csv`."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import List, Optional
+from typing import Callable, List, Optional
+
+import pandas as pd
 
 import typer
 from rich.console import Console
 from rich.table import Table
 
-from acbench.compare import CompareError, compare, make_baseline, parse_overrides, read_baseline
+from acbench.approaches import APPROACHES
+from acbench.compare import (CompareError, baseline_from_runs, compare, make_baseline, parse_overrides,
+                              read_baseline)
 from acbench.results import ResultsError, load_results
 
 _err = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -47,17 +51,35 @@ def compare_run(
     raise typer.Exit(1 if bad else 0)
 
 
-def baseline_cmd(run: Path = typer.Argument(..., help="Run directory to take the values from."),
-                 out: Path = typer.Argument(..., help="Baseline CSV to write.")) -> None:
-    """Write a baseline CSV from a run with the default tolerances (acbench/compare.py)."""
+def _deterministic(run: "pd.DataFrame") -> Callable[[str], bool]:
+    """cell_id -> its approach is deterministic (approaches.py) and it ran one driver thread."""
+    by_cell = run.set_index("cell_id")
+
+    def det(cell: str) -> bool:
+        r = by_cell.loc[cell]
+        threads = r.get("p_threads", 1)
+        a = APPROACHES.get(str(r["approach"]))
+        return a is not None and a.deterministic and (pd.isna(threads) or int(threads) == 1)
+    return det
+
+
+def baseline_cmd(runs: List[Path] = typer.Argument(..., help="Run directories to take the values from: one "
+                                                   "(default tolerances) or several runs of the same spec "
+                                                   "(tolerances from their spread)."),
+                 out: Path = typer.Option(..., "--out", help="Baseline CSV to write.")) -> None:
+    """Write a baseline CSV. From one run: the default tolerances (acbench/compare.py). From
+    several: value = median; exact where every run agrees and the cell is deterministic (or the
+    metric structural), else 1.5 × the largest deviation (with a small floor)."""
     try:
-        b = make_baseline(load_results(run))
-    except ResultsError as e:
+        frames = [load_results(r) for r in runs]
+        b = make_baseline(frames[0]) if len(frames) == 1 else baseline_from_runs(frames, deterministic=_deterministic(frames[0]))
+    except (ResultsError, CompareError) as e:
         _err.print(f"acbench baseline: error: {e}", markup=False)
         raise typer.Exit(2)
     out.parent.mkdir(parents=True, exist_ok=True)
     b.to_csv(out, index=False)
-    typer.echo(f"{len(b)} checks written to {out}")
+    exact = int((b["kind"] == "exact").sum())
+    typer.echo(f"{len(b)} checks ({exact} exact) from {len(frames)} run(s) written to {out}")
 
 
 def register(app: typer.Typer) -> None:

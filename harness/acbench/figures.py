@@ -1,8 +1,11 @@
-"""Figures of a run: Fig 3 (loss vs OPT, via acplot) and a Fig-4 panel set
-(throughput, CPU per operation, disk reads per operation vs memory ratio, per approach)."""
+"""Figures of a run: Fig 3 (loss vs OPT, via acplot), the loss decomposed (stacked bars: what
+exact LRU loses, what memory overhead costs, what the policy's choices cost) and a Fig-4 panel
+set (throughput on a log axis, CPU per operation, disk reads per operation vs memory ratio, per
+approach; every per-operation figure is over the measured run only)."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import matplotlib
 
@@ -43,17 +46,88 @@ def plot_fig3(df: pd.DataFrame, outdir: Path) -> list[Path]:
 
 
 def fig4_frame(df: pd.DataFrame) -> pd.DataFrame:
+    """Per-operation columns as the runner writes them (runner.per_op); computed here for rows
+    that lack them, from the same run-window columns."""
     out = df.copy()
     ops = out["operations"].where(out["operations"] > 0)
-    cpu = out["cpu_user_s"].fillna(0) + out["cpu_sys_s"].fillna(0)
-    out["cpu_us_per_op"] = 1e6 * cpu / ops
-    out["disk_reads_per_op"] = out["disk_read_ios"] / ops
+    if "cpu_us_per_op" not in out.columns:
+        out["cpu_us_per_op"] = 1e6 * (out["cpu_user_s"] + out["cpu_sys_s"]) / ops
+    if "disk_reads_per_op" not in out.columns:
+        out["disk_reads_per_op"] = out["disk_read_ios"] / ops
     return out
+
+
+DECOMP = (("loss_lru_pp", "exact LRU vs OPT", "#9ecae1"), ("loss_overhead_pp", "memory overhead", "#fdae6b"),
+          ("loss_policy_pp", "policy vs exact LRU", "#d62728"))
+
+
+def plot_decomposition(df: pd.DataFrame, outdir: Path) -> list[Path]:
+    """Per workload, a grid θ × M/D of stacked bars per approach (negative parts below 0);
+    a black tick marks the total loss."""
+    need = ["approach", "zipf_theta", "mem_ratio", "workload", "loss_pp"] + [c for c, _, _ in DECOMP]
+    if any(c not in df.columns for c in need):
+        return []     # results from before the decomposition: nothing to draw
+    data = df.dropna(subset=need)
+    paths: list[Path] = []
+    for wl, wdf in data.groupby("workload", sort=True):
+        thetas = sorted(wdf["zipf_theta"].unique(), reverse=True)
+        ratios = sorted(wdf["mem_ratio"].unique(), reverse=True)
+        approaches = [a for a in dict.fromkeys(wdf["approach"])]
+        fig, axes = plt.subplots(len(thetas), len(ratios), figsize=(1.2 + 0.55 * len(approaches) * len(ratios),
+                                 2.6 * len(thetas)), squeeze=False, sharey=True)
+        for i, theta in enumerate(thetas):
+            for j, ratio in enumerate(ratios):
+                ax = axes[i][j]
+                cell = wdf[(wdf["zipf_theta"] == theta) & (wdf["mem_ratio"] == ratio)]
+                means = cell.groupby("approach", sort=False)[need[4:]].mean().reindex(approaches)
+                x = range(len(approaches))
+                pos = [0.0] * len(approaches)
+                neg = [0.0] * len(approaches)
+                for col, label, color in DECOMP:
+                    vals = means[col].fillna(0).tolist()
+                    bottoms = [pos[k] if v >= 0 else neg[k] for k, v in enumerate(vals)]
+                    ax.bar(x, vals, bottom=bottoms, color=color, label=label, width=0.7)
+                    for k, v in enumerate(vals):
+                        if v >= 0:
+                            pos[k] += v
+                        else:
+                            neg[k] += v
+                ax.scatter(x, means["loss_pp"], marker="_", s=200, color="black", zorder=3,
+                           label="loss (total)")
+                ax.axhline(0, color="black", linewidth=0.6)
+                ax.set_xticks(list(x))
+                ax.set_xticklabels(approaches, rotation=60, ha="right", fontsize=7)
+                ax.set_title(f"θ = {theta:g}, M/D = {ratio:g}", fontsize=9)
+                if j == 0:
+                    ax.set_ylabel("loss vs OPT (pp)")
+                ax.grid(axis="y", alpha=0.3)
+        handles, labels = axes[0][0].get_legend_handles_labels()
+        fig.suptitle(f"workload {wl}: loss = [OPT(C) − LRU(C)] + [LRU(C) − LRU(R)] + [LRU(R) − approach]",
+                     y=0.995, fontsize=9)
+        fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.955), ncol=4, frameon=False,
+                   fontsize=8)
+        fig.tight_layout(rect=(0, 0, 1, 0.9))
+        paths += _save(fig, outdir, f"loss-decomposed-{wl}")
+    return paths
+
+
+def _save(fig: Any, outdir: Path, stem: str) -> list[Path]:
+    """stem.png and stem.pdf in outdir; the figure is closed."""
+    outdir.mkdir(parents=True, exist_ok=True)
+    paths = []
+    for ext in ("png", "pdf"):
+        p = outdir / f"{stem}.{ext}"
+        fig.savefig(p)
+        paths.append(p)
+    plt.close(fig)
+    return paths
 
 
 def plot_fig4(df: pd.DataFrame, outdir: Path) -> list[Path]:
     need = ["approach", "zipf_theta", "mem_ratio", "workload", "throughput_ops_s", "operations",
             "cpu_user_s", "cpu_sys_s", "disk_read_ios"]
+    if "status" in df.columns:
+        df = df[df["status"].fillna("ok") == "ok"]
     missing = [c for c in need if c not in df.columns]
     if missing:
         raise PlotError(f"results lack column(s) {', '.join(missing)}")
@@ -70,6 +144,8 @@ def plot_fig4(df: pd.DataFrame, outdir: Path) -> list[Path]:
                 for approach, rows in tdf.groupby("approach", sort=True):
                     line = rows.groupby("mem_ratio", sort=True)[col].mean()
                     ax.plot(line.index, line.values, marker="o", label=str(approach))
+                if col == "throughput_ops_s":
+                    ax.set_yscale("log")     # anti-caching next to all-in-RAM spans decades
                 ax.set_xlabel("memory / data (M/D)")
                 ax.set_ylabel(label)
                 ax.set_title(f"θ = {theta:g}")
@@ -79,10 +155,5 @@ def plot_fig4(df: pd.DataFrame, outdir: Path) -> list[Path]:
             fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 6), frameon=False)
         fig.suptitle(f"workload {wl}", y=0.995, fontsize=10)
         fig.tight_layout(rect=(0, 0, 1, 0.93))
-        outdir.mkdir(parents=True, exist_ok=True)
-        for ext in ("png", "pdf"):
-            p = outdir / f"fig4-{wl}.{ext}"
-            fig.savefig(p)
-            paths.append(p)
-        plt.close(fig)
+        paths += _save(fig, outdir, f"fig4-{wl}")
     return paths

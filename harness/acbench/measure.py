@@ -4,7 +4,8 @@ footprint: a server with room to spare loads a sample of the records (same field
 field length, key format) over the network; footprint = Σ used_chunks × chunk_size /
 curr_items from `stats slabs` (the slab chunk an item really takes, header and key included).
 base RSS: memcached-ac with no listener, an empty cache and a 1000-entry evicted table (the
-table is preallocated inside -m, so it must not be counted twice), VmRSS once it is stable.
+table is preallocated inside -m, so it must not be counted twice), VmRSS once it is stable; it
+only sizes the calibration runs' limit (calibrate.py), the allowance itself is measured there.
 Both are cached under build/acbench/ by their inputs.
 """
 from __future__ import annotations

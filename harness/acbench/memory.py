@@ -47,20 +47,25 @@ class MemoryPlan:
     opt_capacity: int      # objects
     hashpower: int
     evicted_max: int       # spill-table capacity for spilling approaches (0: default)
+    item_budget_bytes: int = 0      # ceil(M/D × D / MiB) MiB: what OPT gets; limit = this + allowance
+    allowance_source: str = "spec"  # "spec" ([memory] allowance = SIZE) or "calibrated:<fit>" (calibrate.py)
 
-    def as_row(self) -> dict[str, int]:
+    def as_row(self) -> dict[str, int | str]:
         return {"data_bytes": self.data_bytes, "item_memory_mb": self.item_mb,
+                "item_budget_bytes": self.item_budget_bytes,
                 "cgroup_limit_bytes": self.limit_bytes, "cgroup_swap_bytes": self.swap_bytes,
-                "allowance_bytes": self.allowance_bytes, "opt_capacity": self.opt_capacity,
-                "hashpower": self.hashpower, "evicted_max": self.evicted_max}
+                "allowance_bytes": self.allowance_bytes, "allowance_source": self.allowance_source,
+                "opt_capacity": self.opt_capacity, "hashpower": self.hashpower, "evicted_max": self.evicted_max}
 
 
 def allowance(base_rss: int, recordcount: int, margin: int) -> int:
+    """The small-scale estimate (empty-server RSS + hash table + margin): calibrate.py's probes run
+    under item budget + this + an extra, the plan uses the calibrated allowance."""
     return base_rss + hash_bytes(recordcount) + margin
 
 
 def plan(approach: Approach, recordcount: int, footprint: int, ratio: float, allowance_bytes: int,
-         swap: int | None = None) -> MemoryPlan:
+         swap: int | None = None, allowance_source: str = "spec") -> MemoryPlan:
     if recordcount < 1 or footprint < 1:
         raise ValueError("recordcount and footprint must be >= 1")
     if not 0 < ratio:
@@ -85,4 +90,4 @@ def plan(approach: Approach, recordcount: int, footprint: int, ratio: float, all
     # every record can be spilled once (24 B each, charged against -m by the policy)
     evicted = recordcount if approach.spills and approach.evicted_table else 0
     return MemoryPlan(data, item_mb, limit, swap_bytes, allowance_bytes, capacity,
-                      hashpower_for(recordcount), evicted)
+                      hashpower_for(recordcount), evicted, target * MIB, allowance_source)

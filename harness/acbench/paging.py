@@ -7,11 +7,14 @@ its `finally` (also on failure and Ctrl-C); each step runs even if an earlier on
 """
 from __future__ import annotations
 
+import time
 from pathlib import Path
 
 from acbench.cgroup import acg
 
 PAGE_CLUSTER = Path("/proc/sys/vm/page-cluster")
+SWAPOFF_TRIES = 10
+SWAPOFF_RETRY_S = 1.0
 
 
 class PagingError(RuntimeError):
@@ -44,11 +47,19 @@ class PagingSetup:
     def stop(self) -> None:
         first: BaseException | None = None
         if self.swap_on:
-            try:
-                acg().swap_off(self.swap_file)
-                self.swap_on = False
-            except BaseException as e:  # noqa: BLE001 - restore the sysctl anyway
-                first = e
+            # swapoff may fail with ENOMEM right after a large cell while the kernel still frees the
+            # dead process's swapped pages (seen once at 1M records): retry for a few seconds
+            for attempt in range(SWAPOFF_TRIES):
+                try:
+                    acg().swap_off(self.swap_file)
+                    self.swap_on = False
+                    first = None
+                    break
+                except BaseException as e:  # noqa: BLE001 - retry, then restore the sysctl anyway
+                    first = e
+                    if isinstance(e, KeyboardInterrupt) or attempt == SWAPOFF_TRIES - 1:
+                        break
+                    time.sleep(SWAPOFF_RETRY_S)
         if self.old_cluster is not None:
             try:
                 self.sysctl.write_text(self.old_cluster)

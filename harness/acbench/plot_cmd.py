@@ -7,7 +7,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from acbench.figures import PlotError, plot_fig3, plot_fig4
+from acbench.figures import PlotError, plot_decomposition, plot_fig3, plot_fig4
 from acbench.results import ResultsError, load_results
 
 _err = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -16,14 +16,14 @@ _err = Console(stderr=True, soft_wrap=True, highlight=False)
 def plot(run_dir: Path = typer.Argument(..., help="A run directory of `acbench run` (or its cells.parquet)."),
          out: Optional[Path] = typer.Option(None, "--out", help="Figure directory (default: RUN_DIR/figures)."),
          ) -> None:
-    """Writes fig3-<workload>.{png,pdf} and fig4-<workload>.{png,pdf}."""
+    """Writes fig3-<workload>, loss-decomposed-<workload> and fig4-<workload> (.png and .pdf)."""
     from acplot import ResultsError as AcplotError
     try:
         df = load_results(run_dir)
         if df.empty:
             raise ResultsError(f"{run_dir}: no rows")
         outdir = out or (run_dir if run_dir.is_dir() else run_dir.parent) / "figures"
-        paths = plot_fig3(df, outdir) + plot_fig4(df, outdir)
+        paths = plot_fig3(df, outdir) + plot_decomposition(df, outdir) + plot_fig4(df, outdir)
     except (ResultsError, PlotError, AcplotError) as e:
         _err.print(f"acbench plot: error: {e}", markup=False)
         raise typer.Exit(1)

@@ -29,8 +29,13 @@ class RunDir:
         return pd.read_parquet(f)
 
     def finished(self) -> set[str]:
+        """Cells with a result (a cell reported as oom_killed is run again on resume)."""
         df = self.read()
-        return set(df["cell_id"]) if "cell_id" in df.columns else set()
+        if "cell_id" not in df.columns:
+            return set()
+        if "status" in df.columns:
+            df = df[df["status"].fillna("ok") == "ok"]
+        return set(df["cell_id"])
 
     def append(self, row: dict[str, Any]) -> None:
         """Add one row (replacing an older row of the same cell), write Parquet then CSV."""

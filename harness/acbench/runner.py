@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime
+import json
 import shutil
 import signal
 import traceback
@@ -13,10 +14,10 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
                            TimeRemainingColumn)
 from rich.table import Table
 
-from acbench import measure, server, sysinfo
+from acbench import decompose, measure, server, sysinfo
 from acbench.approaches import get_approach
-from acbench.cell import opt_columns, run_cell
-from acbench.memory import MemoryPlan, allowance, plan
+from acbench.cell import OomKilled, opt_columns, run_cell
+from acbench.memory import MemoryPlan, plan
 from acbench.results import RunDir
 from acbench.spec import Cell, Spec, load_spec
 
@@ -39,32 +40,64 @@ def resolve_mode(spec: Spec, mode: str | None) -> str:
     return m
 
 
-def plan_for(spec: Spec, cell: Cell) -> MemoryPlan:
+def plan_for(spec: Spec, cell: Cell, calibrate_missing: bool = True) -> MemoryPlan:
+    """The cell's memory plan. [memory] allowance = "auto": the calibrated allowance (calibrate.py),
+    run first if not cached; with calibrate_missing False it is not run: the plan then has allowance 0
+    and allowance_source "to calibrate: ..." (the dry run lists it)."""
+    from acbench import calibrate
     props = cell.properties
     mem = spec.memory
     fp = mem["item_footprint"]
     footprint = measure.item_footprint(cell.workload_file, props) if fp == "auto" else int(fp)
     rc = int(props["recordcount"])
     if mem["allowance"] == "auto":
-        allow = allowance(measure.base_rss(spec.run["server_threads"]), rc, int(mem["allowance_margin"]))
+        req = calibrate.request_for(spec, cell, footprint)
+        allow, source = calibrate.allowance_for(req, int(mem["allowance_margin"]), run=calibrate_missing)
     else:
-        allow = int(mem["allowance"])
+        allow, source = int(mem["allowance"]), "spec"
     swap = None if mem["swap"] == "auto" else int(mem["swap"])
-    return plan(get_approach(cell.approach), rc, footprint, cell.mem_ratio, allow, swap)
+    return plan(get_approach(cell.approach), rc, footprint, cell.mem_ratio, allow or 0, swap, source)
 
 
 def perf_available() -> bool:
     return shutil.which("perf") is not None
 
 
+# per-operation figures of the run window (cell.run_window): column -> numerator
+PER_OP = {"cpu_us_per_op": ("cpu_user_s", "cpu_sys_s"), "disk_reads_per_op": ("disk_read_ios",),
+          "disk_read_bytes_per_op": ("disk_read_bytes",), "major_faults_per_op": ("major_faults",),
+          "ctx_switches_per_op": ("vol_ctx_switches", "invol_ctx_switches")}
+
+
+def per_op(metrics: dict[str, Any]) -> dict[str, float | None]:
+    ops = metrics.get("operations") or 0
+    out: dict[str, float | None] = {}
+    for col, parts in PER_OP.items():
+        vals = [metrics.get(p) for p in parts]
+        if ops <= 0 or any(v is None for v in vals):
+            out[col] = None
+        else:
+            out[col] = sum(vals) / ops * (1e6 if col == "cpu_us_per_op" else 1)
+    return out
+
+
+def resident_for(cell: Cell, p: MemoryPlan, metrics: dict[str, Any]) -> float | None:
+    """R of the decomposition: what the approach held in RAM during the run (approaches.py)."""
+    if get_approach(cell.approach).resident == "budget":
+        return float(p.opt_capacity)
+    r = metrics.get("resident_items_avg")
+    return None if r is None else float(r)
+
+
 def build_row(spec: Spec, cell: Cell, p: MemoryPlan, metrics: dict[str, Any], opt: dict[str, Any],
-              run_id: str, machine: dict[str, Any], footprint: int) -> dict[str, Any]:
-    row: dict[str, Any] = {"run_id": run_id}
+              run_id: str, machine: dict[str, Any], footprint: int, hist: Any = None) -> dict[str, Any]:
+    row: dict[str, Any] = {"run_id": run_id, "status": "ok"}
     row.update(cell.params())
     row["item_footprint"] = footprint
     row.update(p.as_row())
     row.update(metrics)
     row.update(opt)
+    row.update(per_op(metrics))
     hits, disk, miss = metrics.get("hits"), metrics.get("disk_hits"), metrics.get("misses")
     if hits is not None and disk is not None:
         served = hits + disk + (miss or 0)   # misses = dropped items for the memcached baseline
@@ -77,6 +110,22 @@ def build_row(spec: Spec, cell: Cell, p: MemoryPlan, metrics: dict[str, Any], op
         row["loss_pp"] = 100.0 * (opt["opt_hit_rate"] - row["hit_rate"])
     else:
         row["loss_pp"] = None
+    if hist is not None and opt.get("opt_hits") is not None:
+        row.update(decompose.decompose(opt["opt_hits"], hist, p.opt_capacity, resident_for(cell, p, metrics),
+                                       row["hit_rate"], int(opt["opt_requests"])))
+    row.update(machine)
+    row["date"] = sysinfo.now()
+    row["harness_version"] = HARNESS_VERSION
+    return row
+
+
+def failed_row(spec: Spec, cell: Cell, p: MemoryPlan, err: OomKilled, run_id: str,
+               machine: dict[str, Any]) -> dict[str, Any]:
+    """The row of a cell the cgroup killed: its plan, the group's peak and limit, no metrics."""
+    row: dict[str, Any] = {"run_id": run_id, "status": "oom_killed"}
+    row.update(cell.params())
+    row.update(p.as_row())
+    row.update({"cg_peak_bytes": err.peak, "cg_oom_kills": err.kills, "error": str(err)})
     row.update(machine)
     row["date"] = sysinfo.now()
     row["harness_version"] = HARNESS_VERSION
@@ -84,14 +133,30 @@ def build_row(spec: Spec, cell: Cell, p: MemoryPlan, metrics: dict[str, Any], op
 
 
 def dry_run_table(spec: Spec, cells: list[Cell], done: set[str]) -> Table:
+    """Each cell's plan: item budget (what OPT gets) + allowance = cgroup limit, and where the allowance
+    comes from; calibrations not cached yet are listed in the caption (never run here)."""
     t = Table(title=f"{spec.name}: {len(cells)} cells ({len(done & {c.cell_id for c in cells})} finished)")
-    for col in ("cell", "approach", "workload", "θ", "M/D", "rep", "-m MB", "cgroup limit", "OPT capacity", "status"):
+    for col in ("cell", "approach", "workload", "θ", "M/D", "rep", "-m MB", "item budget", "allowance",
+                "cgroup limit", "allowance source", "OPT capacity", "status"):
         t.add_column(col)
+    pending: dict[str, tuple[str, int]] = {}
     for c in cells:
-        p = plan_for(spec, c)
+        p = plan_for(spec, c, calibrate_missing=False)
+        todo = p.allowance_source.startswith("to calibrate")
+        if todo:
+            from acbench import calibrate
+            req = calibrate.request_for(spec, c, p.data_bytes // int(c.properties["recordcount"]))
+            pending[str(req.cache_file())] = (req.describe(), len(req.sizes))
         t.add_row(c.cell_id, c.approach, c.workload, f"{c.zipf_theta:g}", f"{c.mem_ratio:g}", str(c.repetition),
-                  str(p.item_mb), f"{p.limit_bytes / 2**20:.1f} MiB", str(p.opt_capacity),
+                  str(p.item_mb), f"{p.item_budget_bytes / 2**20:.1f} MiB",
+                  "?" if todo else f"{p.allowance_bytes / 2**20:.1f} MiB",
+                  "?" if todo else f"{p.limit_bytes / 2**20:.1f} MiB", p.allowance_source, str(p.opt_capacity),
                   "finished" if c.cell_id in done else "to run")
+    if pending:
+        runs = sum(n for _, n in pending.values())
+        t.caption = (f"{len(pending)} allowance calibrations ({runs} runs) are not cached: `acbench run` runs each"
+                     f" before its first cell, `python3 -m acbench.calibrate SPEC` runs them all now: "
+                     + ", ".join(d for d, _ in pending.values()))
     return t
 
 
@@ -121,6 +186,7 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
         console.print(f"{skipped} of {len(cells)} cells already finished in {rd.path} (--force redoes them)")
     old = signal.signal(signal.SIGTERM, _sigterm)
     failed: list[str] = []
+    refused: list[str] = []
     finished = 0
     try:
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
@@ -134,13 +200,26 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
                     shutil.rmtree(cdir)
                 try:
                     p = plan_for(spec, c)
-                    metrics = run_cell(c, p, spec.run, mode, cdir, use_perf)
-                    opt = opt_columns(c, p, metrics.pop("opt_skip_requests"))
+                    try:
+                        metrics = run_cell(c, p, spec.run, mode, cdir, use_perf)
+                    except OomKilled as e:
+                        failed.append(c.cell_id)
+                        rd.append(failed_row(spec, c, p, e, run_id, machine))
+                        (cdir / "error.txt").write_text(str(e) + "\n")
+                        console.print(f"[red]cell {c.cell_id}: {e}[/red]", markup=True, highlight=False)
+                        bar.advance(task)
+                        continue
+                    opt, hist = opt_columns(c, p, metrics.pop("opt_skip_requests"))
                     fp = p.data_bytes // int(c.properties["recordcount"])
-                    row = build_row(spec, c, p, metrics, opt, run_id, machine, fp)
-                    (cdir / "row.json").write_text(__import__("json").dumps(row, indent=1, default=str) + "\n")
+                    row = build_row(spec, c, p, metrics, opt, run_id, machine, fp, hist)
+                    (cdir / "row.json").write_text(json.dumps(row, indent=1, default=str) + "\n")
                     rd.append(row)
                     finished += 1
+                    if row.get("ac_refused_items"):
+                        refused.append(f"{c.cell_id} ({row['ac_refused_items']})")
+                        console.print(f"[yellow]cell {c.cell_id}: the server refused {row['ac_refused_items']} "
+                                      "requests (ac_refused_items; stats anticache refused_* says why)[/yellow]",
+                                      markup=True, highlight=False)
                 except Exception as e:  # noqa: BLE001 - one failed cell must not stop the run
                     failed.append(c.cell_id)
                     cdir.mkdir(parents=True, exist_ok=True)
@@ -154,4 +233,6 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
     finally:
         signal.signal(signal.SIGTERM, old)
     console.print(f"{finished} cells run, {skipped} skipped, {len(failed)} failed; results: {rd.path}")
+    if refused:
+        console.print(f"cells with refused requests: {', '.join(refused)}", highlight=False)
     return 1 if failed else 0

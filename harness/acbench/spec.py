@@ -33,14 +33,18 @@ YCSB_PROPERTIES = (
     "threads", "warmupoperations", "target", "valuekind")
 # Set through the grid or by the harness, never in [fixed] / as extra grid keys.
 RESERVED = {"zipfianconstant": "use [grid] zipf_theta",
+            "lookaside": "set by the approach (memcached refills after a miss, memcached-static does not)",
+            "diskstats_device": "set by the harness (the device of the spill directory)",
             "workload": "use [grid] workload (a file under experiments/workloads or a path)"}
 TOP_KEYS = ("name", "description", "fixed", "grid", "run", "memory")
 GRID_KEYS = ("approach", "zipf_theta", "mem_ratio", "workload", "repetition")
 RUN_DEFAULTS: dict[str, Any] = {"mode": "in-process", "server_threads": 1, "perf": True,
                                 "timeout_s": 3600, "network_conns": 1, "network_depth": 1}
 MODES = ("in-process", "network")
+# allowance "auto": calibrated per approach and scale (calibrate.py); allowance_margin: the fixed floor
+# added to it (page cache room for the spill files and what sampling can miss)
 MEMORY_DEFAULTS: dict[str, Any] = {"item_footprint": "auto", "allowance": "auto",
-                                   "allowance_margin": "4M", "swap": "auto"}
+                                   "allowance_margin": "8M", "swap": "auto"}
 WORKLOAD_DIR_PARTS = ("experiments", "workloads")
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
@@ -145,11 +149,21 @@ def _ratio(path: Path, v: Any) -> float:
 
 
 def _theta(path: Path, v: Any) -> float:
-    # the ycsb-driver's range: Gray's method divides by 1 - θ
-    if (isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < float(v) <= 10
-            or abs(float(v) - 1) < 1e-9):
-        raise _err(path, "[grid] zipf_theta", f"{v!r} is not accepted; accepted: numbers with 0 < θ <= 10, θ != 1")
+    # the ycsb-driver's range (θ = 1 only for truezipf: checked in _check_theta_one)
+    if isinstance(v, bool) or not isinstance(v, (int, float)) or not 0 < float(v) <= 10:
+        raise _err(path, "[grid] zipf_theta", f"{v!r} is not accepted; accepted: numbers with 0 < θ <= 10 "
+                   "(θ = 1 only with requestdistribution = \"truezipf\")")
     return float(v)
+
+
+def _check_theta_one(path: Path, fixed: dict[str, Any], grid: dict[str, list[Any]]) -> None:
+    """YCSB's zipfian (Gray's method) divides by 1 − θ; the true Zipf takes θ = 1."""
+    if not any(abs(t - 1) < 1e-9 for t in grid["zipf_theta"]):
+        return
+    dists = grid.get("requestdistribution") or [fixed.get("requestdistribution")]
+    if any(d != "truezipf" for d in dists):
+        raise _err(path, "[grid] zipf_theta", "θ = 1 is accepted only with requestdistribution = \"truezipf\" "
+                   "in [fixed] (YCSB's zipfian divides by 1 − θ)")
 
 
 def find_workload(path: Path, name: Any) -> tuple[str, str]:
@@ -207,6 +221,7 @@ def parse_spec(data: dict[str, Any], path: Path) -> Spec:
     clash = [k for k in grid if k in fixed]
     if clash:
         raise _err(path, "[grid]", f"{clash[0]} is also in [fixed]; set it in one place only")
+    _check_theta_one(path, fixed, grid)
     props = {**fixed, **{k: grid[k][0] for k in grid if k not in GRID_KEYS}}
     if "recordcount" not in props:
         raise _err(path, "[fixed] recordcount", "missing; the data size D = recordcount × item "

@@ -1,6 +1,8 @@
 """Memory arithmetic: -m, cgroup limit = M/D × D + allowance, OPT capacity, hash power."""
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from acbench.approaches import APPROACHES, Approach
@@ -84,3 +86,177 @@ def test_paging_setup_restores_page_cluster(tmp_path) -> None:
     with pytest.raises(PagingError, match="cannot set vm.page-cluster=0 via .*nope/page-cluster"):
         missing.start()
     missing.stop()
+
+
+# --- item budget, calibrated allowance (acbench/calibrate.py) --------------------------------------
+
+from fractions import Fraction  # noqa: E402
+
+from acbench import calibrate, measure, paths  # noqa: E402
+from acbench.calibrate import Calibration, Fit, Point, Request, Sample, fit_line, overhead_of  # noqa: E402
+
+
+def test_plan_has_item_budget_and_allowance_source() -> None:
+    p = plan(APPROACHES["lru"], 1_000_000, 1184, 0.5, 24 * MIB, allowance_source="calibrated:x")
+    assert p.item_budget_bytes == 565 * MIB == p.item_mb * MIB
+    assert p.limit_bytes == p.item_budget_bytes + p.allowance_bytes == 589 * MIB
+    row = p.as_row()
+    assert row["item_budget_bytes"] == 565 * MIB and row["allowance_bytes"] == 24 * MIB
+    assert row["allowance_source"] == "calibrated:x"
+    assert plan(APPROACHES["lru"], 1000, 4096, 1, 0).allowance_source == "spec"
+    paging = plan(APPROACHES["ospaging"], 1_000_000, 1184, 0.5, 24 * MIB)
+    assert paging.item_mb == 1244 and paging.item_budget_bytes == 565 * MIB   # budget = what OPT gets
+    assert paging.limit_bytes == 589 * MIB
+
+
+def test_fit_is_exact_on_a_line() -> None:
+    f = fit_line([(25_000, 1_000_000 + 20 * 25_000), (100_000, 1_000_000 + 20 * 100_000),
+                  (250_000, 1_000_000 + 20 * 250_000)])
+    assert (f.a, f.b, f.lsq_a, f.lsq_b, f.max_residual) == (1_000_000, 20, 1_000_000, 20, 0)
+
+
+def test_fit_least_squares_then_envelope() -> None:
+    f = fit_line([(25_000, 2_000_000), (100_000, 4_000_000), (250_000, 5_000_000)])
+    b = Fraction(260, 21)                     # Sxy / Sxx = 3.25e11 / 2.625e10
+    assert f.lsq_b == float(b) and f.b == float(b)
+    assert f.lsq_a == float(Fraction(11_000_000, 3) - b * 125_000)
+    assert f.a == float(4_000_000 - b * 100_000)   # raised to the highest point above the line
+    assert f.max_residual == float(4_000_000 - (Fraction(11_000_000, 3) - b * 125_000) - b * 100_000)
+    # a falling line is not extrapolated: b = 0, a = the highest point
+    g = fit_line([(25_000, 3_000_000), (100_000, 2_000_000)])
+    assert g.lsq_b < 0 and (g.b, g.a) == (0, 3_000_000)
+    # one point (a cell calibrated at its own size)
+    assert fit_line([(8000, 1_500_000)]) == Fit(1_500_000, 0, 1_500_000, 0, 0)
+
+
+def _point(n: int, overhead: int) -> Point:
+    return Point(n, n, n // 2, 1, MIB, 2 * MIB, overhead, 0, 0, 0, 0, 0, 0, 0, 1, 1, 0.0)
+
+
+def test_allowance_from_a_calibration() -> None:
+    cal = Calibration("lru", (_point(25_000, 1),), Fit(2_000_000, 10, 2_000_000, 10, 0))
+    # hash table of 2^20 buckets + a + b·N, × SAFETY 1.15, + floor
+    assert cal.overhead(1_000_000) == (8 << 20) + 12_000_000
+    assert cal.allowance(1_000_000, 8 * MIB) == 31_835_508
+    assert Calibration("x", (), Fit(-5e6, 0, 0, 0, 0)).overhead(1000) == 512 * 1024   # never below the hash table
+    assert cal.summary() == "calibrated:n=25k a=1.91MiB b=10.00B/rec res=0.00MiB x1.15+floor"
+    # kernel-paged: the overhead alone (the item pages take the rest of the limit)
+    assert cal.allowance(1_000_000, 8 * MIB, pages=True) == (8 << 20) + 12_000_000
+    assert cal.summary(pages=True).endswith("res=0.00MiB x1 (fills the limit)")
+    assert Calibration.from_json(json.loads(json.dumps(cal.to_json()))) == cal
+
+
+def test_overhead_of_samples() -> None:
+    lru, osp, eff = APPROACHES["lru"], APPROACHES["ospaging"], APPROACHES["effpaging"]
+    s = Sample(0.0, rss=70 * MIB, shmem=MIB, cache=30 * MIB, kmem=2 * MIB, status={}, vmas=None)
+    assert overhead_of(s, lru, 64 * MIB, {}) == (9 * MIB, 6 * MIB)     # rss + shmem + kmem − budget
+    vmas = [(0x1000, 0x1000 + 40 * MIB, 40 * MIB), (0x9000_0000, 0x9000_0000 + 100 * MIB, 30 * MIB),
+            (0xa000_0000, 0xa000_0000 + 2 * MIB, MIB)]
+    s = Sample(0.0, 0, 0, 0, kmem=3 * MIB, status={}, vmas=vmas)
+    # ospaging: the item mapping is the one of os_mapping_bytes
+    assert overhead_of(s, osp, 0, {"os_mapping_bytes": 100 * MIB}) == (44 * MIB, 41 * MIB)
+    # effpaging: hot + cold mapping from eff_hot_base, and the classifier book counted as budget
+    stats = {"eff_hot_base": "0x90000000", "eff_hot_bytes": 60 * MIB, "eff_cold_bytes": 40 * MIB,
+             "eff_memory": 65 * MIB}
+    assert overhead_of(s, eff, 0, stats) == (39 * MIB, 36 * MIB)
+    assert overhead_of(Sample(0.0, 0, 0, 0, 0, {}, None), osp, 0, {"os_mapping_bytes": 1}) is None
+
+
+def _req(tmp_path, **kw) -> Request:
+    wl = tmp_path / "readonly"
+    if not wl.exists():
+        wl.write_text("readproportion=1\nrequestdistribution=zipfian\n")
+    props = {"recordcount": 1_000_000, "operationcount": 1_000_000, "warmupoperations": 500_000,
+             "fieldcount": 10, "fieldlength": 100, "zipfianconstant": 0.99, "seed": 1}
+    props.update(kw.pop("props", {}))
+    args = {"approach": "lru", "workload_file": str(wl), "props": props, "ratio": 0.5, "threads": 1,
+            "footprint": 1184}
+    args.update(kw)
+    return Request(**args)
+
+
+@pytest.fixture
+def cache(tmp_path, monkeypatch):
+    d = tmp_path / "cache"
+    d.mkdir()
+    monkeypatch.setattr(paths, "cache_dir", lambda: d)
+    monkeypatch.setattr(measure, "_binary_id", lambda: "bin-1")
+    return d
+
+
+def test_calibration_cache_key(tmp_path, cache, monkeypatch) -> None:
+    base = _req(tmp_path)
+    assert base.sizes == (25_000, 100_000, 250_000)
+    assert base.key()["runs"] == [[25_000, 25_000, 12_500], [100_000, 100_000, 50_000], [250_000, 250_000, 125_000]]
+    same = [_req(tmp_path, props={"recordcount": 2_000_000}), _req(tmp_path, props={"seed": 7}),
+            _req(tmp_path, props={"operationcount": 10_000_000})]
+    for r in same:
+        assert r.cache_file() == base.cache_file()
+    other = [_req(tmp_path, approach="logging"), _req(tmp_path, ratio=0.25), _req(tmp_path, threads=2),
+             _req(tmp_path, footprint=1000), _req(tmp_path, props={"fieldlength": 200}),
+             _req(tmp_path, props={"recordcount": 100_000}), _req(tmp_path, props={"operationcount": 100_000}),
+             _req(tmp_path, props={"zipfianconstant": 0.5})]
+    files = {r.cache_file() for r in other}
+    assert len(files) == len(other) and base.cache_file() not in files
+    assert _req(tmp_path, props={"recordcount": 100_000}).sizes == (100_000,)    # small: its own size
+    first = base.cache_file()
+    monkeypatch.setattr(measure, "_binary_id", lambda: "bin-2")
+    assert _req(tmp_path).cache_file() != first
+    assert base.cache_file().name.startswith("allowance-lru-")
+
+
+def test_cached_calibration_and_pending(tmp_path, cache) -> None:
+    req = _req(tmp_path)
+    assert calibrate.allowance_for(req, 8 * MIB, run=False) == (None, "to calibrate: n=25k/100k/250k")
+    assert req.describe() == "lru readonly θ 0.99 M/D 0.5"
+    cal = Calibration("lru", (_point(25_000, 1), _point(100_000, 2), _point(250_000, 3)),
+                      Fit(2_000_000, 10, 2_000_000, 10, 0))
+    req.cache_file().write_text(json.dumps({"key": req.key(), "value": cal.to_json()}))
+    assert calibrate.cached(req) == cal
+    assert calibrate.allowance_for(req, 8 * MIB, run=False) == (31_835_508, cal.summary())
+    assert calibrate.calibrate(req) == cal          # cached: nothing runs
+    # a kernel-paged approach gets the modelled overhead alone
+    osp = _req(tmp_path, approach="ospaging")
+    osp.cache_file().write_text(json.dumps({"key": osp.key(), "value": cal.to_json()}))
+    assert calibrate.allowance_for(osp, 8 * MIB, run=False) == ((8 << 20) + 12_000_000, cal.summary(pages=True))
+
+
+def test_dry_run_table_shows_budget_and_allowance(tmp_path, cache) -> None:
+    from rich.console import Console
+
+    from acbench.runner import dry_run_table
+    from acbench.spec import parse_spec
+    (tmp_path / "readonly").write_text("readproportion=1\nrequestdistribution=zipfian\n")
+    spec = parse_spec({"fixed": {"recordcount": 1_000_000, "operationcount": 1_000_000, "fieldcount": 10,
+                                 "fieldlength": 100},
+                       "grid": {"approach": ["lru", "logging"], "workload": ["readonly"], "zipf_theta": [0.99],
+                                "mem_ratio": ["1/2"]},
+                       "memory": {"item_footprint": 1184}}, tmp_path / "s.toml")
+    lru = next(c for c in spec.cells() if c.approach == "lru")
+    req = calibrate.request_for(spec, lru, 1184)
+    cal = Calibration("lru", (_point(25_000, 1),), Fit(2_000_000, 10, 2_000_000, 10, 0))
+    req.cache_file().write_text(json.dumps({"key": req.key(), "value": cal.to_json()}))
+    con = Console(record=True, width=400)
+    con.print(dry_run_table(spec, spec.cells(), set()))
+    text = con.export_text()
+    for col in ("item budget", "allowance", "cgroup limit", "allowance source"):
+        assert col in text
+    lru_line = next(line for line in text.splitlines() if "lru_readonly" in line)
+    # 565 MiB budget + 31,835,508 B allowance (30.4 MiB) = 595.4 MiB
+    assert "565.0 MiB" in lru_line and "30.4 MiB" in lru_line and "595.4 MiB" in lru_line
+    assert "calibrated:n=25k" in lru_line
+    log_line = next(line for line in text.splitlines() if "logging_readonly" in line)
+    assert "565.0 MiB" in log_line and "to calibrate" in log_line
+    assert "1 allowance calibrations (3 runs) are not cached" in text and "logging readonly θ 0.99 M/D 0.5" in text
+
+
+def test_spec_allowance_is_used_as_given(tmp_path, cache) -> None:
+    from acbench.runner import plan_for
+    from acbench.spec import parse_spec
+    (tmp_path / "readonly").write_text("readproportion=1\n")
+    spec = parse_spec({"fixed": {"recordcount": 1_000_000},
+                       "grid": {"approach": ["lru"], "workload": ["readonly"], "zipf_theta": [0.99],
+                                "mem_ratio": ["1/2"]},
+                       "memory": {"item_footprint": 1184, "allowance": "48M"}}, tmp_path / "s.toml")
+    p = plan_for(spec, spec.cells()[0], calibrate_missing=False)
+    assert (p.allowance_bytes, p.allowance_source, p.limit_bytes) == (48 * MIB, "spec", 613 * MIB)

@@ -56,6 +56,20 @@ def test_rows(run: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
     assert lru["loss_pp"] == pytest.approx(100 * (lru["opt_hit_rate"] - lru["hits"] / 8000))
     base = df.loc[IDS[0]]
     assert base["hits"] + base["misses"] == 8000 and base["disk_hits"] == 0
+    # the look-aside baseline refills every miss and its dropped items are counted
+    assert base["refills"] == base["misses"] > 0 and base["refill_errors"] == 0
+    assert base["ac_lost_items"] > 0 and lru["refills"] == 0
+    # the loss's three parts add up to it; the skew the cell had is measured
+    for r in (lru, base):
+        parts = r["loss_lru_pp"] + r["loss_overhead_pp"] + r["loss_policy_pp"]
+        assert parts == pytest.approx(r["loss_pp"], abs=1e-9)
+        assert r["lru_c_hit_rate"] == r["lru_ref_hit_rate"]
+        assert 0 < r["resident_items_avg"] <= 8000
+        assert r["skew_requests"] == 8000 and 0 < r["skew_top1_share"] < r["skew_top10_share"] < 1
+    # one window: per-op figures are the run's own deltas, smaller than the whole cell's
+    assert lru["cpu_us_per_op"] == pytest.approx(1e6 * (lru["cpu_user_s"] + lru["cpu_sys_s"]) / 8000)
+    assert lru["cpu_user_s"] + lru["cpu_sys_s"] < lru["cell_cpu_user_s"] + lru["cell_cpu_sys_s"]
+    assert lru["status"] == "ok"
     for col in ("git_revision", "kernel", "cpu_model", "date", "cgroup_limit_bytes", "throughput_ops_s"):
         assert pd.notna(lru[col]), col
     assert lru["cgroup_limit_bytes"] == lru["item_memory_mb"] * 2**20 + lru["allowance_bytes"]
@@ -65,7 +79,7 @@ def test_rows(run: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
 
 # Columns that may be empty: a read-only run has no update latency; a cell whose
 # spill reads all came from the page cache has no disk read latency.
-MAY_BE_EMPTY = {"lat_update_mean_us", "lat_update_p50_us", "lat_update_p99_us", "disk_avg_read_latency_ms"}
+MAY_BE_EMPTY = {"lat_update_mean_us", "lat_update_p50_us", "lat_update_p99_us", "cell_disk_avg_read_latency_ms"}
 # What differs between the cells (approach x memory ratio) must differ in the rows.
 MUST_VARY = ["approach", "mem_ratio", "item_memory_mb", "cgroup_limit_bytes", "opt_capacity", "hits",
              "hit_rate", "opt_hit_rate", "loss_pp", "throughput_ops_s", "run_duration_s", "cpu_user_s",
@@ -121,7 +135,7 @@ def test_dry_run_lists(run: tuple[Path, Path, subprocess.CompletedProcess]) -> N
 def test_compare_doctored(run: tuple[Path, Path, subprocess.CompletedProcess], tmp_path: Path) -> None:
     _, rd, _ = run
     base = tmp_path / "base.csv"
-    assert acbench("baseline", str(rd), str(base)).returncode == 0
+    assert acbench("baseline", str(rd), "--out", str(base)).returncode == 0
     cp = acbench("compare", str(rd), str(base))
     assert cp.returncode == 0 and "checks within tolerance" in cp.stdout
     b = pd.read_csv(base)
@@ -138,7 +152,8 @@ def test_plot(run: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
     _, rd, _ = run
     cp = acbench("plot", str(rd))
     assert cp.returncode == 0, cp.stderr
-    for name in ("fig3-readonly.png", "fig3-readonly.pdf", "fig4-readonly.png", "fig4-readonly.pdf"):
+    for name in ("fig3-readonly.png", "fig3-readonly.pdf", "fig4-readonly.png", "fig4-readonly.pdf",
+                 "loss-decomposed-readonly.png", "loss-decomposed-readonly.pdf"):
         f = rd / "figures" / name
         assert f.is_file() and f.stat().st_size > 1000, name
 

@@ -58,11 +58,15 @@ def test_extra_grid_property(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("old,new,message", [
     ('approach = ["memcached", "lru"]', 'approach = ["memcached", "nope"]',
-     "s.toml: [grid] approach: unknown approach 'nope'; accepted: memcached, lru, alru-hstore"),
+     "s.toml: [grid] approach: unknown approach 'nope'; accepted: memcached, memcached-static, lru, alru-hstore"),
     ("zipf_theta = [0.99, 0.5]", "zipf_theta = [1.0]",
-     "s.toml: [grid] zipf_theta: 1.0 is not accepted; accepted: numbers with 0 < θ <= 10, θ != 1"),
+     "s.toml: [grid] zipf_theta: θ = 1 is accepted only with requestdistribution = \"truezipf\" in [fixed] "
+     "(YCSB's zipfian divides by 1 − θ)"),
     ("zipf_theta = [0.99, 0.5]", "zipf_theta = [12]",
-     "s.toml: [grid] zipf_theta: 12 is not accepted; accepted: numbers with 0 < θ <= 10, θ != 1"),
+     "s.toml: [grid] zipf_theta: 12 is not accepted; accepted: numbers with 0 < θ <= 10 (θ = 1 only with "
+     "requestdistribution = \"truezipf\")"),
+    ("[fixed]", "[fixed]\nlookaside = true",
+     "s.toml: [fixed] lookaside: set by the approach (memcached refills after a miss, memcached-static does not)"),
     ('mem_ratio = ["1/2", 0.25]', 'mem_ratio = ["half"]',
      "s.toml: [grid] mem_ratio: 'half' is not a ratio; accepted: numbers or fractions like \"1/4\" with 0 < M/D <= 4"),
     ('mem_ratio = ["1/2", 0.25]', "mem_ratio = [0]",
@@ -108,4 +112,20 @@ def test_bad_toml_and_missing_file(tmp_path: Path) -> None:
 def test_repo_specs_expand() -> None:
     root = Path(__file__).resolve().parents[2] / "experiments"
     counts = {n: len(load_spec(root / f"{n}.toml").cells()) for n in ("demo", "ci", "fig3-hitrate", "fig4-throughput")}
-    assert counts == {"demo": 20, "ci": 4, "fig3-hitrate": 180, "fig4-throughput": 540}
+    assert counts == {"demo": 32, "ci": 20, "fig3-hitrate": 324, "fig4-throughput": 972}
+
+
+def test_theta_one_with_the_true_zipf(tmp_path: Path) -> None:
+    f = write(tmp_path, GOOD.replace("zipf_theta = [0.99, 0.5]", "zipf_theta = [1.0]")
+              .replace("[fixed]", '[fixed]\nrequestdistribution = "truezipf"'))
+    assert [c.zipf_theta for c in load_spec(f).cells()][0] == 1.0
+
+
+def test_figure_specs_use_the_true_zipf_and_every_approach() -> None:
+    from acbench.approaches import APPROACHES
+    root = Path(__file__).resolve().parents[2] / "experiments"
+    for name in ("demo", "fig3-hitrate", "fig4-throughput"):
+        spec = load_spec(root / f"{name}.toml")
+        assert spec.fixed["requestdistribution"] == "truezipf", name
+        missing = set(APPROACHES) - set(spec.grid["approach"]) - {"memcached-static", "alru-redis"}
+        assert not missing, (name, missing)

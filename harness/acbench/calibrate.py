@@ -1,0 +1,581 @@
+"""Calibrated allowance: what a cell's process and the kernel charge to its cgroup beyond the item budget.
+
+cgroup v1 charges a group its anonymous memory, its page cache and its kernel memory. The page cache
+(spill files, the `ospaging-file` mapping, pages leaving for swap) is reclaimable: the kernel drops or
+writes it back before it OOM-kills. What kills is the rest, sampled here as
+
+    non-reclaimable = memory.stat rss (anonymous, THP included) + shmem + memory.kmem.usage_in_bytes
+
+(kernel memory: page tables, slab objects such as inodes, dentries, buffer heads and page-cache tree
+nodes, kernel stacks). A calibration runs the approach's real cell (same binary, options, driver
+workload, shape, M/D, threads, the same -m arithmetic) at a few record counts n under a limit of
+budget + base RSS + hash table + PROBE_EXTRA (tight, like the real cell, so the page cache and the
+kernel memory that follows it stay the size they have there; an OOM kill doubles PROBE_EXTRA and tries
+again), samples the group every 20 ms (50 ms with /proc/PID/smaps) and takes
+
+    overhead(n) = max over the run of (non-reclaimable − item memory)
+
+item memory: user-space approaches: the item budget (-m MiB: slab pages, and the evicted table, block
+buffer and classifier tables each policy charges inside -m); `ospaging`: the anonymous resident bytes
+of its slab mapping (smaps); `ospaging-file`: 0 (its mapping is page cache); `effpaging`: the
+anonymous resident bytes of its hot + cold mapping plus its classifier book (eff_memory − hot region).
+
+Fit (exact rational least squares over the points): overhead(n) − hash(n) = a + b·n, with b ≥ 0 and a
+raised until the line is on or above every point (it never predicts less than was measured);
+hash(n) = 8 B × 2^hashpower is exact and a step, so it is not fitted. Then
+
+    allowance(N) = ceil(SAFETY × (hash(N) + a + b·N)) + floor      (floor = [memory] allowance_margin)
+
+for user-space approaches (the slack is page cache room for the spill files: their items cannot use
+it), and allowance(N) = hash(N) + a + b·N for the kernel-paged ones marked `fills_limit` (ospaging,
+ospaging-file, effpaging), whose item pages take whatever the
+limit leaves (reclaimable by swap or write-back): slack there would be item memory beyond the budget.
+
+Sizes: CAL_SIZES (25k, 100k, 250k records) for cells above the largest; a smaller cell is calibrated at
+its own record count (one run, b = 0). Operations: min(the cell's, 1 × n) + warm-up min(the cell's,
+n / 2). Cached under build/acbench/allowance-*.json keyed by approach (policy, options, driver
+properties), binary, workload file text, the cell's properties but recordcount / operation counts /
+seed (θ is kept: it changes how much is spilled and fetched), M/D, item footprint, server threads
+and the sizes. The in-process driver is used whatever the
+cell's mode (network mode's client runs outside the group).
+
+`python3 -m acbench.calibrate SPEC [--dry-run]` runs (or lists) every calibration a spec needs.
+"""
+from __future__ import annotations
+
+import argparse
+import hashlib
+import json
+import math
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import asdict, dataclass
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, Callable, Iterable
+
+from acbench import cell, measure, memory, paths, server
+from acbench.approaches import Approach, get_approach
+from acbench.cgroup import acg
+from acbench.memory import MIB, hash_bytes
+from acbench.paging import PagingSetup
+
+CAL_VERSION = 1
+CAL_SIZES = (25_000, 100_000, 250_000)
+OPS_PER_RECORD = 1.0
+WARMUP_PER_RECORD = 0.5
+SAFETY = 1.15
+PROBE_EXTRA = 32 * MIB
+PROBE_TRIES = 3
+PROBE_TIMEOUT_S = 1200
+SAMPLE_S = 0.02
+SAMPLE_SMAPS_S = 0.05
+SPILL_PARENT = Path("/var/tmp")
+GROUP_NAME = "acbench-cal"
+# properties that set the scale or the random stream, not the shape of the workload
+# (θ is not one of them: with truezipf at 100k records, M/D 1/2, read-only, θ 0.25 instead of 0.99 adds
+# 1.0 MiB (28 %) to lru's overhead: more spills and fetches; so a calibration is per θ)
+SCALE_KEYS = ("recordcount", "operationcount", "warmupoperations", "seed")
+
+Log = Callable[[str], None]
+
+
+class CalibrationError(RuntimeError):
+    pass
+
+
+class _ProbeOom(CalibrationError):
+    pass
+
+
+@dataclass(frozen=True)
+class Point:
+    """One calibration run."""
+    recordcount: int
+    operationcount: int
+    warmupoperations: int
+    item_mb: int
+    budget_bytes: int             # ceil(M/D × D / MiB) MiB, what OPT gets
+    limit_bytes: int              # the probe's cgroup limit
+    overhead_bytes: int           # peak of non-reclaimable − item memory
+    anon_bytes: int               # at that peak: anonymous memory beyond the item memory
+    kmem_bytes: int               # at that peak: kernel memory
+    pte_bytes: int                # at that peak: page tables (VmPTE, part of kmem)
+    cache_bytes: int              # at that peak: page cache (reclaimable, not in the overhead)
+    peak_nonreclaimable_bytes: int
+    peak_usage_bytes: int         # memory.max_usage_in_bytes (page cache included)
+    peak_kmem_bytes: int          # memory.kmem.max_usage_in_bytes
+    samples: int
+    tries: int
+    wall_s: float
+
+
+@dataclass(frozen=True)
+class Fit:
+    a: float                      # bytes (envelope intercept)
+    b: float                      # bytes per record
+    lsq_a: float
+    lsq_b: float
+    max_residual: float           # bytes, of the least-squares line
+
+
+@dataclass(frozen=True)
+class Calibration:
+    approach: str
+    points: tuple[Point, ...]
+    fit: Fit
+
+    def overhead(self, recordcount: int) -> int:
+        """The modelled non-reclaimable overhead at recordcount (bytes)."""
+        return hash_bytes(recordcount) + max(0, math.ceil(self.fit.a + self.fit.b * recordcount))
+
+    def allowance(self, recordcount: int, floor: int, pages: bool = False) -> int:
+        """User-space approaches: SAFETY × overhead + floor (their items cannot use the rest: it is room
+        for the page cache and what the model misses). Kernel-paged approaches: the overhead alone, since
+        their item pages take whatever the limit leaves (swap or write-back makes them reclaimable), so
+        any slack would be extra item memory: limit − overhead = the item budget, as for the others."""
+        if pages:
+            return self.overhead(recordcount)
+        return math.ceil(SAFETY * self.overhead(recordcount)) + floor
+
+    def summary(self, pages: bool = False) -> str:
+        sizes = "/".join(_k(p.recordcount) for p in self.points)
+        return (f"calibrated:n={sizes} a={self.fit.a / MIB:.2f}MiB b={self.fit.b:.2f}B/rec"
+                f" res={self.fit.max_residual / MIB:.2f}MiB " + ("x1 (fills the limit)" if pages else f"x{SAFETY:g}+floor"))
+
+    def to_json(self) -> dict[str, Any]:
+        return {"approach": self.approach, "points": [asdict(p) for p in self.points], "fit": asdict(self.fit)}
+
+    @staticmethod
+    def from_json(d: dict[str, Any]) -> "Calibration":
+        return Calibration(d["approach"], tuple(Point(**p) for p in d["points"]), Fit(**d["fit"]))
+
+
+def _k(n: int) -> str:
+    return f"{n // 1000}k" if n % 1000 == 0 else str(n)
+
+
+def fit_line(points: Iterable[tuple[int, int]]) -> Fit:
+    """y = a + b·n over (n, y) points by exact least squares; then b >= 0 and a raised so that the
+    line is on or above every point."""
+    pts = [(Fraction(n), Fraction(y)) for n, y in points]
+    if not pts:
+        raise ValueError("no points to fit")
+    k = len(pts)
+    mn = sum(n for n, _ in pts) / k
+    my = sum(y for _, y in pts) / k
+    sxx = sum((n - mn) ** 2 for n, _ in pts)
+    b = sum((n - mn) * (y - my) for n, y in pts) / sxx if sxx else Fraction(0)
+    a = my - b * mn
+    res = max(abs(y - (a + b * n)) for n, y in pts)
+    be = max(b, Fraction(0))
+    ae = max(y - be * n for n, y in pts)
+    return Fit(float(ae), float(be), float(a), float(b), float(res))
+
+
+def sizes_for(recordcount: int) -> tuple[int, ...]:
+    return tuple(CAL_SIZES) if recordcount > max(CAL_SIZES) else (recordcount,)
+
+
+def probe_counts(n: int, props: dict[str, Any]) -> tuple[int, int]:
+    ops = min(int(props.get("operationcount", n)), math.ceil(OPS_PER_RECORD * n))
+    warm = min(int(props.get("warmupoperations", 0)), math.ceil(WARMUP_PER_RECORD * n))
+    return ops, warm
+
+
+@dataclass(frozen=True)
+class Request:
+    """What one calibration depends on."""
+    approach: str
+    workload_file: str
+    props: dict[str, Any]          # the cell's properties (recordcount included)
+    ratio: float
+    threads: int
+    footprint: int
+
+    @property
+    def sizes(self) -> tuple[int, ...]:
+        return sizes_for(int(self.props["recordcount"]))
+
+    def key(self) -> dict[str, Any]:
+        a = get_approach(self.approach)
+        shape = {k: v for k, v in sorted(self.props.items()) if k not in SCALE_KEYS}
+        return {"v": CAL_VERSION, "approach": {"name": a.name, "policy": a.policy, "options": a.options,
+                                               "driver": a.driver, "pages": a.pages, "swap": a.swap},
+                "bin": measure._binary_id(), "workload": Path(self.workload_file).read_text(), "shape": shape,
+                "ratio": self.ratio, "threads": self.threads, "footprint": self.footprint,
+                "runs": [[n, *probe_counts(n, self.props)] for n in self.sizes],
+                "method": {"extra": PROBE_EXTRA}}
+
+    def cache_file(self) -> Path:
+        digest = hashlib.sha256(json.dumps(self.key(), sort_keys=True).encode()).hexdigest()[:16]
+        return paths.cache_dir() / f"allowance-{self.approach}-{digest}.json"
+
+    def describe(self) -> str:
+        """Which calibration: approach, workload file, θ, M/D (and record counts)."""
+        theta = self.props.get("zipfianconstant")
+        return (f"{self.approach} {Path(self.workload_file).name}" + (f" θ {float(theta):g}" if theta is not None else "")
+                + f" M/D {self.ratio:g}")
+
+    def sizes_text(self) -> str:
+        return "n=" + "/".join(_k(n) for n in self.sizes)
+
+
+def cached(req: Request) -> Calibration | None:
+    f = req.cache_file()
+    if not f.exists():
+        return None
+    return Calibration.from_json(json.loads(f.read_text())["value"])
+
+
+def calibrate(req: Request, log: Log | None = None) -> Calibration:
+    """The cached calibration, or run it (one probe per size) and cache it."""
+    cal = cached(req)
+    if cal is not None:
+        return cal
+    log = log or _stderr
+    if not server.supports_driver():
+        raise CalibrationError("[memory] allowance = \"auto\" calibrates with the in-process driver, which this"
+                               " memcached-ac lacks: rebuild it, or give [memory] allowance = SIZE")
+    approach = get_approach(req.approach)
+    pts = []
+    for n in req.sizes:
+        t0 = time.monotonic()
+        log(f"calibrating the allowance of {req.describe()}: {n} records ...")
+        pt = probe_until_fits(approach, req, n)
+        pts.append(pt)
+        log(f"  {n} records: overhead {pt.overhead_bytes / MIB:.2f} MiB (anon {pt.anon_bytes / MIB:.2f},"
+            f" kernel {pt.kmem_bytes / MIB:.2f}, page tables {pt.pte_bytes / MIB:.2f}),"
+            f" {time.monotonic() - t0:.1f} s")
+    cal = Calibration(req.approach, tuple(pts),
+                      fit_line((p.recordcount, p.overhead_bytes - hash_bytes(p.recordcount)) for p in pts))
+    req.cache_file().write_text(json.dumps({"key": req.key(), "value": cal.to_json()}, indent=1) + "\n")
+    log(f"  {req.describe()}: {cal.summary(approach.fills_limit)}")
+    return cal
+
+
+def _stderr(msg: str) -> None:
+    print(msg, file=sys.stderr, flush=True)
+
+
+def probe_until_fits(approach: Approach, req: Request, n: int) -> Point:
+    extra = PROBE_EXTRA
+    for tries in range(1, PROBE_TRIES + 1):
+        try:
+            return probe(approach, req, n, extra, tries)
+        except _ProbeOom:
+            if tries == PROBE_TRIES:
+                raise CalibrationError(f"calibrating {req.approach} at {n} records: OOM-killed {tries} times, last"
+                                       f" with {extra / MIB:.0f} MiB over the budget") from None
+            extra *= 2
+    raise AssertionError("unreachable")
+
+
+# --- sampling -------------------------------------------------------------------------------------
+
+def _read_keyed(path: Path) -> dict[str, int]:
+    out = {}
+    for line in path.read_text().splitlines():
+        k, _, v = line.partition(" ")
+        if v.strip().lstrip("-").isdigit():
+            out[k] = int(v)
+    return out
+
+
+def _read_int(path: Path) -> int:
+    return int(path.read_text().strip())
+
+
+V2_KERNEL = ("kernel_stack", "pagetables", "sec_pagetables", "percpu", "sock", "vmalloc", "slab")
+
+
+def group_now(g: Path, version: int) -> dict[str, int]:
+    """The group's charge now: rss (anonymous), shmem, cache (page cache, shmem included), kmem (kernel)."""
+    st = _read_keyed(g / "memory.stat")
+    if version == 1:
+        return {"rss": st.get("rss", 0), "shmem": st.get("shmem", 0), "cache": st.get("cache", 0),
+                "swap": st.get("swap", 0), "kmem": _read_int(g / "memory.kmem.usage_in_bytes")}
+    kmem = st["kernel"] if "kernel" in st else sum(st.get(k, 0) for k in V2_KERNEL)
+    return {"rss": st.get("anon", 0), "shmem": st.get("shmem", 0), "cache": st.get("file", 0),
+            "swap": _read_int(g / "memory.swap.current") if (g / "memory.swap.current").exists() else 0,
+            "kmem": kmem}
+
+
+def group_peaks(g: Path, version: int) -> dict[str, int | None]:
+    """The kernel's own maxima: usage_max (page cache included), kmem_max (v1 only), oom_kills."""
+    if version == 1:
+        return {"usage_max": _read_int(g / "memory.max_usage_in_bytes"),
+                "kmem_max": _read_int(g / "memory.kmem.max_usage_in_bytes"),
+                "oom_kills": _read_keyed(g / "memory.oom_control").get("oom_kill", 0)}
+    peak = g / "memory.peak"
+    return {"usage_max": _read_int(peak) if peak.exists() else None, "kmem_max": None,
+            "oom_kills": _read_keyed(g / "memory.events").get("oom_kill", 0)}
+
+
+def _smaps(pid: int) -> list[tuple[int, int, int]] | None:
+    """(start, end, anonymous bytes) of every mapping of pid; None once it is gone or exiting."""
+    try:
+        text = Path(f"/proc/{pid}/smaps").read_text()
+    except OSError:
+        return None
+    vmas: list[tuple[int, int, int]] = []
+    start = end = 0
+    for line in text.splitlines():
+        if line.startswith("Anonymous:"):
+            vmas.append((start, end, int(line.split()[1]) * 1024))
+        elif not line[:1].isupper():
+            r = line.split(" ", 1)[0]
+            s, _, e = r.partition("-")
+            try:
+                start, end = int(s, 16), int(e, 16)
+            except ValueError:
+                pass
+    return vmas or None
+
+
+STATUS_KEYS = ("VmHWM", "RssFile", "RssShmem", "VmPTE")
+
+
+def _status(pid: int) -> dict[str, int]:
+    """VmHWM, RssFile, RssShmem, VmPTE of pid in bytes (empty once it is gone or a zombie)."""
+    out: dict[str, int] = {}
+    try:
+        for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+            k, _, v = line.partition(":")
+            if k in STATUS_KEYS:
+                out[k] = int(v.split()[0]) * 1024
+    except OSError:
+        pass
+    return out
+
+
+@dataclass
+class Sample:
+    t: float
+    rss: int
+    shmem: int
+    cache: int
+    kmem: int
+    status: dict[str, int]
+    vmas: list[tuple[int, int, int]] | None
+
+    @property
+    def pte(self) -> int:
+        return self.status.get("VmPTE", 0)
+
+
+def item_anon(s: Sample, stats: dict[str, Any]) -> int | None:
+    """Anonymous resident bytes of a paging policy's item mapping (+ effpaging's classifier book)."""
+    if s.vmas is None:
+        return None
+    if "eff_hot_base" in stats:
+        base = int(str(stats["eff_hot_base"]), 0)
+        top = base + int(stats["eff_hot_bytes"]) + int(stats["eff_cold_bytes"])
+        book = int(stats["eff_memory"]) - int(stats["eff_hot_bytes"])
+        return sum(a for lo, hi, a in s.vmas if lo >= base and hi <= top) + book
+    size = int(stats.get("os_mapping_bytes", 0))
+    return sum(a for lo, hi, a in s.vmas if hi - lo == size)
+
+
+def overhead_of(s: Sample, approach: Approach, budget: int, stats: dict[str, Any]) -> tuple[int, int] | None:
+    """(overhead, anonymous part) of one sample; None if it cannot be told (paging, mapping gone)."""
+    if approach.pages:
+        item = item_anon(s, stats)
+        if item is None:
+            return None
+        anon = sum(a for _, _, a in s.vmas or []) - item
+    else:
+        anon = s.rss - budget
+    return anon + s.shmem + s.kmem, anon
+
+
+def probe(approach: Approach, req: Request, n: int, extra: int, tries: int = 1) -> Point:
+    """Run the cell's configuration at n records under budget + base RSS + hash + extra; sample it."""
+    provisional = measure.base_rss(req.threads) + hash_bytes(n) + extra
+    p = memory.plan(approach, n, req.footprint, req.ratio, provisional)
+    budget = p.item_budget_bytes
+    ops, warm = probe_counts(n, req.props)
+    props = {**req.props, **approach.driver, "recordcount": n, "operationcount": ops, "warmupoperations": warm}
+    props.pop("diskstats_device", None)
+    spill_parent = Path(tempfile.mkdtemp(prefix=f"acbench-cal-{os.getpid()}-", dir=SPILL_PARENT))
+    extra_opts = dict(approach.options)
+    extra_opts["hashpower"] = str(p.hashpower)
+    if p.evicted_max:
+        extra_opts["ac_evicted_max"] = str(p.evicted_max)
+    opts = server.options(approach.policy, spill_parent / "spill", extra_opts)
+    out = spill_parent / "driver.json"
+    errf = spill_parent / "stderr.txt"
+    cmd = server.driver_cmd(p.item_mb, req.threads, opts, req.workload_file, out, props)
+    try:
+        return _probe(approach, req, n, tries, p, cmd, spill_parent, out, errf)
+    finally:
+        shutil.rmtree(spill_parent, ignore_errors=True)
+
+
+def _probe(approach: Approach, req: Request, n: int, tries: int, p: memory.MemoryPlan, cmd: list[str],
+           spill_parent: Path, out: Path, errf: Path) -> Point:
+    budget = p.item_budget_bytes
+    ops, warm = probe_counts(n, req.props)
+    group = acg().MemoryGroup(GROUP_NAME, p.limit_bytes, p.swap_bytes)
+    paging = PagingSetup(spill_parent / "swap", p.swap_bytes) if approach.pages else None
+    samples: list[Sample] = []
+    # smaps walks the page tables of the whole mapping: slower sampling for large ones
+    interval = SAMPLE_SMAPS_S if approach.pages and p.item_mb > 128 else SAMPLE_S
+    t0 = time.monotonic()
+    proc = None
+    try:
+        if paging is not None:
+            paging.start()
+        group.create()
+        with open(errf, "w") as ef:
+            proc = group.popen(cmd, stdout=ef, stderr=ef, stdin=subprocess.DEVNULL, start_new_session=True)
+        g = group.path
+        while proc.poll() is None:
+            if time.monotonic() - t0 > PROBE_TIMEOUT_S:
+                raise CalibrationError(f"calibrating {approach.name} at {n} records took over {PROBE_TIMEOUT_S} s")
+            try:
+                now = group_now(g, group.backend.version)
+            except (OSError, KeyError, ValueError):
+                break
+            vmas = _smaps(proc.pid) if approach.pages else None
+            if approach.pages and vmas is None:
+                break      # exiting: its mappings are going
+            samples.append(Sample(time.monotonic() - t0, now["rss"], now["shmem"], now["cache"], now["kmem"],
+                                  _status(proc.pid), vmas))
+            time.sleep(interval)
+        status = proc.wait()
+        peaks = group_peaks(g, group.backend.version)
+        kills = peaks["oom_kills"]
+        peak_usage = peaks["usage_max"] or 0
+        peak_kmem = peaks["kmem_max"] if peaks["kmem_max"] is not None else max((x.kmem for x in samples), default=0)
+    finally:
+        _cleanup(group, proc, paging, spill_parent)
+    err = errf.read_text().strip()[-400:] if errf.exists() else ""
+    if kills:
+        raise _ProbeOom(f"OOM-killed at limit {p.limit_bytes}")
+    if status != 0:
+        raise CalibrationError(f"calibrating {approach.name} at {n} records: memcached-ac exited with status"
+                               f" {status}: {err or '(no stderr)'}")
+    try:
+        stats = json.loads(out.read_text())["server"]["anticache"]
+    except (OSError, ValueError, KeyError) as e:
+        raise CalibrationError(f"calibrating {approach.name} at {n} records: no readable driver result ({e})") from None
+    best: tuple[int, int, Sample] | None = None
+    for s in samples:
+        ov = overhead_of(s, approach, budget, stats)
+        if ov is not None and (best is None or ov[0] > best[0]):
+            best = (ov[0], ov[1], s)
+    if best is None:
+        raise CalibrationError(f"calibrating {approach.name} at {n} records: the run ended before a sample")
+    ov_bytes, anon, s = best
+    if not approach.pages:
+        # the kernel's own peaks, which no sampling interval misses: VmHWM (resident anon + file + shmem
+        # at its highest) less the mapped files, and memory.kmem.max_usage_in_bytes; their sum can only be
+        # above the sampled one (the two peaks may be at different moments)
+        last = next((x.status for x in reversed(samples) if "VmHWM" in x.status), {})
+        if last:
+            anon = max(anon, last["VmHWM"] - last.get("RssFile", 0) - last.get("RssShmem", 0) - budget)
+            ov_bytes = max(ov_bytes, anon + max(x.shmem for x in samples) + peak_kmem)
+    return Point(n, ops, warm, p.item_mb, budget, p.limit_bytes, ov_bytes, anon, s.kmem, s.pte, s.cache,
+                 max(x.rss + x.shmem + x.kmem for x in samples), peak_usage, peak_kmem, len(samples), tries,
+                 round(time.monotonic() - t0, 2))
+
+
+def _cleanup(group: Any, proc: subprocess.Popen | None, paging: PagingSetup | None, spill_parent: Path | None) -> None:
+    """Kill what runs in the group by PID, remove the group, undo paging, delete the files; every step
+    runs even if an earlier one failed (the first failure is raised)."""
+    first: BaseException | None = None
+    try:
+        if group.created and group.path.exists():
+            for pid in group.backend.procs(group.path):
+                try:
+                    os.kill(pid, signal.SIGKILL)
+                except ProcessLookupError:
+                    pass
+        if proc is not None and proc.returncode is None:
+            proc.kill()
+            proc.wait()
+    except BaseException as e:  # noqa: BLE001 - keep cleaning up
+        first = e
+    first = cell.release(group, paging, first)
+    if spill_parent is not None:
+        for sub in ("spill", "swap"):
+            p = spill_parent / sub
+            if p.is_dir():
+                shutil.rmtree(p, ignore_errors=True)
+            elif p.exists():
+                p.unlink()
+    if first is not None:
+        raise first
+
+
+# --- the spec's calibrations ------------------------------------------------------------------------
+
+def request_for(spec: Any, cell: Any, footprint: int) -> Request:
+    return Request(cell.approach, cell.workload_file, dict(cell.properties), float(cell.mem_ratio),
+                   int(spec.run["server_threads"]), int(footprint))
+
+
+def allowance_for(req: Request, floor: int, run: bool = True, log: Log | None = None) -> tuple[int | None, str]:
+    """(allowance bytes, source) for the request's record count; (None, "to calibrate: ...") when it is
+    not cached and run is False."""
+    cal = calibrate(req, log) if run else cached(req)
+    if cal is None:
+        return None, f"to calibrate: {req.sizes_text()}"
+    pages = get_approach(req.approach).fills_limit
+    return cal.allowance(int(req.props["recordcount"]), floor, pages), cal.summary(pages)
+
+
+def spec_requests(spec: Any) -> list[Request]:
+    """The distinct calibrations a spec's cells need (allowance = "auto" only)."""
+    if spec.memory["allowance"] != "auto":
+        return []
+    out: dict[str, Request] = {}
+    for c in spec.cells():
+        fp = spec.memory["item_footprint"]
+        footprint = measure.item_footprint(c.workload_file, c.properties) if fp == "auto" else int(fp)
+        r = request_for(spec, c, footprint)
+        out.setdefault(json.dumps(r.key(), sort_keys=True), r)
+    return list(out.values())
+
+
+def main(argv: list[str] | None = None) -> int:
+    from acbench.spec import SpecError, load_spec
+    ap = argparse.ArgumentParser(prog="python3 -m acbench.calibrate",
+                                 description="Run (or list) the allowance calibrations a spec needs.")
+    ap.add_argument("spec", type=Path)
+    ap.add_argument("--dry-run", action="store_true", help="list them, run nothing")
+    a = ap.parse_args(argv)
+    try:
+        spec = load_spec(a.spec)
+        reqs = spec_requests(spec)
+    except SpecError as e:
+        print(f"calibrate: error: {e}", file=sys.stderr)
+        return 2
+    if not reqs:
+        print(f"{spec.name}: [memory] allowance = {spec.memory['allowance']!r}: nothing to calibrate")
+        return 0
+    floor = int(spec.memory["allowance_margin"])
+    for r in reqs:
+        cal = cached(r) if a.dry_run else calibrate(r)
+        rc = int(r.props["recordcount"])
+        if cal is None:
+            print(f"{r.describe()}: to calibrate: {r.sizes_text()}")
+            continue
+        pages = get_approach(r.approach).fills_limit
+        print(f"{r.describe()}: {cal.summary(pages)}; at {rc} records: overhead"
+              f" {cal.overhead(rc) / MIB:.1f} MiB, allowance {cal.allowance(rc, floor, pages) / MIB:.1f} MiB")
+        for p in cal.points:
+            print(f"    n={p.recordcount:<8d} overhead {p.overhead_bytes / MIB:7.2f} MiB  anon {p.anon_bytes / MIB:6.2f}"
+                  f"  kernel {p.kmem_bytes / MIB:5.2f} (page tables {p.pte_bytes / MIB:4.2f})"
+                  f"  page cache {p.cache_bytes / MIB:6.1f}  limit {p.limit_bytes / MIB:7.1f} MiB  {p.wall_s:.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

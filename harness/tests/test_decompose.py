@@ -1,0 +1,138 @@
+"""The loss decomposition (acbench/decompose.py) and the report/baseline commands around it."""
+from __future__ import annotations
+
+import math
+import random
+
+import numpy as np
+import pandas as pd
+import pytest
+from typer.testing import CliRunner
+
+from acbench import compare, decompose
+from acbench.cli import app
+
+
+def naive_lru_hits(trace: list[int], cap: int) -> int:
+    stack: list[int] = []
+    hits = 0
+    for k in trace:
+        if k in stack:
+            hits += 1
+            stack.remove(k)
+        elif len(stack) == cap:
+            stack.pop()
+        stack.insert(0, k)
+    return hits
+
+
+def stack_hist(trace: list[int]) -> np.ndarray:
+    """hist[d] = requests at LRU stack distance d (0 = most recent), cold misses left out."""
+    stack: list[int] = []
+    hist = np.zeros(len(set(trace)) + 1, dtype=np.uint64)
+    for k in trace:
+        if k in stack:
+            hist[stack.index(k)] += 1
+            stack.remove(k)
+        stack.insert(0, k)
+    return hist
+
+
+@pytest.fixture(scope="module")
+def trace() -> list[int]:
+    rnd = random.Random(7)
+    weights = [1 / (r + 1) for r in range(50)]
+    return rnd.choices(range(50), weights, k=3000)
+
+
+def test_lru_hits_from_hist_equal_naive_lru(trace: list[int]) -> None:
+    hist = stack_hist(trace)
+    for cap in (1, 2, 5, 10, 25, 49, 50, 80):
+        assert decompose.lru_hits(hist, cap) == naive_lru_hits(trace, cap)
+    assert decompose.lru_hits(hist, 0) == 0
+
+
+def test_fractional_residency_interpolates(trace: list[int]) -> None:
+    hist = stack_hist(trace)
+    lo, hi = decompose.lru_hits(hist, 10), decompose.lru_hits(hist, 11)
+    assert decompose.lru_hits(hist, 10.25) == pytest.approx(lo + 0.25 * (hi - lo), abs=1e-9)
+
+
+def test_parts_add_up_to_the_loss_exactly(trace: list[int]) -> None:
+    hist = stack_hist(trace)
+    reads = len(trace)
+    for opt_hits, cap, resident, hit_rate in ((2500, 10, 8.5, 0.61), (2400, 20, 23.0, 0.7), (2900, 5, 1.0, 0.1)):
+        d = decompose.decompose(opt_hits, hist, cap, resident, hit_rate, reads)
+        loss = 100 * (opt_hits / reads - hit_rate)
+        assert math.isclose(sum(d[p] for p in decompose.PARTS), loss, rel_tol=0, abs_tol=1e-9)
+        assert d["loss_lru_pp"] == pytest.approx(100 * (opt_hits - naive_lru_hits(trace, cap)) / reads)
+    # more items held than the budget: the overhead part is negative
+    d = decompose.decompose(2500, hist, 10, 20.0, 0.6, reads)
+    assert d["loss_overhead_pp"] < 0
+
+
+def test_exact_lru_with_zero_overhead_has_only_the_lru_part(trace: list[int]) -> None:
+    hist = stack_hist(trace)
+    cap = 12
+    approach = naive_lru_hits(trace, cap) / len(trace)     # an approach that is exact LRU ...
+    d = decompose.decompose(2800, hist, cap, float(cap), approach, len(trace))   # ... holding C items
+    assert d["loss_overhead_pp"] == 0
+    assert d["loss_policy_pp"] == 0
+    assert d["loss_lru_pp"] == pytest.approx(100 * (2800 / len(trace) - approach))
+
+
+def test_missing_inputs_give_none_not_numbers() -> None:
+    hist = np.array([3, 2, 1], dtype=np.uint64)
+    d = decompose.decompose(5, hist, 2, None, 0.5, 10)
+    assert d["lru_c_hit_rate"] == pytest.approx(0.5)
+    assert all(d[p] is None for p in decompose.PARTS)
+    d = decompose.decompose(5, hist, 2, 2.0, 0.5, 0)     # no scored reads
+    assert d["lru_c_hit_rate"] is None and all(d[p] is None for p in decompose.PARTS)
+
+
+def _rows(hits: list[int]) -> pd.DataFrame:
+    return pd.DataFrame({"cell_id": ["a", "b"], "hits": hits, "reads_total": [100, 100], "status": ["ok", "ok"],
+                         "hit_rate": [h / 100 for h in hits]})
+
+
+def test_baseline_from_runs_exact_where_equal_spread_elsewhere() -> None:
+    runs = [_rows([50, 70]), _rows([50, 72]), _rows([50, 69])]
+    b = compare.baseline_from_runs(runs, deterministic=lambda cell: True)
+    hits = b[b["metric"] == "hits"].set_index("cell_id")
+    assert hits.loc["a", "kind"] == "exact" and hits.loc["a", "value"] == 50
+    assert hits.loc["b", "kind"] == "abs" and hits.loc["b", "value"] == 70
+    assert hits.loc["b", "tolerance"] == pytest.approx(compare.SPREAD_FACTOR * 2)
+    # a timing-dependent cell that agreed in every run gets the floor, not an exact check;
+    # a structural metric (the same request count in every run) stays exact
+    t = compare.baseline_from_runs(runs).set_index(["cell_id", "metric"])
+    assert t.loc[("a", "hits"), "kind"] == "abs"
+    assert t.loc[("a", "hits"), "tolerance"] == pytest.approx(compare.FLOOR_REL * 50)
+    assert t.loc[("a", "reads_total"), "kind"] == "exact"
+    assert "throughput_ops_s" not in set(b["metric"])
+    with pytest.raises(compare.CompareError, match="at least 2 runs"):
+        compare.baseline_from_runs(runs[:1])
+    with pytest.raises(compare.CompareError, match="cell b is missing"):
+        compare.baseline_from_runs([runs[0], runs[1].iloc[:1]])
+
+
+def test_report_prints_the_decomposed_table(tmp_path) -> None:
+    df = pd.DataFrame([
+        {"approach": "lru", "workload": "readonly", "zipf_theta": 0.99, "mem_ratio": 0.5, "hit_rate": 0.6,
+         "opt_hit_rate": 0.8, "loss_pp": 20.0, "loss_lru_pp": 12.0, "loss_overhead_pp": 5.0,
+         "loss_policy_pp": 3.0, "throughput_ops_s": 20000.0, "skew_top10_share": 0.6,
+         "skew_fitted_theta": 0.99, "status": "ok", "ac_lost_items": 0, "ac_refused_items": 0},
+        {"approach": "logging", "workload": "readonly", "zipf_theta": 0.99, "mem_ratio": 0.5, "status": "oom_killed"},
+        {"approach": "alru", "workload": "readonly", "zipf_theta": 0.99, "mem_ratio": 0.5, "status": "ok",
+         "ac_refused_items": 3, "ac_lost_items": 0},
+    ])
+    f = tmp_path / "cells.csv"
+    df.to_csv(f, index=False)
+    r = CliRunner().invoke(app, ["report", str(f)])
+    assert r.exit_code == 0, r.output
+    line = next(ln for ln in r.output.splitlines() if ln.strip("│ ").startswith("lru"))
+    for text in ("0.600", "0.800", "20.0", "12.0", "5.0", "3.0", "20,000"):
+        assert text in line
+    assert "oom_killed" in next(ln for ln in r.output.splitlines() if "logging" in ln)
+    assert "refused 3" in next(ln for ln in r.output.splitlines() if ln.strip("│ ").startswith("alru"))
+    r = CliRunner().invoke(app, ["report", str(tmp_path / "nope.csv")])
+    assert r.exit_code == 1 and "no such file" in r.output
