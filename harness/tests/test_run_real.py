@@ -59,6 +59,11 @@ def test_rows(run: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
     # the look-aside baseline refills every miss and its dropped items are counted
     assert base["refills"] == base["misses"] > 0 and base["refill_errors"] == 0
     assert base["ac_lost_items"] > 0 and lru["refills"] == 0
+    # memcached's segmented LRU is not exact LRU: against exact LRU at the residency it had, it
+    # lost 0.24-0.39 pp in 3 runs of this spec (0.21 pp in the demo's θ 0.99 M/D 1/2 cell; it can
+    # also beat it: -1.1 pp at θ 0.5 there), so the bound is 1 pp
+    for cid in (IDS[0], IDS[2]):
+        assert abs(df.loc[cid, "loss_policy_pp"]) <= 1.0, cid
     # the loss's three parts add up to it; the skew the cell had is measured
     for r in (lru, base):
         parts = r["loss_lru_pp"] + r["loss_overhead_pp"] + r["loss_policy_pp"]
