@@ -136,7 +136,9 @@ def dry_run_table(spec: Spec, cells: list[Cell], done: set[str]) -> Table:
     """Each cell's plan: item budget (what OPT gets) + allowance = cgroup limit, and where the allowance
     comes from; calibrations not cached yet are listed in the caption (never run here)."""
     t = Table(title=f"{spec.name}: {len(cells)} cells ({len(done & {c.cell_id for c in cells})} finished)")
-    for col in ("cell", "approach", "workload", "distribution", "θ", "M/D", "rep", "-m MB", "item budget", "allowance",
+    dists = sorted({str(c.properties.get("requestdistribution", "as in the workload file")) for c in cells})
+    t.title += f", request distribution: {', '.join(dists)}"
+    for col in ("cell", "approach", "workload", "θ", "M/D", "rep", "-m MB", "item budget", "allowance",
                 "cgroup limit", "allowance source", "OPT capacity", "status"):
         t.add_column(col)
     pending: dict[str, tuple[str, int]] = {}
@@ -147,8 +149,7 @@ def dry_run_table(spec: Spec, cells: list[Cell], done: set[str]) -> Table:
             from acbench import calibrate
             req = calibrate.request_for(spec, c, p.data_bytes // int(c.properties["recordcount"]))
             pending[str(req.cache_file())] = (req.describe(), len(req.sizes))
-        dist = str(c.properties.get("requestdistribution", "(workload file)"))
-        t.add_row(c.cell_id, c.approach, c.workload, dist, f"{c.zipf_theta:g}", f"{c.mem_ratio:g}", str(c.repetition),
+        t.add_row(c.cell_id, c.approach, c.workload, f"{c.zipf_theta:g}", f"{c.mem_ratio:g}", str(c.repetition),
                   str(p.item_mb), f"{p.item_budget_bytes / 2**20:.1f} MiB",
                   "?" if todo else f"{p.allowance_bytes / 2**20:.1f} MiB",
                   "?" if todo else f"{p.limit_bytes / 2**20:.1f} MiB", p.allowance_source, str(p.opt_capacity),
