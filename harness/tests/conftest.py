@@ -6,6 +6,8 @@ from typing import Sequence
 
 import numpy as np
 
+from acbench.traceio import READ_OPS
+
 
 def lru_hits(keys: Sequence[int], cap: int) -> int:
     """Naive LRU with `cap` objects (an OrderedDict as the recency list)."""
@@ -22,13 +24,16 @@ def lru_hits(keys: Sequence[int], cap: int) -> int:
     return hits
 
 
-def lru_bytes_hits(keys: Sequence[int], sizes: Sequence[int], cap: int) -> int:
-    """Naive LRU with a byte capacity; an object larger than the cache is not kept."""
+def lru_bytes_hits(keys: Sequence[int], sizes: Sequence[int], cap: int, ops: Sequence[int] | None = None,
+                   score_from: int = 0) -> int:
+    """Naive LRU with a byte capacity; an object larger than the cache is not kept. With `ops`
+    (ACTRACE op codes) every request is an access (write-allocate) but only reads at index >=
+    score_from count as hits."""
     cache: OrderedDict[int, int] = OrderedDict()
     used = hits = 0
-    for k, s in zip(keys, sizes):
+    for i, (k, s) in enumerate(zip(keys, sizes)):
         if k in cache:
-            hits += 1
+            hits += ops is None or (i >= score_from and ops[i] in READ_OPS)
             used -= cache.pop(k)
         if s > cap:
             continue

@@ -9,7 +9,6 @@ import heapq
 import numpy as np
 import pytest
 
-from collections import OrderedDict
 
 from acbench import core, traceio
 from conftest import lru_bytes_hits, zipf_keys
@@ -118,24 +117,6 @@ def size_belady_writes_reference(keys: list[int], sizes: list[int], ops: list[in
     return hits
 
 
-def lru_bytes_writes(keys: list[int], sizes: list[int], ops: list[int], cap: int, score_from: int) -> int:
-    """Write-allocating LRU with a byte capacity (every request an access; objects larger than
-    the cache are not kept); hits of scored reads."""
-    cache: OrderedDict[int, int] = OrderedDict()
-    used = hits = 0
-    for i, (k, s, op) in enumerate(zip(keys, sizes, ops)):
-        if k in cache:
-            hits += i >= score_from and op in traceio.READ_OPS
-            used -= cache.pop(k)
-        if s > cap:
-            continue
-        cache[k] = s
-        used += s
-        while used > cap:
-            used -= cache.popitem(last=False)[1]
-    return hits
-
-
 def run_writes(keys: list[int], sizes: list[int], ops: list[int], score_from: int, byte_caps: list[int],
                unit_caps: list[int]) -> dict[str, object]:
     recs = traceio.actrace_records(keys, sizes, ops)
@@ -173,7 +154,7 @@ def test_pfoo_below_every_write_allocating_policy(seed: int) -> None:
         floor = reads - r["pfoo"][k]
         assert r["sb"][k] == size_belady_writes_reference(keys, sizes, ops, b, score_from)
         assert floor <= reads - r["sb"][k]
-        assert floor <= reads - lru_bytes_writes(keys, sizes, ops, b, score_from)
+        assert floor <= reads - lru_bytes_hits(keys, sizes, b, ops, score_from)
     for k, c in enumerate(unit_caps):       # c objects of at most 99 bytes fit in c * 99 bytes
         assert reads - r["pfoo"][k] <= reads - r["bypass"][k]
 
