@@ -9,13 +9,15 @@ import numpy as np
 from acbench.traceio import READ_OPS
 
 
-def lru_hits(keys: Sequence[int], cap: int) -> int:
-    """Naive LRU with `cap` objects (an OrderedDict as the recency list)."""
+def lru_hits(keys: Sequence[int], cap: int, ops: Sequence[int] | None = None, score_from: int = 0) -> int:
+    """Naive LRU with `cap` objects (an OrderedDict as the recency list). With `ops` (ACTRACE op
+    codes) every request is an access (write-allocate) but only reads at index >= score_from
+    count as hits."""
     cache: OrderedDict[int, None] = OrderedDict()
     hits = 0
-    for k in keys:
+    for i, k in enumerate(keys):
         if k in cache:
-            hits += 1
+            hits += ops is None or (i >= score_from and ops[i] in READ_OPS)
             cache.move_to_end(k)
         else:
             cache[k] = None

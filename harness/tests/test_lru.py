@@ -2,7 +2,6 @@
 (write-allocate) and score_from too."""
 from __future__ import annotations
 
-from collections import OrderedDict
 from pathlib import Path
 
 import numpy as np
@@ -46,23 +45,6 @@ def test_curve_file_and_capacities_beyond_distinct(tmp_path: Path) -> None:
     assert df["hit_rate"].tolist() == [0.0, 0.0, 0.375, 0.5]
 
 
-def write_allocating_lru_hits(keys: list[int], ops: list[int], cap: int, score_from: int) -> int:
-    """Naive LRU where every request is an access: a present key moves to the most
-    recent end, an absent one comes in (evicting the least recent when full); hits
-    are counted for reads and read-modify-writes at index >= score_from."""
-    cache: OrderedDict[int, None] = OrderedDict()
-    hits = 0
-    for i, (k, op) in enumerate(zip(keys, ops)):
-        if k in cache:
-            hits += i >= score_from and op in traceio.READ_OPS
-            cache.move_to_end(k)
-        else:
-            cache[k] = None
-            if len(cache) > cap:
-                cache.popitem(last=False)
-    return hits
-
-
 @pytest.mark.parametrize("seed,n,keys,theta,write_share", [
     (11, 3000, 60, 0.0, 0.5), (12, 3000, 400, 0.99, 0.05), (13, 2000, 1500, 1.2, 0.3), (14, 600, 4, 0.5, 0.9)])
 def test_write_allocating_lru_matches_naive(seed: int, n: int, keys: int, theta: float, write_share: float) -> None:
@@ -77,7 +59,7 @@ def test_write_allocating_lru_matches_naive(seed: int, n: int, keys: int, theta:
         assert w["scored_reads"] == sum(1 for o in ops[score_from:] if o in traceio.READ_OPS)
         assert w["scored_reads"] + w["scored_writes"] == n - score_from
         for c in sorted({1, 2, 3, 5, distinct // 4 or 1, distinct // 2 or 1, max(distinct - 1, 1), distinct}):
-            assert int(hist[:c].sum()) == write_allocating_lru_hits(trace, ops, c, score_from), (score_from, c)
+            assert int(hist[:c].sum()) == lru_hits(trace, c, ops, score_from), (score_from, c)
         # everything fits: every scored read of a key seen before hits
         assert int(hist.sum()) == w["scored_reads"] - w["cold_misses"]
 
@@ -89,4 +71,4 @@ def test_lru_writes_by_hand() -> None:
     recs = traceio.actrace_records([1, 2, 3, 1], 1, [0, 1, 0, 0])
     assert opt.window_opt(recs, 0, [])["lru_hist"].tolist() == [0, 0, 1]
     assert opt.window_opt(recs, 0, [], reads_only=True)["lru_hist"].tolist() == [0, 1]
-    assert write_allocating_lru_hits([1, 2, 3, 1], [0, 1, 0, 0], 2, 0) == 0
+    assert lru_hits([1, 2, 3, 1], 2, [0, 1, 0, 0], 0) == 0
