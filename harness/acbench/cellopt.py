@@ -57,8 +57,7 @@ def opt_for(trace: Path, recordcount: int, skip: int, capacity: int) -> tuple[di
     """The OPT / LRU / skew columns, and the LRU stack-distance histogram of the scored reads."""
     recs = traceio.read_actrace(trace)
     size = int(recs["size"][0]) if len(recs) else 0
-    preload = traceio.actrace_records(np.arange(recordcount, dtype=np.uint64), size, traceio.OPS["insert"])
-    seq = np.concatenate([preload, recs])
+    seq = np.concatenate([traceio.preload_inserts(recordcount, size), recs])
     cap = max(1, capacity)
     w = opt.window_opt(seq, recordcount + skip, [cap])
     n = int(w["scored_reads"])
