@@ -35,9 +35,12 @@ def flags(r: pd.Series) -> str:
     out = []
     if str(r.get("status", "ok")) not in ("ok", "nan"):
         out.append(str(r.get("status")))
+    # the stock cache (policy none) drops items by design; every other approach must lose none
+    approach = APPROACHES.get(str(r.get("approach")))
+    drops = approach is not None and approach.policy == "none"
     for col, name in (("ac_refused_items", "refused"), ("ac_lost_items", "lost")):
         v = r.get(col)
-        if v is not None and not pd.isna(v) and v > 0 and not (name == "lost" and r.get("approach", "").startswith("memcached")):
+        if v is not None and not pd.isna(v) and v > 0 and not (name == "lost" and drops):
             out.append(f"{name} {int(v)}")
     return ", ".join(out)
 

@@ -123,7 +123,9 @@ def test_report_prints_the_decomposed_table(tmp_path) -> None:
          "skew_fitted_theta": 0.99, "status": "ok", "ac_lost_items": 0, "ac_refused_items": 0},
         {"approach": "logging", "workload": "readonly", "zipf_theta": 0.99, "mem_ratio": 0.5, "status": "oom_killed"},
         {"approach": "alru", "workload": "readonly", "zipf_theta": 0.99, "mem_ratio": 0.5, "status": "ok",
-         "ac_refused_items": 3, "ac_lost_items": 0},
+         "ac_refused_items": 3, "ac_lost_items": 2},
+        {"approach": "memcached", "workload": "readonly", "zipf_theta": 0.99, "mem_ratio": 0.5, "status": "ok",
+         "ac_refused_items": 0, "ac_lost_items": 50},
     ])
     f = tmp_path / "cells.csv"
     df.to_csv(f, index=False)
@@ -133,6 +135,9 @@ def test_report_prints_the_decomposed_table(tmp_path) -> None:
     for text in ("0.600", "0.800", "20.0", "12.0", "5.0", "3.0", "20,000"):
         assert text in line
     assert "oom_killed" in next(ln for ln in r.output.splitlines() if "logging" in ln)
-    assert "refused 3" in next(ln for ln in r.output.splitlines() if ln.strip("│ ").startswith("alru"))
+    alru = next(ln for ln in r.output.splitlines() if ln.strip("│ ").startswith("alru"))
+    assert "refused 3" in alru and "lost 2" in alru
+    # the stock cache drops items by design: not flagged
+    assert "lost" not in next(ln for ln in r.output.splitlines() if ln.strip("│ ").startswith("memcached"))
     r = CliRunner().invoke(app, ["report", str(tmp_path / "nope.csv")])
     assert r.exit_code == 1 and "no such file" in r.output
