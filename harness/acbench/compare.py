@@ -31,7 +31,7 @@ TOLERANCES: dict[str, tuple[str, float]] = {
 # SPREAD_FACTOR × the largest deviation from the median over the runs and a floor (FLOOR: a
 # timing-dependent cell that happened to agree in every run must not be checked exactly).
 # Throughput is never checked.
-SPREAD_FACTOR = 1.5
+SPREAD_FACTOR = 3.0   # 1.5 x the 10-run spread failed 1 of 3 later regress runs (logging, measured)
 STRUCTURAL = {"reads_total", "opt_requests", "opt_hits", "opt_capacity", "item_memory_mb", "errors", "loss_lru_pp"}
 FLOOR_REL = 0.002            # counts: 0.2 % of the median
 FLOOR_ABS = {"hit_rate": 0.002, "loss_pp": 0.2, "loss_overhead_pp": 0.2, "loss_policy_pp": 0.2}

@@ -69,7 +69,7 @@ def baseline_cmd(runs: List[Path] = typer.Argument(..., help="Run directories to
                  out: Path = typer.Option(..., "--out", help="Baseline CSV to write.")) -> None:
     """Write a baseline CSV. From one run: the default tolerances (acbench/compare.py). From
     several: value = median; exact where every run agrees and the cell is deterministic (or the
-    metric structural), else 1.5 × the largest deviation (with a small floor)."""
+    metric structural), else 3 × the largest deviation (with a small floor)."""
     try:
         frames = [load_results(r) for r in runs]
         b = make_baseline(frames[0]) if len(frames) == 1 else baseline_from_runs(frames, deterministic=_deterministic(frames[0]))
