@@ -12,8 +12,7 @@ from typer.testing import CliRunner
 from acbench import core, traceio
 from acbench.cli import app
 from acbench.opt import OptError, window_opt
-from conftest import zipf_keys
-from test_lru import write_allocating_lru_hits
+from conftest import lru_hits, zipf_keys
 
 
 def cli(*args: str) -> tuple[int, str, str]:
@@ -60,7 +59,7 @@ def test_score_from_drives_the_cache_but_scores_nothing_before() -> None:
         for c in (1, 5, 40, 120):
             lru = [int(w["lru_hist"][:c].sum()) for w in (full, window, head)]
             assert lru[1] == lru[0] - lru[2]
-            assert lru[1] == write_allocating_lru_hits(recs["key"].tolist(), recs["op"].tolist(), c, k)
+            assert lru[1] == lru_hits(recs["key"].tolist(), c, recs["op"].tolist(), k)
         # OPT: scoring fewer reads cannot give more hits; the history is worth at least a cold start
         for i in range(2):
             assert window["opt_bypass_hits"][i] <= full["opt_bypass_hits"][i]
