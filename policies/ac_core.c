@@ -2,7 +2,7 @@
  * data (ac_spill.c does that), hit counting and `stats anticache`. */
 #include "memcached.h"
 #include "ac_internal.h"
-#include <dirent.h>
+#include "ac_spilldir.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -126,48 +126,6 @@ static void hit_totals(uint64_t *mem, uint64_t *disk) {
     }
 }
 
-/* Our files in the spill directory; anything else there is refused. */
-static bool is_our_file(const char *name) {
-    return strcmp(name, "blocks.dat") == 0 || strcmp(name, "cold.dat") == 0
-        || strcmp(name, "cold.idx") == 0 || strcmp(name, "cold.idx.new") == 0
-        || strcmp(name, "ospaging.mem") == 0;
-}
-
-static int prepare_dir(const char *dir) {
-    struct stat st;
-    if (lstat(dir, &st) == 0) {
-        if (!S_ISDIR(st.st_mode)) {
-            fprintf(stderr, "memcached-ac: ac_spill_dir %s exists and is not a directory\n", dir);
-            return -1;
-        }
-        DIR *d = opendir(dir);
-        if (d == NULL) {
-            fprintf(stderr, "memcached-ac: cannot read ac_spill_dir %s: %s\n", dir, strerror(errno));
-            return -1;
-        }
-        struct dirent *de;
-        while ((de = readdir(d)) != NULL) {
-            if (strcmp(de->d_name, ".") == 0 || strcmp(de->d_name, "..") == 0)
-                continue;
-            if (!is_our_file(de->d_name)) {
-                fprintf(stderr, "memcached-ac: ac_spill_dir %s holds \"%s\", which is not a memcached-ac"
-                        " spill file; use an empty or new directory\n", dir, de->d_name);
-                closedir(d);
-                return -1;
-            }
-        }
-        closedir(d);
-    } else if (mkdir(dir, 0700) != 0) {
-        fprintf(stderr, "memcached-ac: cannot create ac_spill_dir %s: %s\n", dir, strerror(errno));
-        return -1;
-    }
-    if (chmod(dir, 0700) != 0) {
-        fprintf(stderr, "memcached-ac: cannot chmod 0700 %s: %s\n", dir, strerror(errno));
-        return -1;
-    }
-    return 0;
-}
-
 static void ac_shutdown(void) {
     ac_room_shutdown();                  /* no page moves while the stores close */
     if (ac.paged) {
@@ -259,7 +217,7 @@ int ac_init(size_t *item_limit) {
         snprintf(ac.dir, sizeof(ac.dir), "%s", ac_opts.spill_dir);
     else
         snprintf(ac.dir, sizeof(ac.dir), "/var/tmp/memcached-ac.%d", (int)getpid());
-    if ((!p->kernel_paged || ac_opts.os_file) && prepare_dir(ac.dir) != 0)
+    if ((!p->kernel_paged || ac_opts.os_file) && ac_spilldir_prepare(ac.dir) != 0)
         return -1;
     ac.paged = p->kernel_paged;
     if (p->fixed_bytes == NULL && !p->kernel_paged) {

@@ -18,6 +18,7 @@
  * (ac_core.c). The file is removed at exit; the mapping is left to exit. */
 #include "memcached.h"
 #include "ac_internal.h"
+#include "store/spill_file.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -34,8 +35,7 @@ static char file_path[1200];
 
 static int map_file(size_t len) {
     snprintf(file_path, sizeof(file_path), "%s/%s", ac.dir, OS_FILE_NAME);
-    unlink(file_path);     /* a leftover of a killed run (prepare_dir accepts it) */
-    int fd = open(file_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    int fd = spill_file_create(file_path);
     if (fd < 0) {
         fprintf(stderr, "memcached-ac: ospaging: cannot create %s: %s\n", file_path, strerror(errno));
         file_path[0] = '\0';

@@ -83,18 +83,79 @@ def test_spill_dir_that_is_a_file_is_refused(tmp_path):
 
 
 def test_existing_spill_dir_is_emptied_and_made_private(server, tmp_path):
-    """A directory left by a crash (0755, a stale 0644 blocks.dat) is reused:
-    0700, blocks.dat truncated and 0600; removed at exit (fixture teardown)."""
+    """A directory left by a crash (0755, a stale 0644 blocks.dat and the other
+    stores' files) is reused: 0700, each leftover removed by name (and said so
+    on stderr), blocks.dat created anew, empty and 0600; removed at exit
+    (fixture teardown)."""
     d = tmp_path / "stale"
     d.mkdir()
     os.chmod(d, 0o755)
-    (d / "blocks.dat").write_bytes(b"stale records" * 1000)
-    os.chmod(d / "blocks.dat", 0o644)
+    for name in LEFTOVERS:
+        (d / name).write_bytes(b"stale records" * 1000)
+        os.chmod(d / name, 0o644)
     srv = server(ac={"ac_spill_dir": str(d)}, check_dir_modes=False)
     assert stat.S_IMODE(d.stat().st_mode) == 0o700
+    assert sorted(p.name for p in d.iterdir()) == ["blocks.dat"]
     assert (d / "blocks.dat").stat().st_size == 0
     mode = stat.S_IMODE((d / "blocks.dat").stat().st_mode)
     assert mode == 0o600, f"blocks.dat kept mode {oct(mode)} from the previous run"
+    for name in LEFTOVERS:
+        assert f"memcached-ac: removed {d}/{name}, left by an earlier run\n" in srv.stderr()
+
+
+LEFTOVERS = ("blocks.dat", "cold.dat", "cold.idx", "cold.idx.new", "ospaging.mem")
+
+
+def test_spill_dir_symlink_is_refused(tmp_path):
+    """A symlink to a directory is refused, and nothing in its target is touched."""
+    target = tmp_path / "real"
+    target.mkdir(mode=0o700)
+    (target / "blocks.dat").write_text("someone's")
+    link = tmp_path / "link"
+    link.symlink_to(target)
+    err = run_expect_failure(f"ac_policy=lru,ac_spill_dir={link}")
+    assert err == f"memcached-ac: ac_spill_dir {link} is a symbolic link; give the directory itself\n"
+    assert (target / "blocks.dat").read_text() == "someone's" and link.is_symlink()
+
+
+@pytest.mark.parametrize("mode", [0o770, 0o720, 0o703, 0o777, 0o1777])
+def test_spill_dir_writable_by_others_is_refused(tmp_path, mode):
+    d = tmp_path / "shared"
+    d.mkdir()
+    os.chmod(d, mode)
+    err = run_expect_failure(f"ac_policy=lru,ac_spill_dir={d}")
+    assert err == (f"memcached-ac: ac_spill_dir {d} is group- or world-writable (mode {mode:04o});"
+                   " use a directory only its owner can write (e.g. chmod 0700)\n")
+    assert stat.S_IMODE(d.stat().st_mode) == mode and not any(d.iterdir())
+
+
+def test_spill_dir_of_another_user_is_refused(tmp_path):
+    """The server runs as root (-u root): a directory owned by nobody is refused."""
+    d = tmp_path / "theirs"
+    d.mkdir(mode=0o700)
+    os.chown(d, 65534, 65534)
+    err = run_expect_failure(f"ac_policy=lru,ac_spill_dir={d}")
+    assert err == (f"memcached-ac: ac_spill_dir {d} is owned by uid 65534, not by the server's user"
+                   f" (uid {os.geteuid()}); use a directory of that user\n")
+    assert not any(d.iterdir())
+
+
+def test_symlink_planted_as_spill_file_is_not_followed(server, tmp_path):
+    """A symlink named like one of our files is removed as a leftover (the link,
+    not its target); the store creates a real file."""
+    victim = tmp_path / "victim"
+    victim.write_bytes(b"precious")
+    d = tmp_path / "spill"
+    d.mkdir(mode=0o700)
+    (d / "blocks.dat").symlink_to(victim)
+    srv = server(ac={"ac_spill_dir": str(d)})
+    cli = srv.client()
+    for i in range(400):
+        cli.set(f"k{i}", bytes([i % 251]) * 100_000)
+    assert srv.ac()["spilled_items"] > 0
+    f = d / "blocks.dat"
+    assert not f.is_symlink() and f.stat().st_size > 0
+    assert victim.read_bytes() == b"precious"
 
 
 def test_default_spill_dir():

@@ -7,6 +7,7 @@
  * length is reported for a whole-block merge (the paper's lazy compaction). */
 #define _GNU_SOURCE
 #include "../ac_store.h"
+#include "spill_file.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -53,13 +54,7 @@ static struct ac_store *bs_open(const char *dir, size_t block_size, double fill,
         return NULL;
     }
     snprintf(s->path, sizeof(s->path), "%s/blocks.dat", dir);
-    /* A file left by an earlier run goes: a new one gets our mode, 0600. */
-    if (unlink(s->path) != 0 && errno != ENOENT) {
-        snprintf(err, errlen, "cannot remove the old %s: %s", s->path, strerror(errno));
-        free(s);
-        return NULL;
-    }
-    s->fd = open(s->path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    s->fd = spill_file_create(s->path);
     if (s->fd < 0) {
         snprintf(err, errlen, "cannot create %s: %s", s->path, strerror(errno));
         free(s);

@@ -1,5 +1,6 @@
 #define _GNU_SOURCE
 #include "tuple_store.h"
+#include "spill_file.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -121,7 +122,7 @@ static int index_insert(struct ac_tuple_store *s, int fd, uint64_t nslots, const
 }
 
 static int create_index(const char *path, uint64_t nslots, char *err, size_t errlen) {
-    int fd = open(path, O_RDWR | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
+    int fd = spill_file_create(path);
     if (fd < 0) {
         if (err) snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
         return -errno;
@@ -185,19 +186,12 @@ struct ac_tuple_store *ac_tuple_open(const char *dir, char *err, size_t errlen) 
     snprintf(s->dat_path, sizeof(s->dat_path), "%s/cold.dat", dir);
     snprintf(s->idx_path, sizeof(s->idx_path), "%s/cold.idx", dir);
     snprintf(s->new_path, sizeof(s->new_path), "%s/cold.idx.new", dir);
-    unlink(s->new_path);
-    if (unlink(s->dat_path) != 0 && errno != ENOENT) {
-        snprintf(err, errlen, "cannot remove the old %s: %s", s->dat_path, strerror(errno));
-        free(s);
-        return NULL;
-    }
-    s->dat = open(s->dat_path, O_RDWR | O_CREAT | O_EXCL | O_CLOEXEC, 0600);
+    s->dat = spill_file_create(s->dat_path);
     if (s->dat < 0) {
         snprintf(err, errlen, "cannot create %s: %s", s->dat_path, strerror(errno));
         free(s);
         return NULL;
     }
-    unlink(s->idx_path);
     s->nslots = INITIAL_SLOTS;
     s->idx = create_index(s->idx_path, s->nslots, err, errlen);
     if (s->idx < 0) {
