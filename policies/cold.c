@@ -13,7 +13,7 @@ size_t ac_cold_bloom_bytes(struct ac_cold *c) {
     return ac_bloom_bytes(&c->filters[0]) + ac_bloom_bytes(&c->filters[1]);
 }
 
-int ac_cold_open(struct ac_cold *c, const char *dir, size_t bloom_keys, char *err, size_t errlen) {
+int ac_cold_open(struct ac_cold *c, const char *dir, size_t bloom_keys, size_t seg_bytes, char *err, size_t errlen) {
     memset(c, 0, sizeof(*c));
     if (ac_bloom_init(&c->filters[0], bloom_keys, BLOOM_FP) != 0
             || ac_bloom_init(&c->filters[1], bloom_keys, BLOOM_FP) != 0) {
@@ -21,7 +21,7 @@ int ac_cold_open(struct ac_cold *c, const char *dir, size_t bloom_keys, char *er
         ac_bloom_destroy(&c->filters[0]);
         return -1;
     }
-    c->store = ac_tuple_open(dir, err, errlen);
+    c->store = ac_tuple_open(dir, seg_bytes, err, errlen);
     if (c->store == NULL) {
         ac_bloom_destroy(&c->filters[0]);
         ac_bloom_destroy(&c->filters[1]);

@@ -29,8 +29,9 @@ struct ac_cold_stats {
     unsigned bloom_k;
 };
 
-/* bloom_keys: keys each filter is sized for at 1 % false positives. */
-int ac_cold_open(struct ac_cold *c, const char *dir, size_t bloom_keys, char *err, size_t errlen);
+/* bloom_keys: keys each filter is sized for at 1 % false positives;
+ * seg_bytes: the tuple store's segment size (ac_tuple_open). */
+int ac_cold_open(struct ac_cold *c, const char *dir, size_t bloom_keys, size_t seg_bytes, char *err, size_t errlen);
 /* Bytes of the two filters one would take, for charging before opening. */
 size_t ac_cold_bloom_bytes_for(size_t bloom_keys);
 /* Bytes of the two filters of an open cold layer. */

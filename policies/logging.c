@@ -32,6 +32,7 @@
  * the victim lists (8 bytes per resident item) and rings of further threads. */
 #include "memcached.h"
 #include "ac_internal.h"
+#include "cold_gc.h"
 #include "hotcold.h"
 #include <stdlib.h>
 
@@ -182,13 +183,15 @@ static int logging_init(const struct ac_options *o) {
     char err[512];
     if (ac_hc_init(&hc, keys, budget, logging_round, "logging") != 0)
         return -1;
-    if (ac_cold_open(&cold, ac.dir, keys, err, sizeof(err)) != 0) {
+    size_t seg = ac_cold_gc_segment_bytes(settings.maxbytes, (size_t)settings.item_size_max);
+    if (ac_cold_open(&cold, ac.dir, keys, seg, err, sizeof(err)) != 0) {
         fprintf(stderr, "memcached-ac: logging: cold store: %s\n", err);
         ac_hc_destroy(&hc);
         return -1;
     }
     ac.cold = &cold;
-    if (ac_hc_start(&hc, "logging") != 0) {
+    if (ac_cold_gc_start(cold.store) != 0 || ac_hc_start(&hc, "logging") != 0) {
+        ac_cold_gc_stop();
         ac.cold = NULL;
         ac_cold_close(&cold);
         ac_hc_destroy(&hc);
@@ -198,6 +201,7 @@ static int logging_init(const struct ac_options *o) {
 }
 
 static void logging_shutdown(void) {
+    ac_cold_gc_stop();
     ac_hc_destroy(&hc);
     ac_cold_close(&cold);
 }
@@ -228,6 +232,11 @@ static void logging_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("cold_records", "%llu", U(cs.store.records));
     APPEND_STAT("cold_bytes", "%llu", U(cs.store.live_bytes));
     APPEND_STAT("cold_file_bytes", "%llu", U(cs.store.file_bytes));
+    APPEND_STAT("cold_segment_bytes", "%llu", U(cs.store.seg_bytes));
+    APPEND_STAT("cold_segments", "%llu", U(cs.store.segments));
+    APPEND_STAT("cold_gc_segments", "%llu", U(cs.store.gc_segments));
+    APPEND_STAT("cold_gc_moved_records", "%llu", U(cs.store.gc_moved_records));
+    APPEND_STAT("cold_gc_moved_bytes", "%llu", U(cs.store.gc_moved_bytes));
     APPEND_STAT("cold_index_slots", "%llu", U(cs.store.index_slots));
     APPEND_STAT("cold_index_grows", "%llu", U(cs.store.index_grows));
     APPEND_STAT("cold_record_reads", "%llu", U(cs.store.gets));

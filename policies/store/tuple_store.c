@@ -16,13 +16,27 @@ enum { S_EMPTY = 0, S_LIVE = 1, S_DEAD = 2 };
 
 struct slot { uint64_t fp, off; uint32_t len, state; };
 
+/* The log is cut into segments of seg_bytes: records are appended to the head
+ * segment; a record that does not fit its rest starts the next one (a free
+ * segment if there is one, else a new one at the end of the file). Cleaning
+ * (ac_tuple_gc_*) moves a segment's live records to the head and punches the
+ * segment out of the file, which makes it free. */
+struct seg {
+    uint64_t fill;              /* bytes appended to it (0: free or never used) */
+    uint64_t live;              /* bytes of its live records */
+};
+
 struct ac_tuple_store {
     pthread_mutex_t lock;
     int dat, idx;
     char dat_path[4200], idx_path[4200], new_path[4200];
     uint64_t nslots;            /* power of two */
     uint64_t used;              /* live + dead slots */
-    uint64_t end;               /* log length */
+    uint64_t seg_bytes;
+    struct seg *segs;           /* nseg segments of the file */
+    uint32_t nseg, cap_seg, head;
+    uint32_t *free_segs;        /* punched out, reusable */
+    uint32_t nfree;
     struct ac_tuple_stats st;
 };
 
@@ -177,12 +191,52 @@ static int grow(struct ac_tuple_store *s) {
     return 0;
 }
 
-struct ac_tuple_store *ac_tuple_open(const char *dir, char *err, size_t errlen) {
+/* Appends len bytes at the head (a new head when they do not fit). The
+ * record's bytes count as live in its segment. Lock held. 0 or -errno. */
+static int append(struct ac_tuple_store *s, const void *rec, size_t len, uint64_t *offp) {
+    if (len > s->seg_bytes)
+        return -EFBIG;
+    if (s->nseg == 0 || s->segs[s->head].fill + len > s->seg_bytes) {
+        uint32_t next;
+        if (s->nfree > 0) {
+            next = s->free_segs[--s->nfree];
+        } else {
+            if (s->nseg == s->cap_seg) {
+                uint32_t cap = s->cap_seg ? s->cap_seg * 2 : 64;
+                struct seg *g = realloc(s->segs, cap * sizeof(*g));
+                uint32_t *f = g == NULL ? NULL : realloc(s->free_segs, cap * sizeof(*f));
+                if (g != NULL)
+                    s->segs = g;
+                if (f == NULL)
+                    return -ENOMEM;
+                s->free_segs = f;
+                s->cap_seg = cap;
+            }
+            next = s->nseg++;
+            s->segs[next] = (struct seg){ 0, 0 };
+        }
+        s->head = next;
+    }
+    struct seg *g = &s->segs[s->head];
+    uint64_t off = (uint64_t)s->head * s->seg_bytes + g->fill;
+    int rc = full_pwrite(s->dat, rec, len, off);
+    if (rc != 0)
+        return rc;          /* bytes written in part are overwritten by the next append */
+    g->fill += len;
+    g->live += len;
+    *offp = off;
+    return 0;
+}
+
+struct ac_tuple_store *ac_tuple_open(const char *dir, size_t seg_bytes, char *err, size_t errlen) {
+    if (seg_bytes == 0)
+        seg_bytes = AC_TUPLE_SEG_DEFAULT;
     struct ac_tuple_store *s = calloc(1, sizeof(*s));
     if (s == NULL) {
         snprintf(err, errlen, "out of memory");
         return NULL;
     }
+    s->seg_bytes = seg_bytes;
     snprintf(s->dat_path, sizeof(s->dat_path), "%s/cold.dat", dir);
     snprintf(s->idx_path, sizeof(s->idx_path), "%s/cold.idx", dir);
     snprintf(s->new_path, sizeof(s->new_path), "%s/cold.idx.new", dir);
@@ -217,21 +271,21 @@ int ac_tuple_put(struct ac_tuple_store *s, uint64_t fp, const void *rec, size_t 
             return rc;
         }
     }
-    uint64_t off = s->end;
-    rc = full_pwrite(s->dat, rec, len, off);
+    uint64_t off;
+    rc = append(s, rec, len, &off);
     if (rc == 0) {
         struct slot sl = { fp, off, (uint32_t)len, S_LIVE };
         rc = index_insert(s, s->idx, s->nslots, &sl);
         if (rc >= 0) {
             s->used += (uint64_t)rc;    /* an empty slot taken; a dead one was counted */
             rc = 0;
+        } else {
+            s->segs[off / s->seg_bytes].live -= len;   /* written, never indexed: dead */
         }
     }
-    s->end += len;                 /* bytes written in part are dead */
     if (rc != 0) {
-        s->st.io_errors++;
-        if (ftruncate(s->dat, (off_t)off) == 0)
-            s->end = off;          /* give the space back */
+        if (rc != -EFBIG)          /* a record larger than a segment: refused, not an I/O error */
+            s->st.io_errors++;
     } else {
         loc->block = (uint32_t)(off >> 32);
         loc->offset = (uint32_t)off;
@@ -334,6 +388,7 @@ int ac_tuple_remove(struct ac_tuple_store *s, uint64_t fp, const struct ac_loc *
         s->st.records--;
         s->st.live_bytes -= loc->len;
         s->st.removes++;
+        s->segs[loc_off(loc) / s->seg_bytes].live -= loc->len;
     }
     pthread_mutex_unlock(&s->lock);
     return rc < 0 ? rc : a.done;
@@ -363,10 +418,123 @@ long ac_tuple_foreach(struct ac_tuple_store *s, void (*fn)(uint64_t fp, void *ar
     return count;
 }
 
+/* Cleaning (log-structured: Rosenblum & Ousterhout's segment cleaning, greedy
+ * choice of the segment with the fewest live bytes). */
+bool ac_tuple_gc_pick(struct ac_tuple_store *s, uint32_t *segp) {
+    pthread_mutex_lock(&s->lock);
+    uint64_t on_disk = 0;
+    uint32_t best = UINT32_MAX;
+    for (uint32_t i = 0; i < s->nseg; i++) {
+        on_disk += s->segs[i].fill;
+        if (s->segs[i].fill == 0 || i == s->head || s->segs[i].live == s->segs[i].fill)
+            continue;
+        if (best == UINT32_MAX || s->segs[i].live < s->segs[best].live)
+            best = i;
+    }
+    bool due = best != UINT32_MAX && on_disk > 2 * s->st.live_bytes + 2 * s->seg_bytes;
+    pthread_mutex_unlock(&s->lock);
+    *segp = best;
+    return due;
+}
+
+long ac_tuple_gc_list(struct ac_tuple_store *s, uint32_t seg, struct ac_tuple_ref **out) {
+    unsigned char buf[WINDOW * SLOT];
+    uint64_t lo = (uint64_t)seg * s->seg_bytes, hi = lo + s->seg_bytes;
+    size_t n = 0, cap = 0;
+    struct ac_tuple_ref *refs = NULL;
+    pthread_mutex_lock(&s->lock);
+    for (uint64_t i = 0; i < s->nslots; i += WINDOW) {
+        int k = read_window(s, s->idx, s->nslots, i, buf);
+        if (k < 0) {
+            s->st.io_errors++;
+            pthread_mutex_unlock(&s->lock);
+            free(refs);
+            return k;
+        }
+        for (int j = 0; j < k; j++) {
+            struct slot cur;
+            decode(buf + (size_t)j * SLOT, &cur);
+            if (cur.state != S_LIVE || cur.off < lo || cur.off >= hi)
+                continue;
+            if (n == cap) {
+                cap = cap ? cap * 2 : 256;
+                struct ac_tuple_ref *r = realloc(refs, cap * sizeof(*r));
+                if (r == NULL) {
+                    pthread_mutex_unlock(&s->lock);
+                    free(refs);
+                    return -ENOMEM;
+                }
+                refs = r;
+            }
+            refs[n].fp = cur.fp;
+            refs[n].loc = (struct ac_loc){ (uint32_t)(cur.off >> 32), (uint32_t)cur.off, cur.len };
+            n++;
+        }
+    }
+    pthread_mutex_unlock(&s->lock);
+    *out = refs;
+    return (long)n;
+}
+
+struct find_slot_arg { uint64_t off; uint32_t len; uint64_t at; int found; };
+
+static int find_slot_fn(struct ac_tuple_store *s, uint64_t i, struct slot *sl, void *arg) {
+    (void)s;
+    struct find_slot_arg *a = arg;
+    if (sl->off != a->off || sl->len != a->len)
+        return 0;
+    a->at = i;
+    a->found = 1;
+    return 1;
+}
+
+int ac_tuple_relocate(struct ac_tuple_store *s, uint64_t fp, const struct ac_loc *loc, const void *rec) {
+    struct find_slot_arg a = { loc_off(loc), loc->len, 0, 0 };
+    pthread_mutex_lock(&s->lock);
+    int rc = probe(s, fp, find_slot_fn, &a);
+    uint64_t off;
+    if (rc == 0 && a.found && (rc = append(s, rec, loc->len, &off)) == 0) {
+        struct slot moved = { fp, off, loc->len, S_LIVE };
+        rc = write_slot(s, s->idx, a.at, &moved);
+        if (rc == 0) {
+            s->segs[a.off / s->seg_bytes].live -= loc->len;
+            s->st.gc_moved_records++;
+            s->st.gc_moved_bytes += loc->len;
+        } else {
+            s->segs[off / s->seg_bytes].live -= loc->len;   /* the copy is dead, the original live */
+        }
+    }
+    if (rc < 0)
+        s->st.io_errors++;
+    pthread_mutex_unlock(&s->lock);
+    return rc < 0 ? rc : a.found;
+}
+
+bool ac_tuple_gc_release(struct ac_tuple_store *s, uint32_t seg) {
+    pthread_mutex_lock(&s->lock);
+    bool ok = seg < s->nseg && seg != s->head && s->segs[seg].fill != 0 && s->segs[seg].live == 0;
+    if (ok) {
+        /* give the blocks back to the file system; if it cannot punch holes
+         * the segment is still reused, its blocks overwritten */
+        if (fallocate(s->dat, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE,
+                      (off_t)((uint64_t)seg * s->seg_bytes), (off_t)s->seg_bytes) != 0)
+            s->st.gc_punch_failures++;
+        s->segs[seg].fill = 0;
+        s->free_segs[s->nfree++] = seg;
+        s->st.gc_segments++;
+    }
+    pthread_mutex_unlock(&s->lock);
+    return ok;
+}
+
 void ac_tuple_stats(struct ac_tuple_store *s, struct ac_tuple_stats *out) {
     pthread_mutex_lock(&s->lock);
     *out = s->st;
-    out->file_bytes = s->end;
+    out->file_bytes = 0;
+    for (uint32_t i = 0; i < s->nseg; i++)
+        out->file_bytes += s->segs[i].fill;
+    out->seg_bytes = s->seg_bytes;
+    out->segments = s->nseg - s->nfree;
     out->index_slots = s->nslots;
     out->index_bytes = s->nslots * SLOT;
     pthread_mutex_unlock(&s->lock);
@@ -381,5 +549,7 @@ void ac_tuple_close(struct ac_tuple_store *s) {
     unlink(s->idx_path);
     unlink(s->new_path);
     pthread_mutex_destroy(&s->lock);
+    free(s->segs);
+    free(s->free_segs);
     free(s);
 }
