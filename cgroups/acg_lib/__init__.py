@@ -7,10 +7,13 @@ from .detect import detect
 from .errors import AcgError
 from .group import MemoryGroup
 from .leftovers import cleanup, list_groups
+from .owner import is_alive, start_time
 from .registry import Registry
-from .swap import swap_list, swap_off, swap_on
+from .remove import remove_group
+from .swap import cleanup_swaps, dead_owner_swaps, swap_list, swap_off, swap_on
 from .units import format_size, parse_memory, parse_size, validate_name
 
-__all__ = ["AcgError", "Backend", "MemoryGroup", "Registry", "cleanup", "detect",
-           "format_size", "list_groups", "parse_memory", "parse_size", "swap_list",
+__all__ = ["AcgError", "Backend", "MemoryGroup", "Registry", "cleanup", "cleanup_swaps",
+           "dead_owner_swaps", "detect", "format_size", "is_alive", "list_groups",
+           "parse_memory", "parse_size", "remove_group", "start_time", "swap_list",
            "swap_off", "swap_on", "validate_name"]

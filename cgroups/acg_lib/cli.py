@@ -13,7 +13,7 @@ from .group import MemoryGroup
 from .leftovers import cleanup, list_groups
 from .registry import Registry
 from .runner import block_signals, run_in_group
-from .swap import swap_list, swap_off, swap_on
+from .swap import cleanup_swaps, swap_list, swap_off, swap_on
 from .units import SIZE_FORMS, parse_memory, parse_size, validate_name
 
 RUN_USAGE = "acg run --name N --memory SIZE [--swap SIZE | --no-swap] -- CMD [ARG...]"
@@ -41,7 +41,8 @@ def _parser() -> argparse.ArgumentParser:
     r.add_argument("cmd", nargs=argparse.REMAINDER, help="the command, after --")
     ls = sub.add_parser("list", help="show acg's groups and whether their owner is alive")
     ls.add_argument("--json", action="store_true", help="one JSON object per line")
-    c = sub.add_parser("cleanup", help="remove groups whose owning acg process is dead")
+    c = sub.add_parser("cleanup", help="remove groups whose owning acg process is dead, and "
+                       "swap files whose owning process is dead (API swap_on(owned=True))")
     c.add_argument("--kill", action="store_true", help="kill the commands the dead owner "
                    "started instead of moving them to the parent group")
     s = sub.add_parser("swap", help="swap files: on, off, list")
@@ -131,11 +132,28 @@ def cmd_list(a: argparse.Namespace) -> int:
     return 0
 
 
+def _report_swap_removals(reports: list[dict]) -> bool:
+    ok = True
+    for rep in reports:
+        if rep["removed"]:
+            _err(f"removed leftover swap file {rep['path']} (owner pid {rep['owner_pid']} is "
+                 f"dead; was active: {rep['was_active']})")
+        elif "note" in rep:
+            _err(f"dropped the marker of swap file {rep['path']} (the file no longer exists)")
+        else:
+            ok = False
+            _err(f"leftover swap file {rep['path']} (owner pid {rep['owner_pid']} is dead) "
+                 f"could not be removed: {rep.get('error')}")
+    return ok
+
+
 def cmd_cleanup(a: argparse.Namespace) -> int:
     reports = cleanup(detect(), Registry(), kill=a.kill)
     if not reports:
         print("no leftover groups")
-    return 0 if _report_removals(reports) else 2
+    ok = _report_removals(reports)
+    ok = _report_swap_removals(cleanup_swaps()) and ok
+    return 0 if ok else 2
 
 
 def cmd_swap(a: argparse.Namespace) -> int:

@@ -9,6 +9,7 @@ from pathlib import Path
 
 from .errors import AcgError
 from .mounts import MOUNTINFO, mount_of, unescape
+from .owner import is_alive, start_time
 from .registry import Registry
 from .units import MIB, format_size
 
@@ -80,10 +81,18 @@ def _fill(fd: int, size: int) -> str:
 
 
 def swap_on(path: Path | str, size: int, priority: int | None = None, *,
-            run_dir: Path | str | None = None, mountinfo: Path = MOUNTINFO) -> dict:
-    """Create (or re-enable) an acg swap file of `size` bytes at `path` and swapon it."""
+            run_dir: Path | str | None = None, mountinfo: Path = MOUNTINFO,
+            owned: bool = False) -> dict:
+    """Create (or re-enable) an acg swap file of `size` bytes at `path` and swapon it.
+
+    owned=True ties the file to the calling process: its marker records the caller's PID and
+    start time, and once that process is dead (not just exited: also SIGKILLed) without
+    swap_off, `cleanup_swaps()` / `acg cleanup` swapoff and delete it. Without it (the CLI's
+    `swap on`) the file stays until `swap off`.
+    """
     path = Path(os.path.abspath(path))
     reg = Registry(run_dir)
+    owner = _owner() if owned else {}
     if size < MIN_SWAP:
         raise AcgError(f"--size: {size} bytes is too small for a swap file; it must be at "
                        "least 1M")
@@ -106,7 +115,7 @@ def swap_on(path: Path | str, size: int, priority: int | None = None, *,
                        f"{mnt.mount_point}), which cannot hold a swap file; use a directory "
                        f"on {', '.join(SWAP_FS)} (e.g. /var/tmp on a disk)")
     if created:
-        method = _create(path, size, mnt.fstype, reg)
+        method = _create(path, size, mnt.fstype, reg, owner)
     try:
         if created:
             out = _run(["mkswap", "-L", LABEL.decode(), str(path)])
@@ -123,17 +132,23 @@ def swap_on(path: Path | str, size: int, priority: int | None = None, *,
         raise
     st = path.stat()
     info = {"size_bytes": st.st_size, "priority": priority, "fstype": mnt.fstype,
-            "method": method, "dev": st.st_dev, "ino": st.st_ino, "created": time.time()}
+            "method": method, "dev": st.st_dev, "ino": st.st_ino, "created": time.time(),
+            **owner}
     reg.record_swap(path, info)
     return {"path": str(path), **info}
 
 
-def _create(path: Path, size: int, fstype: str, reg: Registry) -> str:
+def _owner() -> dict:
+    pid = os.getpid()
+    return {"owner_pid": pid, "owner_start": start_time(pid)}
+
+
+def _create(path: Path, size: int, fstype: str, reg: Registry, owner: dict) -> str:
     fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
     try:
         os.fchmod(fd, 0o600)
         st = os.fstat(fd)
-        reg.record_swap(path, {"dev": st.st_dev, "ino": st.st_ino, "state": "creating"})
+        reg.record_swap(path, {"dev": st.st_dev, "ino": st.st_ino, "state": "creating", **owner})
         if fstype == "btrfs":  # copy-on-write must be off before any data is written
             _run(["chattr", "+C", str(path)])
         method = _fill(fd, size)
@@ -187,5 +202,39 @@ def swap_list(*, run_dir: Path | str | None = None) -> list[dict]:
         out.append({"path": p, "size_bytes": m.get("size_bytes"), "exists": bool(p) and
                     Path(p).exists(), "active": a is not None,
                     "used_bytes": a["used_bytes"] if a else None,
-                    "priority": a["priority"] if a else m.get("priority")})
+                    "priority": a["priority"] if a else m.get("priority"),
+                    "owner_pid": m.get("owner_pid")})
     return out
+
+
+def dead_owner_swaps(*, run_dir: Path | str | None = None) -> list[dict]:
+    """Markers of swap files made with swap_on(owned=True) whose owner is dead: its PID is gone,
+    a zombie, or now another process (start time differs)."""
+    out = []
+    for m in Registry(run_dir).swap_markers():
+        pid = m.get("owner_pid")
+        if m.get("path") and isinstance(pid, int) and not is_alive(pid, m.get("owner_start")):
+            out.append(m)
+    return out
+
+
+def cleanup_swaps(*, run_dir: Path | str | None = None, tries: int = 10,
+                  retry_s: float = 1.0) -> list[dict]:
+    """swapoff and delete the swap files of dead owners (dead_owner_swaps). A failing swapoff
+    (ENOMEM while the kernel still frees the dead process's pages) is retried `tries` times,
+    `retry_s` apart. One report per file: path, owner_pid, removed, was_active[, note | error]."""
+    reports = []
+    for m in dead_owner_swaps(run_dir=run_dir):
+        rep: dict = {"path": m["path"], "owner_pid": m["owner_pid"], "removed": False}
+        for attempt in range(tries):
+            try:
+                rep.update(swap_off(m["path"], run_dir=run_dir))
+                rep.pop("error", None)
+                break
+            except AcgError as exc:
+                rep["error"] = str(exc)
+                if attempt == tries - 1 or m["path"] not in active_swaps():
+                    break  # only a failing swapoff is worth retrying
+                time.sleep(retry_s)
+        reports.append(rep)
+    return reports

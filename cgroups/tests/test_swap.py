@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from acg_lib.mounts import mount_of
+from acg_lib.owner import start_time
 from acg_lib.registry import Registry
 from acg_lib.swap import NO_SWAP_FS, active_swaps, has_acg_label
 from conftest import HOG, last_json, needs_cgroups
@@ -102,3 +103,45 @@ def test_refuses_tmpfs(acg):
            f"{mount_of(Path('/dev/shm')).mount_point}), which cannot hold a swap file; use a "
            "directory on ext2, ext3, ext4, xfs, btrfs, f2fs (e.g. /var/tmp on a disk)\n")
     assert not path.exists()
+
+
+OWNER = """
+import sys, time
+sys.path.insert(0, {cgroups!r})
+from acg_lib import swap_on
+swap_on({path!r}, 8 << 20, owned=True)
+print("on", flush=True)
+time.sleep(300)
+"""
+
+
+def test_owned_swap_file_is_removed_by_cleanup_once_its_owner_is_dead(acg, swapdir, tmp_path,
+                                                                      monkeypatch):
+    monkeypatch.setenv("ACG_RUN_DIR", str(tmp_path))   # this test's markers only
+    owned, kept = swapdir / "owned", swapdir / "kept"
+    assert acg.run("swap", "on", "--size", "8M", "--path", str(kept)).returncode == 0
+    code = OWNER.format(cgroups=str(Path(__file__).resolve().parents[1]), path=str(owned))
+    p = subprocess.Popen([sys.executable, "-c", code], stdout=subprocess.PIPE, text=True)
+    try:
+        assert p.stdout.readline() == "on\n"
+        info = Registry(tmp_path).swap_info(owned)
+        assert (info["owner_pid"], info["owner_start"]) == (p.pid, start_time(p.pid))
+        assert "owner_pid" not in Registry(tmp_path).swap_info(kept)   # the CLI's: no owner
+        r = acg.run("cleanup")                            # owner alive: untouched
+        assert r.returncode == 0 and "swap file" not in r.stderr, r.stderr
+        assert str(owned) in active_swaps()
+        p.kill()
+        p.wait()
+        r = acg.run("cleanup")
+        assert r.returncode == 0, r.stderr
+        assert (f"acg: removed leftover swap file {owned} (owner pid {p.pid} is dead; was "
+                "active: True)\n") in r.stderr
+        assert str(owned) not in active_swaps() and not owned.exists()
+        assert Registry(tmp_path).swap_info(owned) is None
+        assert str(kept) in active_swaps()                # not owned: stays until `swap off`
+        assert acg.run("swap", "off", "--path", str(kept)).returncode == 0
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+        p.stdout.close()

@@ -59,7 +59,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from acbench import cell, measure, memory, paths, server
+from acbench import cell, leftovers, measure, memory, paths, server
 from acbench.approaches import Approach, get_approach
 from acbench.cgroup import acg
 from acbench.memory import MIB, hash_bytes
@@ -403,6 +403,7 @@ def probe(approach: Approach, req: Request, n: int, extra: int, tries: int = 1) 
     props = {**req.props, **approach.driver, "recordcount": n, "operationcount": ops, "warmupoperations": warm}
     props.pop("diskstats_device", None)
     spill_parent = Path(tempfile.mkdtemp(prefix=f"acbench-cal-{os.getpid()}-", dir=SPILL_PARENT))
+    leftovers.track_dir(spill_parent, "spill directory")
     extra_opts = dict(approach.options)
     extra_opts["hashpower"] = str(p.hashpower)
     if p.evicted_max:
@@ -415,6 +416,8 @@ def probe(approach: Approach, req: Request, n: int, extra: int, tries: int = 1) 
         return _probe(approach, req, n, tries, p, cmd, spill_parent, out, errf)
     finally:
         shutil.rmtree(spill_parent, ignore_errors=True)
+        if not spill_parent.exists():
+            leftovers.untrack_dir(spill_parent)
 
 
 def _probe(approach: Approach, req: Request, n: int, tries: int, p: memory.MemoryPlan, cmd: list[str],
@@ -434,6 +437,7 @@ def _probe(approach: Approach, req: Request, n: int, tries: int, p: memory.Memor
         group.create()
         with open(errf, "w") as ef:
             proc = group.popen(cmd, stdout=ef, stderr=ef, stdin=subprocess.DEVNULL, start_new_session=True)
+        leftovers.track_process(proc.pid, Path(cmd[0]).name)
         g = group.path
         while proc.poll() is None:
             if time.monotonic() - t0 > PROBE_TIMEOUT_S:
@@ -503,6 +507,7 @@ def _cleanup(group: Any, proc: subprocess.Popen | None, paging: PagingSetup | No
     except BaseException as e:  # noqa: BLE001 - keep cleaning up
         first = e
     first = cell.release(group, paging, first)
+    leftovers.prune_processes()
     if spill_parent is not None:
         for sub in ("spill", "swap"):
             p = spill_parent / sub
@@ -551,6 +556,8 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("spec", type=Path)
     ap.add_argument("--dry-run", action="store_true", help="list them, run nothing")
     a = ap.parse_args(argv)
+    if not a.dry_run:
+        leftovers.cleanup_before_run()     # what a SIGKILLed acbench left (leftovers.py)
     try:
         spec = load_spec(a.spec)
         reqs = spec_requests(spec)

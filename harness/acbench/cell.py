@@ -1,7 +1,10 @@
 """One cell: cgroup -> memcached-ac (in-process driver, or server + ycsb-mc) -> one row.
 
 Everything started here is stopped here: the processes in the cell's cgroup are killed by
-PID and the group removed in `finally`, the spill directory deleted, also on Ctrl-C.
+PID and the group removed in `finally`, the spill directory deleted, also on Ctrl-C. The
+processes, the spill directory (and, in paging.py, the swap file and vm.page-cluster) are
+recorded in acbench's leftover marker first, so that after a SIGKILL of acbench the next
+`acbench run` or `acbench cleanup` removes them (leftovers.py).
 Logs in cells/<cell-id>/: driver JSON, stderr, cgroup.json, pids.json, perf.txt, row.json.
 """
 from __future__ import annotations
@@ -17,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from acbench import cellopt, collect, server
+from acbench import cellopt, collect, leftovers, server
 from acbench.approaches import get_approach
 from acbench.cgroup import acg
 from acbench.memory import MemoryPlan
@@ -114,6 +117,7 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
     gname = "acbench-" + hashlib.sha1(cell.cell_id.encode()).hexdigest()[:10]
     group = acg().MemoryGroup(gname, plan.limit_bytes, plan.swap_bytes)   # checks the limit: before mkdtemp
     spill_parent = Path(tempfile.mkdtemp(prefix=f"acbench-{os.getpid()}-", dir=SPILL_PARENT))
+    leftovers.track_dir(spill_parent, "spill directory")
     spill = spill_parent / "spill"
     extra = dict(approach.options)
     extra["hashpower"] = str(plan.hashpower)
@@ -175,6 +179,9 @@ def _cleanup(group: Any, spill_parent: Path, stderr: Any, paging: PagingSetup | 
         first = e
     first = release(group, paging, first, stderr.write)
     shutil.rmtree(spill_parent, ignore_errors=True)
+    if not spill_parent.exists():
+        leftovers.untrack_dir(spill_parent)
+    leftovers.prune_processes()
     stderr.close()
     if first is not None:
         raise first
@@ -212,10 +219,12 @@ def _start(group: Any, cmd: list[str], cell_dir: Path, stderr: Any, use_perf: bo
         proc = subprocess.Popen(cmd, stdout=stderr, stderr=stderr, stdin=subprocess.DEVNULL,
                                 start_new_session=True)
         group._children.append(proc)
+        leftovers.track_process(proc.pid, Path(cmd[0]).name)
     else:
         (cell_dir / "command.txt").write_text(" ".join(cmd) + "\n")
         proc = group.popen(cmd, stdout=stderr, stderr=stderr, stdin=subprocess.DEVNULL,
                            start_new_session=True)
+        leftovers.track_process(proc.pid, Path(cmd[0]).name)
     pids["wrapper" if use_perf else "server"] = proc.pid
     spid = _server_pid(group, proc.pid, use_perf)
     deadline = time.monotonic() + 5
@@ -223,6 +232,8 @@ def _start(group: Any, cmd: list[str], cell_dir: Path, stderr: Any, use_perf: bo
         time.sleep(0.01)
         spid = _server_pid(group, proc.pid, use_perf)
     pids["server"] = spid
+    if use_perf and spid is not None:
+        leftovers.track_process(spid, "memcached-ac")
     _json(cell_dir / "pids.json", pids)
     return proc, spid
 
@@ -372,6 +383,7 @@ def _network(cell: Cell, plan: MemoryPlan, props: dict[str, Any], run: dict[str,
         c = server.ycsb_mc_cmd(cell.workload_file, props, port, phase, out, threads,
                                run["network_conns"], run["network_depth"])
         cp = subprocess.Popen(c, stdout=subprocess.DEVNULL, stderr=stderr)
+        leftovers.track_process(cp.pid, Path(c[0]).name)
         pids.setdefault("clients", []).append(cp.pid)
         _json(cell_dir / "pids.json", pids)
         try:
@@ -386,6 +398,7 @@ def _network(cell: Cell, plan: MemoryPlan, props: dict[str, Any], run: dict[str,
             if cp.poll() is None:
                 cp.kill()
                 cp.wait()
+            leftovers.prune_processes()
         if cp.returncode != 0:
             raise CellError(f"ycsb-mc --phase {phase} exited with status {cp.returncode}: "
                             f"{_tail(cell_dir / 'stderr.txt')}")

@@ -16,6 +16,7 @@ from typing import Callable
 import typer
 from rich.console import Console
 
+from acbench import leftovers
 from acbench.cgroup import acg
 
 OK, WARN, FAIL = "OK", "WARN", "FAIL"
@@ -93,6 +94,7 @@ def check_perf() -> tuple[str, str]:
 def check_iops(seconds: float = 1.0, size: int = 64 << 20) -> tuple[str, str]:
     """Random 4 KiB O_DIRECT reads from a fresh file in /var/tmp for about `seconds`."""
     d = tempfile.mkdtemp(prefix="acbench-iops-", dir=PROBE_DIR)
+    leftovers.track_dir(Path(d), "probe directory")
     path = Path(d) / "probe"
     try:
         with open(path, "wb") as f:
@@ -123,6 +125,8 @@ def check_iops(seconds: float = 1.0, size: int = 64 << 20) -> tuple[str, str]:
         return verdict, f"disk probe ({PROBE_DIR}, random 4 KiB O_DIRECT reads, 1 thread): {iops:,.0f} IOPS, {1e6 * lat / n:.0f} µs mean"
     finally:
         shutil.rmtree(d, ignore_errors=True)
+        if not os.path.exists(d):
+            leftovers.untrack_dir(Path(d))
 
 
 CHECKS: list[tuple[str, Callable[[], tuple[str, str]]]] = [

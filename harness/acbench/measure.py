@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from acbench import paths, server
+from acbench import leftovers, paths, server
 
 FOOTPRINT_KEYS = ("fieldcount", "fieldlength", "zeropadding", "insertorder", "valuekind")
 SAMPLE_RECORDS = 2000
@@ -60,11 +60,13 @@ def item_footprint(workload_file: str, props: dict[str, Any]) -> int:
 
 def _measure_footprint(workload_file: str, sample: dict[str, Any]) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="acbench-fp-"))
+    leftovers.track_dir(tmp, "scratch directory")
     proc = None
     try:
         port = server.free_port()
         cmd = server.server_cmd(512, 1, server.options("none", tmp / "spill", {}), port)
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+        leftovers.track_process(proc.pid, Path(cmd[0]).name)
         server.wait_port(port, proc)
         props = {**sample, "recordcount": SAMPLE_RECORDS, "operationcount": 1}
         out = tmp / "load.json"
@@ -82,9 +84,7 @@ def _measure_footprint(workload_file: str, sample: dict[str, Any]) -> int:
             raise MeasureError("measuring the item footprint: no items were stored")
         return math.ceil(used / items)
     finally:
-        if proc is not None:
-            _stop(proc)
-        shutil.rmtree(tmp, ignore_errors=True)
+        _done(proc, tmp)
 
 
 def base_rss(threads: int) -> int:
@@ -100,10 +100,12 @@ def read_rss(pid: int) -> int:
 
 def _measure_rss(threads: int) -> int:
     tmp = Path(tempfile.mkdtemp(prefix="acbench-rss-"))
+    leftovers.track_dir(tmp, "scratch directory")
     proc = None
     try:
         cmd = server.server_cmd(64, threads, server.options("lru", tmp / "spill", {"ac_evicted_max": "1000"}), None)
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        leftovers.track_process(proc.pid, Path(cmd[0]).name)
         last, stable = -1, 0
         deadline = time.monotonic() + 10
         while stable < 3 and time.monotonic() < deadline:
@@ -115,6 +117,14 @@ def _measure_rss(threads: int) -> int:
             last = rss
         return last
     finally:
-        if proc is not None:
-            _stop(proc)
-        shutil.rmtree(tmp, ignore_errors=True)
+        _done(proc, tmp)
+
+
+def _done(proc: subprocess.Popen | None, tmp: Path) -> None:
+    """Stop the measuring server, delete its directory, drop both from the leftover marker."""
+    if proc is not None:
+        _stop(proc)
+        leftovers.prune_processes()
+    shutil.rmtree(tmp, ignore_errors=True)
+    if not tmp.exists():
+        leftovers.untrack_dir(tmp)

@@ -4,15 +4,20 @@ With the default page-cluster 3 the kernel reads 8 pages per swap-in, so neighbo
 items come back without a fault of their own and a read's major-fault count no longer
 says whether it waited for the disk. Both are undone by stop(), which the cell calls in
 its `finally` (also on failure and Ctrl-C); each step runs even if an earlier one failed.
+Both are recorded with this process as their owner (the old page-cluster in acbench's
+leftover marker before it is changed, the swap file in acg's registry), so that after a
+SIGKILL `acbench cleanup` (or the next `acbench run`) undoes them (leftovers.py).
 """
 from __future__ import annotations
 
 import time
 from pathlib import Path
 
+from acbench import leftovers
 from acbench.cgroup import acg
 
 PAGE_CLUSTER = Path("/proc/sys/vm/page-cluster")
+SWAP_PRIORITY = 32000
 SWAPOFF_TRIES = 10
 SWAPOFF_RETRY_S = 1.0
 
@@ -31,15 +36,25 @@ class PagingSetup:
 
     def start(self) -> None:
         try:
-            self.old_cluster = self.sysctl.read_text().strip()
+            old = self.sysctl.read_text().strip()
+        except OSError as e:
+            raise PagingError(f"cannot set vm.page-cluster=0 via {self.sysctl}: {e}") from None
+        # recorded before it is changed: if acbench is killed, `acbench cleanup` restores it
+        leftovers.track_sysctl(self.sysctl, old, "0")
+        try:
             self.sysctl.write_text("0")
         except OSError as e:
-            self.old_cluster = None
+            leftovers.untrack_sysctl(self.sysctl)
             raise PagingError(f"cannot set vm.page-cluster=0 via {self.sysctl}: {e}") from None
+        self.old_cluster = old
         if self.swap_file is not None and self.swap_bytes > 0:
             lib = acg()
             try:
-                lib.swap_on(self.swap_file, self.swap_bytes)
+                # owned: the swap file is registered with this process as its owner, so that
+                # `acbench cleanup` can remove it once this process is dead
+                # a high priority: the cell's pages go to its own file first, not to another
+                # active swap area (whose swapoff would then pull them back into this group)
+                lib.swap_on(self.swap_file, self.swap_bytes, SWAP_PRIORITY, owned=True)
             except lib.AcgError as e:
                 raise PagingError(f"cannot create the swap file {self.swap_file}: {e}") from None
             self.swap_on = True
@@ -64,6 +79,7 @@ class PagingSetup:
             try:
                 self.sysctl.write_text(self.old_cluster)
                 self.old_cluster = None
+                leftovers.untrack_sysctl(self.sysctl)
             except BaseException as e:  # noqa: BLE001
                 first = first or e
         if first is not None:

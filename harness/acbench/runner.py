@@ -14,7 +14,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
                            TimeRemainingColumn)
 from rich.table import Table
 
-from acbench import decompose, measure, server, sysinfo
+from acbench import decompose, leftovers, measure, server, sysinfo
 from acbench.approaches import get_approach
 from acbench.cell import OomKilled, opt_columns, run_cell
 from acbench.memory import MemoryPlan, plan
@@ -177,6 +177,9 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
         console.print(dry_run_table(spec, cells, done))
         console.print(f"results would go to {rd.path}")
         return 0
+    # before any cell: what a SIGKILLed acbench left (its server, cgroup, swap file, page-cluster,
+    # spill directories; one stderr line each). A live acbench's are never touched.
+    leftovers.cleanup_before_run()
     mode = resolve_mode(spec, mode)
     use_perf = bool(spec.run["perf"]) and perf_available()
     machine = sysinfo.machine()
