@@ -30,13 +30,23 @@ static void lru_on_remove(item *it) {
     (void)it;
 }
 
+/* Items in use by a request (a reference besides the hash table's) cannot be
+ * spilled now; they are passed over, up to this many, so that items a request
+ * holds at the tail (a multi-get whose block merges pushed its own earlier
+ * keys there) do not hide the spillable ones above them. */
+#define MAX_PASSED_OVER 4096
+
 static int lru_pick_victims(unsigned int clsid, item **out, int max) {
     unsigned int id = clsid | COLD_LRU;
-    int n = 0;
+    int n = 0, passed = 0;
     pthread_mutex_lock(&lru_locks[id]);
     for (item *it = item_lru_tail(id); it != NULL && n < max; it = it->prev) {
         if (it->nbytes == 0 && it->nkey == 0 && it->it_flags == 1)
             continue;  /* an LRU crawler's placeholder */
+        if (__atomic_load_n(&it->refcount, __ATOMIC_RELAXED) > 1 && passed < MAX_PASSED_OVER) {
+            passed++;
+            continue;
+        }
         out[n++] = it;
     }
     pthread_mutex_unlock(&lru_locks[id]);

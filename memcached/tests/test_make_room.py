@@ -242,6 +242,28 @@ def test_slab_page_move_keeps_cas(server, spill_policy):
     assert answers == {b"STORED": len(tokens)}, dict(answers)
 
 
+def test_multi_get_whose_merges_push_its_own_keys_to_the_tail(server):
+    """lru with block merge: one get of 41 spilled keys from 41 blocks (-m 8,
+    32768 x 1 KiB set in key order, ~490 items a block). Each fetch merges its
+    block back, which pushes the items this request already holds to the LRU
+    tail; they cannot be spilled while it holds them. The victims offered must
+    pass over them: once they hid every spillable item (16 tail candidates, all
+    held), each further key waited ac_alloc_wait and was refused (41 keys: 9
+    refused_timeout, 48 s)."""
+    srv = server(mem=8, ac={"ac_policy": "lru", "ac_merge": "block", "ac_alloc_wait": "2s"})
+    raw = srv.raw(timeout=300)
+    v = b"v" * 1024
+    for i in range(32768):
+        raw.send(b"set k%06d 0 0 1024 noreply\r\n%s\r\n" % (i, v))
+    assert raw.call(b"version").startswith(b"VERSION")
+    keys = [f"k{i:06d}" for i in range(0, 32768, 800)]
+    vals, err = raw.get(*keys)
+    assert err is None and sorted(vals) == keys and all(val[0] == v for val in vals.values()), err
+    st = srv.ac()
+    assert st["merged_blocks"] >= 40, st
+    assert (st["refused_items"], st["alloc_waits"], st["read_through_items"]) == (0, 0, 0), st
+
+
 def test_refusal_after_the_bounded_wait_is_counted(server):
     """With page borrowing off (ac_borrow_pages=0) a class whose chunks are all
     held can only wait for them: after ac_alloc_wait the store is refused with

@@ -1,7 +1,7 @@
 /* Unit test of policy "lru" (policies/lru.c) on scripted access sequences:
  * victims come coldest first and follow every access exactly; with
- * ac_lru_sample=N only every Nth access reorders; LRU-crawler placeholders are
- * never offered; metadata is 16 bytes per resident item. The item lists are the
+ * ac_lru_sample=N only every Nth access reorders; LRU-crawler placeholders and
+ * items a request holds are never offered; metadata is 16 bytes per resident item. The item lists are the
  * small stand-in of tests/fake/memcached.h (head = MRU, tail = LRU). */
 #include "memcached.h"
 #include "../ac_policy.h"
@@ -107,6 +107,13 @@ static void test_exact(void) {
     crawler.prev = tails[1 | COLD_LRU];
     tails[1 | COLD_LRU]->next = &crawler;
     tails[1 | COLD_LRU] = &crawler;
+    CHECK_VICTIMS(2, "5 3");
+    /* items a request holds (a second reference) are passed over: the ones
+     * above them are offered instead */
+    items[5].refcount = 2;
+    items[3].refcount = 2;
+    CHECK_VICTIMS(2, "2 1");
+    items[5].refcount = items[3].refcount = 1;
     CHECK_VICTIMS(2, "5 3");
     /* other classes are separate lists */
     item *out[4];
