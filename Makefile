@@ -9,7 +9,7 @@ SRC := $(BUILD)/upstream/memcached-1.6.18
 PY_PKGS := pytest pymemcache
 TEST_DEB_PKGS := libmemcached-tools
 
-.PHONY: all deps test test-upstream test-upstream-none test-upstream-lru test-integration demo demo-server bench clean paper-smoke
+.PHONY: all deps test test-upstream test-upstream-none test-upstream-lru test-integration test-fuzz demo demo-server bench clean paper-smoke soak fuzz
 all: deps
 	$(MAKE) -C memcached all
 	@for d in $(COMPONENTS); do $(MAKE) -C $$d all || exit 1; done
@@ -22,10 +22,29 @@ deps:
 test: all
 	@for d in $(COMPONENTS); do $(MAKE) -C $$d test || exit 1; done
 	$(MAKE) test-integration
+	$(MAKE) test-fuzz
 	$(MAKE) test-upstream
 
 test-integration: all
 	python3 -m pytest -q memcached/tests
+
+# A one-minute fuzz smoke (ASan + UBSan build of memcached-ac, libFuzzer; fuzz/README.md) and
+# every kept regression input.
+test-fuzz: all
+	$(MAKE) -C fuzz deps
+	$(MAKE) -C fuzz smoke
+
+# Not in CI: at least 10 million fuzz inputs (fuzz/README.md for the split and the duration).
+fuzz: all
+	$(MAKE) -C fuzz deps
+	$(MAKE) -C fuzz -j2 long
+
+# Not in CI: 30 minutes per approach of the mixed-size many-client load at 8x overcommit, all
+# approaches at once (memcached/soak/README.md), then memcaslap with verification against lru.
+SOAK_ARGS ?= --jobs 7
+soak: all
+	python3 memcached/soak/soak.py $(SOAK_ARGS)
+	memcached/soak/memcaslap.sh
 
 # memcached's own suite (prove t/) on the fork, with ac_policy=none and =lru.
 test-upstream: test-upstream-none test-upstream-lru

@@ -126,6 +126,15 @@ static void hit_totals(uint64_t *mem, uint64_t *disk) {
     }
 }
 
+/* At exit (SIGTERM and SIGINT end memcached's main without stopping its
+ * threads; so does the in-process driver's exit): only the files go. */
+static void ac_at_exit(void) {
+    if (ac.dir[0] != '\0' && (!ac.paged || ac_opts.os_file))
+        ac_spilldir_remove(ac.dir);
+}
+
+/* A start-up that fails after opening stores: everything is closed (no
+ * thread of ours or memcached's uses them yet). */
 static void ac_shutdown(void) {
     ac_room_shutdown();                  /* no page moves while the stores close */
     if (ac.paged) {
@@ -245,7 +254,7 @@ int ac_init(size_t *item_limit) {
         ac_shutdown();
         return -1;
     }
-    atexit(ac_shutdown);
+    atexit(ac_at_exit);
     ac_enabled = true;
     return 0;
 }

@@ -246,7 +246,8 @@ static int set_log_round(const char *v) {
         return 0;
     }
     unsigned long long mul = strcmp(end, "s") == 0 ? 1000000000ULL : strcmp(end, "ms") == 0 ? 1000000ULL : 0;
-    if (ok && mul != 0 && n * mul >= 10000000ULL && n * mul <= 3600ULL * 1000000000ULL) {
+    /* n is bounded before the multiplication: 18446744074s used to wrap to 0.29 s */
+    if (ok && mul != 0 && n <= 3600ULL * 1000000000ULL / mul && n * mul >= 10000000ULL) {
         ac_opts.log_round = 0;
         ac_opts.log_round_ns = n * mul;
         return 0;

@@ -11,6 +11,7 @@
  * Other items' locks are only ever try-locked. No I/O happens under an LRU lock. */
 #include "memcached.h"
 #include "ac_internal.h"
+#include "ac_chunk.h"
 #include "store/record.h"
 #include <errno.h>
 #include <stdlib.h>
@@ -84,16 +85,18 @@ static char *item_to_record(item *it, size_t *lenp) {
         .len = (uint32_t)len, .nbytes = (uint32_t)it->nbytes, .exptime = it->exptime,
         .time = it->time, .cas = ITEM_get_cas(it), .nkey = it->nkey,
     };
-    FLAGS_CONV(it, r.client_flags);
+    if (it->it_flags & ITEM_CFLAGS)   /* after the key: unaligned, hence no FLAGS_CONV */
+        memcpy(&r.client_flags, ITEM_suffix(it), sizeof(r.client_flags));
     ac_record_put_header(buf, &r);
     memcpy(buf + AC_RECORD_HDR, ITEM_key(it), it->nkey);
     char *dst = buf + AC_RECORD_HDR + it->nkey;
     if ((it->it_flags & ITEM_CHUNKED) == 0) {
         memcpy(dst, ITEM_data(it), it->nbytes);
     } else {
-        for (item_chunk *ch = (item_chunk *)ITEM_schunk(it); ch != NULL; ch = ch->next) {
-            memcpy(dst, ch->data, ch->used);
-            dst += ch->used;
+        for (char *ch = ac_chunk_first(it); ch != NULL; ch = ac_chunk_next(ch)) {
+            int used = ac_chunk_used(ch);
+            memcpy(dst, ac_chunk_data(ch), (size_t)used);
+            dst += used;
         }
     }
     ac_record_seal(buf, len);
@@ -107,20 +110,22 @@ int ac_item_fill(item *it, const char *src, size_t n) {
         memcpy(ITEM_data(it), src, n);
         return 0;
     }
-    item_chunk *ch = (item_chunk *)ITEM_schunk(it);
+    char *ch = ac_chunk_first(it);     /* ac_chunk.h: the first one is unaligned */
     size_t done = 0;
     while (done < n) {
-        if (ch->used == ch->size) {
-            item_chunk *nch = do_item_alloc_chunk(ch, n - done);
+        int used = ac_chunk_used(ch);
+        if (used == ac_chunk_size(ch)) {
+            item_chunk *nch = do_item_alloc_chunk((item_chunk *)(void *)ch, n - done);
             if (nch == NULL)
                 return -1;
-            ch = nch;
+            ch = (char *)nch;
+            used = ac_chunk_used(ch);
         }
-        size_t k = (size_t)(ch->size - ch->used);
+        size_t k = (size_t)(ac_chunk_size(ch) - used);
         if (k > n - done)
             k = n - done;
-        memcpy(ch->data + ch->used, src + done, k);
-        ch->used += (int)k;
+        memcpy(ac_chunk_data(ch) + used, src + done, k);
+        ac_chunk_set_used(ch, used + (int)k);
         done += k;
     }
     return 0;

@@ -15,6 +15,7 @@
 #include "ac_spilldir.h"
 #include <dirent.h>
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <stdbool.h>
 #include <stdio.h>
@@ -105,6 +106,15 @@ static int clear_leftovers(const char *dir, int fd) {
         }
     }
     return 0;
+}
+
+void ac_spilldir_remove(const char *dir) {
+    char path[PATH_MAX];
+    for (size_t i = 0; i < N_OUR_FILES; i++) {
+        if (snprintf(path, sizeof(path), "%s/%s", dir, our_files[i]) < (int)sizeof(path))
+            unlink(path);
+    }
+    rmdir(dir);
 }
 
 int ac_spilldir_prepare(const char *dir) {

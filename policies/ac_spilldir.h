@@ -9,5 +9,11 @@
  * makes it 0700. 0, or -1 after printing why to stderr. */
 int ac_spilldir_prepare(const char *dir);
 
+/* At exit: removes our files (by name) and the directory, nothing else. The
+ * stores stay open: memcached's threads (workers, the slab mover, cleaning)
+ * may still use them while exit handlers run, so nothing is closed or freed;
+ * the process's end does that. */
+void ac_spilldir_remove(const char *dir);
+
 
 #endif

@@ -18,7 +18,8 @@
  *   idle time whose key still exists is the victim. Like Redis, a candidate is
  *   not re-aged: if it was accessed after it entered the pool it may still be
  *   chosen. Random items come from the class's slab pages
- *   (slabs_chunk_sample); free chunks and items of other classes are skipped.
+ *   (slabs_chunk_sample); free chunks and items of other classes are skipped;
+ *   a chunk of a chunked item stands for that item (its header).
  *
  * Memcached still links items on its per-class list on insert and removal
  * (that code is not ours to remove); alru never reads or moves those links and
@@ -184,7 +185,17 @@ static void sample_into(struct pool *p, unsigned int clsid, uint32_t now, item *
         if (it == NULL)
             return;
         __atomic_add_fetch(&stat_samples, 1, __ATOMIC_RELAXED);
-        if (!is_resident(it, clsid) || chosen(it, out, n)) {
+        /* A chunk of a chunked item (a value above slab_chunk_max): the
+         * candidate is its item, the header the chunk points to. memcached
+         * gives that header the class of the item's full size (the one its
+         * chunks fill) though it sits in a smaller class's page, so sampling
+         * headers alone never offers a chunked item to this class, and an
+         * allocation here could only wait. The pointer is a hint like any
+         * sampled slot (pages are not freed under the spill lock; whatever it
+         * points to is re-validated, here and by ac_grab_item). */
+        if ((it->it_flags & (ITEM_CHUNK | ITEM_SLABBED)) == ITEM_CHUNK)
+            it = ((item_chunk *)(void *)it)->head;
+        if (it == NULL || !is_resident(it, clsid) || chosen(it, out, n)) {
             __atomic_add_fetch(&stat_skipped, 1, __ATOMIC_RELAXED);
             continue;
         }

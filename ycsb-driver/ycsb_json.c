@@ -52,12 +52,42 @@ static void puts_(struct ycsb_json *j, const char *s)
     put(j, s, strlen(s));
 }
 
+/* Length of the well-formed UTF-8 sequence at s (at most n bytes), or 0. */
+static size_t utf8_len(const unsigned char *s, size_t n)
+{
+    size_t len;
+    uint32_t cp, min;
+    if (s[0] >= 0xc2 && s[0] <= 0xdf) {
+        len = 2; cp = s[0] & 0x1fu; min = 0x80;
+    } else if (s[0] >= 0xe0 && s[0] <= 0xef) {
+        len = 3; cp = s[0] & 0x0fu; min = 0x800;
+    } else if (s[0] >= 0xf0 && s[0] <= 0xf4) {
+        len = 4; cp = s[0] & 0x07u; min = 0x10000;
+    } else {
+        return 0;
+    }
+    if (len > n)
+        return 0;
+    for (size_t i = 1; i < len; i++) {
+        if ((s[i] & 0xc0) != 0x80)
+            return 0;
+        cp = cp << 6 | (s[i] & 0x3fu);
+    }
+    if (cp < min || cp > 0x10ffff || (cp >= 0xd800 && cp <= 0xdfff))
+        return 0;
+    return len;
+}
+
+/* JSON is UTF-8 (RFC 8259): a byte that is not part of a well-formed UTF-8
+ * sequence (text from a property file may be in any encoding) is written as
+ * the code point of the same value, \u0080..\u00ff (read as Latin-1). */
 static void quoted(struct ycsb_json *j, const char *s, size_t n)
 {
     put(j, "\"", 1);
     for (size_t i = 0; i < n; i++) {
         unsigned char c = (unsigned char)s[i];
         char esc[8];
+        size_t u;
         if (c == '"' || c == '\\') {
             esc[0] = '\\';
             esc[1] = (char)c;
@@ -65,8 +95,14 @@ static void quoted(struct ycsb_json *j, const char *s, size_t n)
         } else if (c < 0x20 || c == 0x7f) {
             snprintf(esc, sizeof(esc), "\\u%04x", c);
             put(j, esc, 6);
-        } else {
+        } else if (c < 0x80) {
             put(j, (const char *)&s[i], 1);
+        } else if ((u = utf8_len((const unsigned char *)s + i, n - i)) != 0) {
+            put(j, s + i, u);
+            i += u - 1;
+        } else {
+            snprintf(esc, sizeof(esc), "\\u%04x", c);
+            put(j, esc, 6);
         }
     }
     put(j, "\"", 1);

@@ -2,7 +2,8 @@
  * scripted sampler: the clock bits live in the item header's spare bytes; each
  * victim is the most idle candidate of the pool, which keeps its candidates
  * across rounds; removed or reused chunks and free chunks are never offered;
- * idle time wraps around the clock; a freed slab page (the page epoch moved on)
+ * a chunk of a chunked item offers its header; idle time wraps around the
+ * clock; a freed slab page (the page epoch moved on)
  * empties the pools unread; metadata is the clock bits plus the pools. */
 #include "memcached.h"
 #include "../ac_policy.h"
@@ -51,11 +52,18 @@ static uint32_t scripted_clock(void) { return now; }
 #define NITEMS 16
 static item items[NITEMS];
 static int order[256], norder, next_sample;
+/* chunks of chunked items in class 1's pages: `order` entries 100 + j */
+static unsigned char chunk_mem[4][64] __attribute__((aligned(8)));
+static item_chunk *chunk(int j) {
+    return (item_chunk *)(void *)chunk_mem[j];
+}
+
 void *slabs_chunk_sample(const unsigned int id, const uint64_t rnd) {
     (void)rnd;
     if (id != 1 || norder == 0)
         return NULL;
-    return &items[order[next_sample++ % norder]];
+    int k = order[next_sample++ % norder];
+    return k >= 100 ? (void *)chunk(k - 100) : (void *)&items[k];
 }
 
 static void script(const char *ids) {      /* e.g. "0 1 2" */
@@ -144,6 +152,33 @@ static void test_stale_candidates_skipped(void) {
     CHECK_VICTIMS(4, "4");                    /* offered once per call */
 }
 
+/* A chunked item's header sits in a small class's page but is linked under
+ * the class its chunks fill (memcached's do_item_alloc): sampling that class
+ * finds chunks, and a chunk in use stands for its header. */
+static void test_chunked_item_offered_through_its_chunks(void) {
+    init(24, 2);
+    for (int i = 0; i < 4; i++)
+        make_item(i, 10 * (uint32_t)(i + 1));
+    now = 500;
+    memset(chunk_mem, 0, sizeof(chunk_mem));
+    for (int j = 0; j < 4; j++)
+        chunk(j)->it_flags = ITEM_CHUNK;
+    chunk(0)->head = &items[2];             /* two chunks of item 2 */
+    chunk(1)->head = &items[2];
+    chunk(2)->head = &items[3];
+    chunk(2)->it_flags = ITEM_CHUNK | ITEM_SLABBED;     /* freed: not followed */
+    chunk(3)->head = NULL;                  /* not filled in yet */
+    script("100 101");
+    CHECK_VICTIMS(2, "2");                  /* item 2 once, not twice */
+    script("102 103");
+    CHECK_VICTIMS(2, "");
+    /* a header that is not linked under this class is no candidate */
+    items[3].slabs_clsid = 2;
+    chunk(2)->it_flags = ITEM_CHUNK;
+    script("102");
+    CHECK_VICTIMS(1, "");
+}
+
 static void test_pool_dropped_when_a_page_is_freed(void) {
     init(24, 2);
     for (int i = 0; i < 8; i++)
@@ -198,6 +233,7 @@ static void test_metadata_and_stats(void) {
 int main(void) {
     test_oldest_sampled_and_pool_kept();
     test_stale_candidates_skipped();
+    test_chunked_item_offered_through_its_chunks();
     test_pool_dropped_when_a_page_is_freed();
     test_clock_wraps();
     test_metadata_and_stats();

@@ -17,6 +17,7 @@
  */
 #include "memcached.h"
 #include "ac_hooks.h"
+#include "ac_chunk.h"
 #include "ycsb_config.h"
 #include "ycsb_run.h"
 #include "ycsb_workload.h"
@@ -99,9 +100,10 @@ static void copy_value(struct inproc_thread *th, item *it) {
         return;
     }
     char *dst = th->buf;
-    for (item_chunk *ch = (item_chunk *)ITEM_schunk(it); ch != NULL; ch = ch->next) {
-        memcpy(dst, ch->data, (size_t)ch->used);
-        dst += ch->used;
+    for (char *ch = ac_chunk_first(it); ch != NULL; ch = ac_chunk_next(ch)) {
+        int used = ac_chunk_used(ch);      /* ac_chunk.h: the first chunk is unaligned */
+        memcpy(dst, ac_chunk_data(ch), (size_t)used);
+        dst += used;
     }
 }
 
@@ -256,7 +258,7 @@ static void *driver_main(void *arg) {
         fprintf(stderr, "memcached-ac: in-process driver: %s\n", err);
     ycsb_json_free(&j);
     ycsb_result_free(res);
-    /* the store is closed and its files removed by ac_init's atexit handler */
+    /* the spill files and directory are removed by ac_init's atexit handler */
     exit(rc == 0 && wrc == 0 ? EXIT_SUCCESS : EXIT_FAILURE);
     return NULL;
 }

@@ -36,8 +36,20 @@ typedef void (*ADD_STAT)(const char *key, const uint16_t klen, const char *val,
 void append_stat(const char *name, ADD_STAT f, void *c, const char *fmt, ...);
 #define APPEND_STAT(name, fmt, val) append_stat(name, add_stats, c, fmt, val);
 
+/* a chunk of a chunked item, memcached's layout: it_flags at the item's offset */
+typedef struct _strchunk {
+    struct _strchunk *next, *prev;
+    struct _stritem *head;        /* the chunked item's header */
+    int size, used, nbytes;
+    unsigned short refcount;
+    uint16_t it_flags;
+    uint8_t slabs_clsid, orig_clsid;
+    char data[];
+} item_chunk;
+
 #define ITEM_LINKED 1
 #define ITEM_SLABBED 4
+#define ITEM_CHUNK 64
 #define COLD_LRU 128
 #define POWER_LARGEST 256
 extern pthread_mutex_t lru_locks[POWER_LARGEST];
