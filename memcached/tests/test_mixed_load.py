@@ -13,13 +13,15 @@ AC_TEST_SEED=N changes the clients' seeds (repeated runs)."""
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import threading
 from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from mc_helpers import MiB, log_uniform_size
+from mc_helpers import ROOT, MiB, log_uniform_size
 from noloss import ModelWorker, check_no_refusals
 
 THREADS = 8
@@ -79,3 +81,25 @@ def test_mixed_load_refuses_nothing(server, name):
     assert st["spilled_items"] > 0 and st["fetched_items"] + st["read_through_items"] > 0, text
     assert not refused and not verify, text
     check_no_refusals(st, text)
+
+
+def test_mixed_load_kernel_paged_refuses_nothing():
+    """The same load (8 clients, 1 B..500 KiB, every command, an exact model, 5x the
+    item memory) for the kernel-paged approaches, which only page inside a memory
+    cgroup with swap and vm.page-cluster=0: memcached/soak/soak.py sets those up
+    (and undoes them) and checks no refusal, no loss, every key byte-exact, RSS
+    within the limit. A few seconds of load each, three at once."""
+    if os.geteuid() != 0:
+        pytest.skip("needs root: memory cgroups, swap files")
+    soak = ROOT / "memcached" / "soak" / "soak.py"
+    names = ["ospaging", "ospaging-file", "effpaging"]
+    r = subprocess.run([sys.executable, str(soak), "--approach", *names, "--minutes", "0.05",
+                        "--overcommit", "5", "--jobs", "3"],
+                       capture_output=True, text=True, timeout=900)
+    out = r.stdout + r.stderr
+    print(out)
+    summaries = {ln.split(":")[0][len("soak "):]: ln for ln in r.stdout.splitlines()
+                 if ln.startswith("soak ") and not ln.startswith("soak:")}
+    assert r.returncode == 0 and sorted(summaries) == sorted(names), out[-4000:]
+    for name, line in summaries.items():
+        assert line.endswith("-> PASS") and "lost 0 refused 0" in line and "verify OK" in line, line
