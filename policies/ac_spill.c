@@ -528,25 +528,48 @@ static item *cold_find(const char *key, size_t nkey, uint32_t hv, bool do_update
     return NULL;
 }
 
+/* The record of key (fingerprint fp) as the cold store holds it now, read and
+ * verified (*r points into this thread's fetch buffer), its location in *loc.
+ * The key's item lock is held: the record cannot move or go meanwhile. 0, or
+ * -1 when there is none (or it is unreadable: a request answers that error). */
+static int cold_record_of(const char *key, size_t nkey, uint64_t fp, struct ac_record *r, struct ac_loc *loc) {
+    struct ac_loc locs[4];
+    int n = ac_tuple_find(ac.cold->store, fp, locs, 4);
+    for (int i = 0; i < n && i < 4; i++) {
+        char *buf = scratch_get(&fetch_buf, locs[i].len);
+        if (buf == NULL || ac_cold_get(ac.cold, &locs[i], buf) != 0
+                || ac_record_parse(buf, locs[i].len, r) != AC_REC_OK || r->len != locs[i].len)
+            continue;
+        if (r->nkey == nkey && memcmp(r->key, key, nkey) == 0) {
+            *loc = locs[i];
+            return 0;
+        }
+    }
+    return -1;
+}
+
 int ac_migrate_in(uint64_t fp) {
     struct ac_loc locs[4];
     int n = ac_cold_find(ac.cold, fp, locs, 4), moved = 0;
     for (int i = 0; i < n && i < 4; i++) {
+        /* read without the key's lock, only to learn the key: the location may
+         * be stale by the time the lock is held (fetched, moved by cleaning) */
         char *buf = scratch_get(&fetch_buf, locs[i].len);
         struct ac_record r;
         if (buf == NULL || ac_cold_get(ac.cold, &locs[i], buf) != 0
                 || ac_record_parse(buf, locs[i].len, &r) != AC_REC_OK || r.len != locs[i].len)
             continue;      /* left in place: a request for it answers the error */
         char key[KEY_MAX_LENGTH + 1];
-        memcpy(key, r.key, r.nkey);
-        uint32_t hv = hash(key, r.nkey);
+        size_t nkey = r.nkey;
+        memcpy(key, r.key, nkey);
+        uint32_t hv = hash(key, nkey);
         item_lock(hv);
-        /* re-read under the lock: a request may have brought it in meanwhile */
-        if (assoc_find(key, r.nkey, hv) == NULL && ac_cold_get(ac.cold, &locs[i], buf) == 0
-                && ac_record_parse(buf, locs[i].len, &r) == AC_REC_OK) {
+        /* under the lock: not brought in by a request meanwhile, and its record as it is now */
+        struct ac_loc loc;
+        if (assoc_find(key, nkey, hv) == NULL && cold_record_of(key, nkey, fp, &r, &loc) == 0) {
             int merge = 0;
             ac_alloc_optional(true);   /* migration waits for the next round rather than for room */
-            item *m = materialize(&r, hv, fp, &locs[i], &merge);
+            item *m = materialize(&r, hv, fp, &loc, &merge);
             ac_alloc_optional(false);
             if (m == NULL) {
                 item_unlock(hv);
@@ -554,7 +577,7 @@ int ac_migrate_in(uint64_t fp) {
             }
             moved++;
             AC_COUNT(fetched_items, 1);
-            AC_COUNT(fetched_bytes, r.len);
+            AC_COUNT(fetched_bytes, loc.len);
         }
         item_unlock(hv);
     }
