@@ -37,6 +37,7 @@
  * AC_FUZZ_BATCH (inputs between batches, default 2000), AC_FUZZ_STATS (print
  * all of `stats anticache` at the end), TMPDIR (where the private directory goes). */
 #include "memcached.h"
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <poll.h>
@@ -183,6 +184,37 @@ static bool get_done(const struct buf *b, unsigned unused) {
     }
 }
 
+/* Nanoseconds this process's threads have spent runnable but waiting for a
+ * CPU (the second field of /proc/self/task/N/schedstat), summed. */
+static uint64_t runqueue_wait_ns(void) {
+    uint64_t sum = 0;
+    DIR *d = opendir("/proc/self/task");
+    if (d == NULL)
+        return 0;
+    struct dirent *de;
+    while ((de = readdir(d)) != NULL) {
+        char path[300], line[128];
+        if (de->d_name[0] == '.')
+            continue;
+        snprintf(path, sizeof(path), "/proc/self/task/%s/schedstat", de->d_name);
+        FILE *f = fopen(path, "r");
+        if (f == NULL)
+            continue;
+        unsigned long long run, wait;
+        if (fgets(line, sizeof(line), f) != NULL && sscanf(line, "%llu %llu", &run, &wait) == 2)
+            sum += wait;
+        fclose(f);
+    }
+    closedir(d);
+    return sum;
+}
+
+/* A silence of HANG_MS is a hang unless the process was starved of CPU
+ * meanwhile (a loaded machine, or the run niced beside a build): then its
+ * threads spent a good part of the window waiting to run, and the wait goes
+ * on (up to STARVED_WINDOWS more windows). */
+#define STARVED_WINDOWS 20
+
 /* Writes all of data, reading what arrives meanwhile (kept in *out when
  * given). half_close (a fuzz input): then shuts the writing side and reads
  * until the server closes; returns 0. Otherwise reads until done(out, arg);
@@ -194,11 +226,20 @@ static int exchange(int fd, const char *data, size_t size, bool half_close, stru
     if (wr_done && half_close)
         shutdown(fd, SHUT_WR);
     char rb[65536];
+    int starved = 0;
+    uint64_t waited = runqueue_wait_ns();
     for (;;) {
         struct pollfd p = { .fd = fd, .events = POLLIN | (wr_done ? 0 : POLLOUT) };
         int r = poll(&p, 1, HANG_MS);
         if (r < 0 && errno == EINTR)
             continue;
+        if (r == 0) {
+            uint64_t now = runqueue_wait_ns();
+            bool was_starved = now - waited > (uint64_t)HANG_MS * 1000000u / 4;
+            waited = now;
+            if (was_starved && ++starved <= STARVED_WINDOWS)
+                continue;
+        }
         if (r == 0)
             die("no answer from the server for %d ms (%s; %zu of %zu bytes written)", HANG_MS,
                 half_close ? "fuzz input" : "harness request", off, size);
