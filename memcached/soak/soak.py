@@ -92,7 +92,6 @@ import random
 import resource
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -109,7 +108,7 @@ ROOT = HERE.parents[1]
 for _p in (ROOT / "memcached" / "tests", ROOT / "cgroups", ROOT / "harness"):
     sys.path.insert(0, str(_p))
 
-from mc_helpers import BIN, HOST, MiB, Server, free_port, log_uniform_size, server_argv  # noqa: E402
+from mc_helpers import BIN, MiB, Server, log_uniform_size, start_server  # noqa: E402
 from noloss import ModelWorker, check_no_refusals  # noqa: E402
 from acg_lib import AcgError, MemoryGroup, swap_off, swap_on  # noqa: E402
 from acbench.approaches import APPROACHES as ACBENCH  # noqa: E402
@@ -336,27 +335,8 @@ class Result:
 
 def start_in_group(group: MemoryGroup, work: Path, mem: int, ac: dict) -> Server:
     """memcached-ac joined to the group before exec, as mc_helpers.Server (stop() by PID)."""
-    last = ""
-    for _ in range(5):
-        port = free_port()
-        argv = server_argv(port, mem, SERVER_THREADS, ac)
-        err_path = work / f"memcached-{port}.stderr"
-        with open(err_path, "wb") as err:
-            proc = group.popen(argv, stdin=subprocess.DEVNULL, stdout=err, stderr=err)
-        srv = Server(proc, port, Path(ac["ac_spill_dir"]), argv, err_path)
-        deadline = time.monotonic() + 30
-        while time.monotonic() < deadline and proc.poll() is None:
-            try:
-                socket.create_connection((HOST, port), timeout=1).close()
-                return srv
-            except OSError:
-                time.sleep(0.05)
-        if proc.poll() is None:
-            srv.stop()
-        last = err_path.read_text(errors="replace")
-        if "Address already in use" not in last and "failed to listen" not in last:
-            break
-    raise RuntimeError(f"memcached-ac did not start: {' '.join(argv)}\n{last.strip()}")
+    return start_server(work, mem, SERVER_THREADS, ac, check_dir_modes=False, popen=group.popen,
+                        start_timeout=30)
 
 
 class Cleanup:

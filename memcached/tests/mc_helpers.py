@@ -97,10 +97,13 @@ class Server:
 
 def start_server(tmp: Path, mem: int = 16, threads: int = 4, ac: dict | None = None,
                  extra: tuple[str, ...] = (), check_dir_modes: bool = True,
-                 no_ac_options: bool = False) -> Server:
+                 no_ac_options: bool = False, popen=subprocess.Popen,
+                 start_timeout: float = 15) -> Server:
     """Starts memcached-ac on a free port and waits until it accepts connections.
     ac: the -o ac_* options (ac_policy defaults to lru, ac_spill_dir to a new
-    directory under tmp when the policy is not none); no_ac_options: pass none."""
+    directory under tmp when the policy is not none); no_ac_options: pass none;
+    popen: what starts it (e.g. a memory group's popen, which joins the group
+    before exec)."""
     ac = dict(ac or {})
     ac.setdefault("ac_policy", "none" if no_ac_options else "lru")
     spill_dir = None
@@ -115,9 +118,9 @@ def start_server(tmp: Path, mem: int = 16, threads: int = 4, ac: dict | None = N
         argv = server_argv(port, mem, threads, ac, extra)
         err_path = tmp / f"memcached-{port}.stderr"
         with open(err_path, "wb") as err:
-            proc = subprocess.Popen(argv, stdin=subprocess.DEVNULL, stdout=err, stderr=err)
+            proc = popen(argv, stdin=subprocess.DEVNULL, stdout=err, stderr=err)
         srv = Server(proc, port, spill_dir, argv, err_path)
-        deadline = time.monotonic() + 15
+        deadline = time.monotonic() + start_timeout
         while time.monotonic() < deadline:
             if proc.poll() is not None:
                 break
