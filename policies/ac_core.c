@@ -3,6 +3,7 @@
 #include "memcached.h"
 #include "ac_internal.h"
 #include "ac_spilldir.h"
+#include "store/record.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -156,6 +157,21 @@ static void ac_shutdown(void) {
     }
 }
 
+/* Bits that hold every value up to v. */
+static unsigned bits_for(size_t v) {
+    unsigned n = 1;
+    while (n < 64 && (v >> n) != 0)
+        n++;
+    return n;
+}
+
+size_t ac_charged_bytes(void) {
+    size_t n = ac.fixed_charge;
+    if (ac.store != NULL)
+        n += ac_evicted_bytes(&ac.evicted);
+    return n;
+}
+
 int ac_init(size_t *item_limit) {
     if (ac_opts.driver[0] != '\0') {
         /* the in-process driver is the only client: no network listeners */
@@ -202,22 +218,16 @@ int ac_init(size_t *item_limit) {
             if (ac_opts.block_size < 4096)
                 ac_opts.block_size = 4096;
         }
-        size_t n = ac_opts.evicted_max;
-        if (n == 0) {
-            n = settings.maxbytes / 8 / 24;   /* default: an eighth of -m */
-            if (n < 1024)
-                n = 1024;
-        }
-        ac.evicted_bytes = ac_evicted_bytes_for(n);
-        overhead = ac.evicted_bytes + ac_opts.block_size;
+        /* the open block's buffer; the evicted table is charged as it grows
+         * (ac_charged_bytes, ac_room.c) */
+        overhead = ac_opts.block_size;
         if (overhead > settings.maxbytes / 2) {
-            fprintf(stderr, "memcached-ac: the evicted table for ac_evicted_max=%zu (%zu bytes) plus one"
-                    " ac_block_size buffer (%zu bytes) exceed half of -m (%zu bytes); raise -m or lower them\n",
-                    n, ac.evicted_bytes, ac_opts.block_size, settings.maxbytes);
+            fprintf(stderr, "memcached-ac: one ac_block_size buffer (%zu bytes) exceeds half of -m"
+                    " (%zu bytes); raise -m or lower ac_block_size\n", ac_opts.block_size, settings.maxbytes);
             return -1;
         }
-        ac_opts.evicted_max = n;
     }
+    ac.fixed_charge = overhead;
     /* Equal provisioning: the book-keeping comes out of the item memory. */
     *item_limit = settings.maxbytes - overhead;
     ac.item_limit = *item_limit;
@@ -237,8 +247,12 @@ int ac_init(size_t *item_limit) {
             rmdir(ac.dir);
             return -1;
         }
-        if (ac_evicted_init(&ac.evicted, ac_opts.evicted_max) != 0) {
-            fprintf(stderr, "memcached-ac: cannot allocate the evicted table (%zu entries)\n", ac_opts.evicted_max);
+        unsigned off_bits = bits_for(ac_opts.block_size - 1);
+        unsigned len_bits = bits_for(ac_record_size(KEY_MAX_LENGTH, (size_t)settings.item_size_max + 2));
+        if (ac_evicted_init(&ac.evicted, ac_opts.evicted_max, off_bits, len_bits) != 0) {
+            fprintf(stderr, "memcached-ac: the evicted table cannot address blocks of %zu bytes holding items"
+                    " of up to %d bytes (-I) in 64 bits with 2^16 blocks or more; lower ac_block_size or -I\n",
+                    ac_opts.block_size, settings.item_size_max);
             ac_shutdown();
             return -1;
         }
@@ -307,7 +321,7 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     const char *policy = ac_enabled ? ac.policy->name : "none";
     struct ac_store_stats ss;
     memset(&ss, 0, sizeof(ss));
-    size_t meta = 0, stubs = 0;
+    size_t meta = 0, stubs = 0, evicted_bytes = 0;
     if (ac_enabled && ac.cold != NULL) {
         /* cold-store policies: no stubs; the cold records are the spilled items */
         stubs = (size_t)ac_cold_records(ac.cold);
@@ -317,7 +331,8 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     } else if (ac_enabled) {
         ac.store_ops->stats(ac.store, &ss);
         stubs = ac_evicted_count(&ac.evicted);
-        meta = ac.evicted_bytes + ac_opts.block_size + ac.policy->metadata_bytes();
+        evicted_bytes = ac_evicted_bytes(&ac.evicted);
+        meta = ac_charged_bytes() + ac.policy->metadata_bytes();
     }
     uint64_t cold_io_errors = 0;
     if (ac_enabled && ac.cold != NULL) {
@@ -347,9 +362,13 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("resident_items", "%llu", (unsigned long long)stats_state.curr_items);
     STATS_UNLOCK();
     APPEND_STAT("stub_items", "%zu", stubs);
-    APPEND_STAT("evicted_max", "%zu", ac_enabled && ac.cold == NULL ? ac.evicted.capacity : (size_t)0);
+    APPEND_STAT("evicted_max", "%zu", ac_enabled && ac.store != NULL ? ac.evicted.max_entries : (size_t)0);
+    /* the evicted table as it is now (it grows and shrinks with the spilled items) */
+    APPEND_STAT("evicted_table_bytes", "%zu", evicted_bytes);
+    APPEND_STAT("evicted_bytes_per_item", "%.1f", stubs > 0 ? (double)evicted_bytes / (double)stubs : 0.0);
     APPEND_STAT("metadata_bytes", "%zu", meta);
-    APPEND_STAT("item_memory_limit", "%zu", ac_enabled ? ac.item_limit : settings.maxbytes);
+    APPEND_STAT("item_memory_limit", "%zu", ac_enabled ? __atomic_load_n(&ac.item_limit, __ATOMIC_RELAXED)
+                                                       : settings.maxbytes);
     APPEND_STAT("store_bytes_on_disk", "%llu", (unsigned long long)ss.bytes_on_disk);
     APPEND_STAT("store_live_bytes", "%llu", (unsigned long long)ss.live_bytes);
     APPEND_STAT("store_open_bytes", "%llu", (unsigned long long)ss.open_bytes);
@@ -364,6 +383,7 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("fetch_nomem", "%llu", (unsigned long long)AC_READ(fetch_nomem));
     APPEND_STAT("read_through_items", "%llu", (unsigned long long)AC_READ(read_through_items));
     APPEND_STAT("spill_failures", "%llu", (unsigned long long)AC_READ(spill_failures));
+    APPEND_STAT("overwritten_unread", "%llu", (unsigned long long)AC_READ(overwritten_unread));
     /* allocations given up (ac_room.c), by reason, and the slow path's other events */
     APPEND_STAT("refused_items", "%llu", (unsigned long long)AC_READ(refused_items));
     APPEND_STAT("refused_disk_full", "%llu", (unsigned long long)AC_READ(refused_disk_full));

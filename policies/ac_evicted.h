@@ -2,9 +2,13 @@
  * every spilled item, a fixed-size in-memory entry mapping a 64-bit fingerprint of
  * its key to the record's location in the spill store. The key itself lives only
  * in the on-disk record, which the fetch path compares, so fingerprint collisions
- * cost a disk read, never a wrong answer. Entries are 24 bytes (close to the
- * 20-byte representation of Zhang et al. ICDE 2015 Table III) and preallocated at
- * start-up, so the table's memory is charged against the server's budget. */
+ * cost a disk read, never a wrong answer. The table holds spilled items only and
+ * grows and shrinks with them: 256 stripes (low 8 bits of the fingerprint), each
+ * with its own lock and its own open-addressing array of 16-byte slots (fingerprint
+ * + location packed into 64 bits), kept between 68 % and 90 % full (at least 8
+ * slots) by rebuilding that one stripe. An entry costs 16-23.5 bytes including its
+ * index (~20 on average, as the paper assumes) plus 16 KiB of stripe headers in all;
+ * ac_evicted_bytes() is what to charge against the budget as it changes. */
 #ifndef AC_EVICTED_H
 #define AC_EVICTED_H
 #include <pthread.h>
@@ -18,33 +22,41 @@ struct ac_loc {
     uint32_t len;     /* record length */
 };
 
-#define AC_EVICTED_STRIPES 1024
+#define AC_EVICTED_STRIPES 256
+
+struct ac_evicted_stripe;                  /* lock + slot array, in ac_evicted.c */
 
 struct ac_evicted {
-    struct ac_evicted_entry *entries;  /* capacity entries; index + 1 is a link */
-    uint32_t *buckets;                 /* heads of the chains, power of two */
-    uint64_t mask;
-    size_t capacity;
-    uint32_t free_head;                /* free list of entries, under free_lock */
-    size_t count;                      /* entries in use (atomic) */
-    pthread_mutex_t free_lock;
-    pthread_mutex_t stripes[AC_EVICTED_STRIPES];
+    struct ac_evicted_stripe *stripes;     /* AC_EVICTED_STRIPES, allocated at init */
+    size_t max_entries;                    /* 0 = no cap */
+    size_t count;                          /* entries (atomic) */
+    size_t bytes;                          /* slot arrays + stripe headers (atomic) */
+    unsigned offset_bits, len_bits;        /* location packing; the block id has the rest */
+    uint32_t max_block;
 };
 
 /* Fingerprint of a key: FNV-1a 64 (Fowler, Noll, Vo), a hash independent of
  * memcached's own key hash. */
 uint64_t ac_key_fp(const char *key, size_t nkey);
 
-int ac_evicted_init(struct ac_evicted *t, size_t capacity);
+/* max_entries 0 = no cap. A location is packed into 64 bits: offset_bits for the
+ * offset, len_bits (>= 1) for the length, the rest (>= 16) for the block id.
+ * Returns 0, or -1 on a bad packing or no memory (the table is then empty). */
+int ac_evicted_init(struct ac_evicted *t, size_t max_entries, unsigned offset_bits, unsigned len_bits);
+/* Frees everything; safe after a failed init. */
 void ac_evicted_destroy(struct ac_evicted *t);
-/* Bytes the table occupies (entries + buckets), fixed at init. */
-size_t ac_evicted_bytes_for(size_t capacity);
-/* Returns 0, or -1 when the table is full. */
+/* Returns 0; -1 when max_entries are held or there is no memory to grow;
+ * -2 when loc does not fit the packing (block id, offset or len too large, or len 0). */
 int ac_evicted_insert(struct ac_evicted *t, uint64_t fp, const struct ac_loc *loc);
-/* Copies up to max locations stored under fp into out; returns how many exist. */
+/* Copies up to max locations stored under fp into out, oldest first; returns how many exist. */
 int ac_evicted_find(struct ac_evicted *t, uint64_t fp, struct ac_loc *out, int max);
-/* Removes the entry (fp, loc); returns true if it was there. */
+/* Removes the entry (fp, loc) (matched on fp, block, offset); returns true if it was there. */
 bool ac_evicted_remove(struct ac_evicted *t, uint64_t fp, const struct ac_loc *loc);
+/* Entries now (never below the entries a find can see). */
 size_t ac_evicted_count(struct ac_evicted *t);
+/* Bytes allocated now: slot arrays + stripe headers (an atomic read). */
+size_t ac_evicted_bytes(struct ac_evicted *t);
+/* The largest block id an entry can hold. */
+uint32_t ac_evicted_max_block(const struct ac_evicted *t);
 
 #endif

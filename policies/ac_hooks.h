@@ -31,6 +31,10 @@ void *ac_region_page(size_t size);
  * table; *item_limit (memory for the slab allocator, -m on entry) is lowered by
  * the book-keeping's memory. Returns -1 after printing why. */
 int ac_init(size_t *item_limit);
+/* `cache_memlimit`: -m becomes bytes, the budget for items and book-keeping;
+ * the slab allocator gets what is left after the book-keeping (ac_room.c).
+ * false when the slab memory is preallocated (-L), as upstream's. */
+bool ac_set_budget(size_t bytes);
 /* An allocation of ntotal bytes in class id found no free chunk
  * (do_item_alloc_pull): spill, borrow a page or wait until it fits (ac_room.c).
  * NULL: refused, counted by reason (the spill store is full, or the wait ran out). */
@@ -46,6 +50,10 @@ void ac_page_free(void *page);
  * read (do_update) gets a transient copy instead: served from the record, never
  * linked, freed by ac_item_free when its last reference goes. */
 item *ac_item_find(const char *key, size_t nkey, uint32_t hv, bool do_update);
+/* A plain set (no CAS) of key is about to store (item lock for hv held): a
+ * spilled old value is dropped without reading it, by the key's 64-bit
+ * fingerprint (policies/README.md: "Overwrites"). */
+void ac_item_overwrite(const char *key, size_t nkey, uint32_t hv);
 /* The item is a transient copy (slab class 0, which memcached never uses). */
 #define AC_ITEM_TRANSIENT(it) ((it)->slabs_clsid == 0)
 void ac_item_free(item *it);

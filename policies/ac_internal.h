@@ -14,8 +14,9 @@ struct ac_state {
     struct ac_store *store;
     struct ac_evicted evicted;
     struct ac_cold *cold;          /* logging: tuple store + Bloom filter instead of store + evicted */
-    size_t evicted_bytes;          /* fixed memory of the evicted table */
-    size_t item_limit;             /* what the slab allocator got of -m */
+    size_t fixed_charge;           /* book-keeping charged against -m at start (block buffer, tables) */
+    size_t item_limit;             /* what the slab allocator gets of -m now (ac_room.c lowers it
+                                      as the evicted table grows) */
     bool paged;                    /* kernel-paged policy (ospaging): no store at all */
     pthread_mutex_t spill_lock;    /* one spill round at a time; item-pointer hints are read under it */
     unsigned page_epoch;           /* moves on (under spill_lock) before released slab pages are freed */
@@ -29,6 +30,7 @@ struct ac_counters {
     uint64_t checksum_errors, read_errors, fetch_nomem;
     uint64_t read_through_items;   /* reads served from a record without memory for it */
     uint64_t spill_failures;       /* a spill that could not be done (table full, I/O) */
+    uint64_t overwritten_unread;   /* spilled records a plain set dropped without reading */
     /* ac_room.c: allocations given up, by reason; the slow path's other events */
     uint64_t refused_items, refused_disk_full, refused_io_error, refused_table_full, refused_timeout;
     uint64_t alloc_room_taken;     /* spilled, but another request took the room: again */
@@ -41,7 +43,8 @@ enum ac_refusal {
     AC_REFUSED_NONE = 0,
     AC_REFUSED_DISK_FULL,          /* a spill write found the file system full (ENOSPC, EDQUOT) */
     AC_REFUSED_IO_ERROR,           /* a spill write failed otherwise */
-    AC_REFUSED_TABLE_FULL,         /* the evicted table holds ac_evicted_max entries */
+    AC_REFUSED_TABLE_FULL,         /* the evicted table cannot take more: ac_evicted_max entries,
+                                      no memory to grow, or a block id beyond what an entry holds */
     AC_REFUSED_TIMEOUT,            /* nothing to spill or borrow within ac_alloc_wait */
 };
 
@@ -93,6 +96,16 @@ void ac_set_lookup_error(const char *e);
 /* ac_room.c: while on, this thread's allocations only try (one spill round, no
  * borrowing, no waiting, no refusal counted): optional work. Nests. */
 void ac_alloc_optional(bool on);
+/* ac_room.c: while on, this thread's allocations take a free chunk of the
+ * class or fail (no spill round at all): a block merge's block-mates, which
+ * go to the cold end and would be a spill round's first victims. Nests. */
+void ac_alloc_free_only(bool on);
+/* ac_core.c: the book-keeping charged against -m now: the fixed part and the
+ * evicted table as it is. */
+size_t ac_charged_bytes(void);
+/* ac_room.c: the book-keeping grew or shrank: the item memory follows (the
+ * room thread lowers or raises the slab allocator's limit). Cheap. */
+void ac_budget_changed(void);
 /* ac_room.c: starts the thread that repays borrowed pages (spilling policies). */
 int ac_room_init(void);
 void ac_room_shutdown(void);

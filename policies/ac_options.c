@@ -366,7 +366,7 @@ static const struct {
     { "ac_block_size", set_block_size, "bytes per spill block, 4K..64M (default: 1M, or -m/16 if smaller)" },
     { "ac_merge", set_merge, "tuple: fetch one item; block: fetch its whole block (default: tuple)" },
     { "ac_compact_fill", set_compact_fill, "tuple-merge: merge a block whose live fraction falls below (default: 0.5)" },
-    { "ac_evicted_max", set_evicted_max, "spilled items at most; 24 bytes each, taken from -m (default: -m/8/24)" },
+    { "ac_evicted_max", set_evicted_max, "spilled items at most (default: no cap; the evicted table grows with them, charged against -m)" },
     { "ac_alloc_wait", set_alloc_wait, "spilling policies: longest wait for room before a store is refused (default: 5s)" },
     { "ac_borrow_pages", set_borrow_pages, "spilling policies: slab pages a starved class may borrow past -m until repaid (default: 2)" },
     { "ac_lru_sample", set_lru_sample, "lru: update the order on 1 in N accesses (default: 1)" },

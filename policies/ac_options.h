@@ -13,7 +13,7 @@ struct ac_options {
     size_t block_size;       /* ac_block_size (0 = default, fixed by ac_init) */
     bool merge_block;        /* ac_merge=block|tuple */
     double compact_fill;     /* ac_compact_fill */
-    size_t evicted_max;      /* ac_evicted_max (0 = derive from -m) */
+    size_t evicted_max;      /* ac_evicted_max (0 = no cap) */
     uint64_t alloc_wait_ns;  /* ac_alloc_wait: longest wait for room before a refusal */
     unsigned borrow_pages;   /* ac_borrow_pages: slab pages owed past -m at most */
     unsigned lru_sample;     /* ac_lru_sample: update LRU order on 1 in N accesses */

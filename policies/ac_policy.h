@@ -12,6 +12,9 @@ struct ac_policy_ops {
     void   (*on_insert)(item *it);              /* linked into RAM (item lock held) */
     void   (*on_access)(item *it);              /* hit in RAM: hot path, O(1), no I/O */
     void   (*on_remove)(item *it);              /* unlinked from RAM */
+    /* A block merge brought it back without a request for it (item lock
+     * held): it goes where the coldest items are. NULL: left as inserted. */
+    void   (*on_merged)(item *it);
     /* Up to max candidates of class clsid, coldest first. They are hints: the
      * caller locks and re-validates each one before spilling it. */
     int    (*pick_victims)(unsigned int clsid, item **out, int max);

@@ -38,14 +38,24 @@
  * It gives up only when the spill store cannot take more (file system full,
  * write error, evicted table full) or after ac_alloc_wait; the request then
  * answers memcached's SERVER_ERROR out of memory, counted in refused_items and
- * refused_<reason>. Optional allocations (a block-merge's block-mates, logging's
- * migration into RAM) only try once: no borrowing, no waiting, not counted. */
+ * refused_<reason>. Optional allocations (logging's migration into RAM) only
+ * try once: no borrowing, no waiting, not counted. A block merge's block-mates
+ * only take free chunks: a spill round would take them (the coldest) first.
+ *
+ * Book-keeping that grows with the data (the evicted table holds spilled
+ * items only) is charged against -m as it grows (equal provisioning): the same
+ * thread lowers the slab allocator's limit to -m minus everything charged
+ * (ac_charged_bytes) whenever that moved by a quarter page or more, and while
+ * the slab memory is over the limit it moves pages to the pool as for a
+ * borrowed page; memory_release frees them. It raises the limit again when
+ * the book-keeping shrinks. */
 #include "memcached.h"
 #include "ac_internal.h"
 #include <stdlib.h>
 #include <time.h>
 
 static __thread int tl_optional;              /* > 0: allocations only try */
+static __thread int tl_free_only;             /* > 0: allocations take a free chunk or fail */
 static __thread bool tl_may_borrow, tl_borrowed;
 
 static struct {
@@ -72,6 +82,10 @@ static void nap_us(unsigned us) {
 
 void ac_alloc_optional(bool on) {
     tl_optional += on ? 1 : -1;
+}
+
+void ac_alloc_free_only(bool on) {
+    tl_free_only += on ? 1 : -1;
 }
 
 /* do_slabs_newslab (slabs_lock held): the memory limit stops a new page. */
@@ -139,8 +153,8 @@ static void refuse(enum ac_refusal why) {
 }
 
 void *ac_alloc(size_t ntotal, unsigned int id) {
-    if (ac.paged)
-        return NULL;         /* kernel paging: nothing leaves RAM, the allocation fails */
+    if (ac.paged || tl_free_only > 0)
+        return NULL;         /* kernel paging: nothing leaves RAM; free chunks only: there was none */
     bool optional = tl_optional > 0;
     uint64_t deadline = 0;
     unsigned nap = 50;
@@ -252,6 +266,81 @@ static void free_released(void *pages) {
     }
 }
 
+/* ------------------------------------------------------ charging the budget */
+
+static struct {
+    pthread_mutex_t lock;        /* one change of the slab allocator's limit at a time */
+    size_t budget;               /* -m, or what `cache_memlimit` set since */
+    size_t applied;              /* the slab allocator's limit last set */
+} budget = { PTHREAD_MUTEX_INITIALIZER, 0, 0 };
+
+/* The item memory the budget leaves after everything charged now (at least
+ * two slab pages). */
+static size_t item_limit_for(size_t total) {
+    size_t charged = ac_charged_bytes();
+    size_t floor = settings.slab_page_size * 2;
+    return total > charged + floor ? total - charged : floor;
+}
+
+/* budget.lock held: sets the slab allocator's limit when forced or when it
+ * moved by a quarter page or more. false: the slab memory is preallocated. */
+static bool apply_locked(bool force) {
+    size_t limit = item_limit_for(budget.budget);
+    size_t d = limit > budget.applied ? limit - budget.applied : budget.applied - limit;
+    if (!force && d < settings.slab_page_size / 4)
+        return true;
+    if (!slabs_adjust_mem_limit(limit))
+        return false;
+    settings.maxbytes = budget.budget;   /* slabs_adjust_mem_limit set it to the item limit: -m stays the budget */
+    budget.applied = limit;
+    __atomic_store_n(&ac.item_limit, limit, __ATOMIC_RELAXED);
+    return true;
+}
+
+bool ac_set_budget(size_t bytes) {
+    pthread_mutex_lock(&budget.lock);
+    size_t old = budget.budget;
+    budget.budget = bytes;
+    bool ok = apply_locked(true);
+    if (!ok)
+        budget.budget = old;
+    pthread_mutex_unlock(&budget.lock);
+    if (ok) {
+        pthread_mutex_lock(&repay.lock);     /* the room thread looks at the pages now */
+        pthread_cond_signal(&repay.cond);
+        pthread_mutex_unlock(&repay.lock);
+    }
+    return ok;
+}
+
+/* Room thread: the limit follows the book-keeping; true if the slab memory
+ * (every class's pages and the pool's) is over it. */
+static bool apply_limit(void) {
+    pthread_mutex_lock(&budget.lock);
+    apply_locked(false);
+    size_t limit = budget.applied;
+    pthread_mutex_unlock(&budget.lock);
+    static slab_stats_automove sam[MAX_NUMBER_OF_SLAB_CLASSES];   /* room thread only */
+    fill_slab_stats_automove(sam);
+    size_t pages = 0;
+    for (int n = 0; n < MAX_NUMBER_OF_SLAB_CLASSES; n++)
+        pages += (size_t)sam[n].total_pages;
+    return pages * settings.slab_page_size > limit;
+}
+
+void ac_budget_changed(void) {
+    if (!repay.started)
+        return;
+    size_t limit = item_limit_for(__atomic_load_n(&budget.budget, __ATOMIC_RELAXED));
+    size_t applied = __atomic_load_n(&budget.applied, __ATOMIC_RELAXED);
+    size_t d = limit > applied ? limit - applied : applied - limit;
+    if (d >= settings.slab_page_size / 4) {
+        pthread_mutex_lock(&repay.lock);
+        pthread_cond_signal(&repay.cond);
+        pthread_mutex_unlock(&repay.lock);
+    }
+}
+
 /* One thread frees released pages (above) and repays borrowed ones: while
  * pages are owed and no move runs, it asks memcached's slab mover to move a
  * page to the global pool, then polls (1 ms) until the move count rises; a
@@ -261,10 +350,21 @@ static void *repay_main(void *arg) {
     bool moving = false;
     uint64_t moved0 = 0;
     int idle = 0;
+    bool over = false;
     for (;;) {
         pthread_mutex_lock(&repay.lock);
-        while (!stopping() && repay.released == NULL && !moving && repay.owed == 0)
-            pthread_cond_wait(&repay.cond, &repay.lock);
+        if (!stopping() && repay.released == NULL && !moving && repay.owed == 0 && !over) {
+            /* woken by a borrowing, a released page or a change of the book-keeping;
+             * the budget is looked at every 100 ms besides */
+            struct timespec until;
+            clock_gettime(CLOCK_REALTIME, &until);
+            until.tv_nsec += 100000000L;
+            if (until.tv_nsec >= 1000000000L) {
+                until.tv_sec++;
+                until.tv_nsec -= 1000000000L;
+            }
+            pthread_cond_timedwait(&repay.cond, &repay.lock, &until);
+        }
         void *pages = repay.released;
         repay.released = NULL;
         unsigned owed = repay.owed;
@@ -274,12 +374,14 @@ static void *repay_main(void *arg) {
             free_released(pages);
         if (stopping())
             break;
+        over = apply_limit() && settings.slab_reassign;
         bool running;
         if (moving) {
             if (slabs_moved_now(&running) != moved0) {
                 moving = false;
                 pthread_mutex_lock(&repay.lock);
-                repay.owed--;
+                if (repay.owed > 0)
+                    repay.owed--;
                 pthread_mutex_unlock(&repay.lock);
                 AC_COUNT(pages_repaid, 1);
                 continue;
@@ -289,7 +391,7 @@ static void *repay_main(void *arg) {
                 moving = false;
             else
                 nap_us(1000);
-        } else if (owed > 0) {
+        } else if (owed > 0 || over) {
             int src = repay_source(avoid);
             if (src >= 0) {
                 moved0 = slabs_moved_now(&running);
@@ -304,10 +406,13 @@ static void *repay_main(void *arg) {
 }
 
 int ac_room_init(void) {
-    /* pages are only released and repaid through memcached's slab mover */
-    if (!settings.slab_reassign || ac.paged)
+    if (ac.paged)
         return 0;
-    repay.enabled = ac_opts.borrow_pages > 0;
+    budget.budget = settings.maxbytes;
+    budget.applied = ac.item_limit;      /* what slabs_init got */
+    /* pages are only released and repaid through memcached's slab mover;
+     * without it the thread still applies the budget (no page can move) */
+    repay.enabled = settings.slab_reassign && ac_opts.borrow_pages > 0;
     if (pthread_create(&repay.tid, NULL, repay_main, NULL) != 0) {
         fprintf(stderr, "memcached-ac: cannot start the page repay thread\n");
         repay.enabled = false;

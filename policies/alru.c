@@ -131,6 +131,12 @@ static void alru_touch(item *it) {
     clock_set(it, clock_source() & clock_max);
 }
 
+/* A block-mate merged back unrequested: the largest idle time the clock can
+ * show (the clock value just after now), so sampling finds it as cold. */
+static void alru_on_merged(item *it) {
+    clock_set(it, (clock_source() + 1) & clock_max);
+}
+
 static void alru_on_remove(item *it) {
     (void)it;     /* pool entries are re-validated when they are used */
 }
@@ -260,6 +266,7 @@ const struct ac_policy_ops ac_policy_alru = {
     .on_insert = alru_touch,
     .on_access = alru_touch,
     .on_remove = alru_on_remove,
+    .on_merged = alru_on_merged,
     .pick_victims = alru_pick_victims,
     .metadata_bytes = alru_metadata_bytes,
     .stats = alru_stats,

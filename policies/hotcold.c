@@ -99,7 +99,7 @@ size_t ac_hc_collect(struct ac_hotcold *h, unsigned int clsid, struct ac_residen
     size_t n = 0, hot = 0;
     unsigned int id = clsid | COLD_LRU;
     pthread_mutex_lock(&lru_locks[id]);
-    for (item *it = item_lru_tail(id); it != NULL; it = it->prev) {
+    for (item *it = item_lru_ends(true)[id]; it != NULL; it = it->prev) {
         if (it->nbytes == 0 && it->nkey == 0 && it->it_flags == 1)
             continue;  /* an LRU crawler's placeholder */
         if (n == *cap) {

@@ -103,7 +103,7 @@ static int logging_pick_victims(unsigned int clsid, item **out, int max) {
     ac_hc_want_early(&hc);
     unsigned int id = clsid | COLD_LRU;
     pthread_mutex_lock(&lru_locks[id]);
-    for (item *it = item_lru_tail(id); it != NULL && n < max; it = it->prev) {
+    for (item *it = item_lru_ends(true)[id]; it != NULL && n < max; it = it->prev) {
         if (it->nbytes == 0 && it->nkey == 0 && it->it_flags == 1)
             continue;  /* an LRU crawler's placeholder */
         if (!chosen(it, out, n))

@@ -3,9 +3,11 @@
  * list (the item header's prev/next, 16 bytes per item); every access moves the
  * item to the MRU end, without memcached's 60-second rule. With ac_lru_sample=N
  * only 1 in N accesses updates the order (H-Store's aLRU with alpha = 1/N, per
- * worker thread, deterministic). Victims are taken from the LRU end. */
+ * worker thread, deterministic). Victims are taken from the LRU end; items a
+ * block merge brings back without a request go there too. */
 #include "memcached.h"
 #include "ac_policy.h"
+#include "lru_list.h"
 
 static unsigned sample;
 static __thread unsigned tick;
@@ -19,11 +21,29 @@ static void lru_on_insert(item *it) {
     (void)it;          /* memcached links new items at the MRU end */
 }
 
+/* Moves a linked item to the MRU end (head) or the LRU end (tail) of its list. */
+static void lru_move(item *it, bool to_tail) {
+    unsigned int id = it->slabs_clsid;
+    item **heads = item_lru_ends(false), **tails = item_lru_ends(true);
+    pthread_mutex_lock(&lru_locks[id]);
+    if ((it->it_flags & ITEM_LINKED) && (to_tail ? tails[id] : heads[id]) != it) {
+        ac_list_unlink(heads, tails, it);
+        ac_list_link(heads, tails, it, to_tail);
+    }
+    pthread_mutex_unlock(&lru_locks[id]);
+}
+
 static void lru_on_access(item *it) {
     if (sample > 1 && ++tick % sample != 0)
         return;
     it->time = current_time;
-    item_lru_bump(it);
+    lru_move(it, false);
+}
+
+/* A block-mate merged back unrequested goes to the LRU end (H-Store, seed 000
+ * §3.4): the next spill of its class takes it first unless it is asked for. */
+static void lru_on_merged(item *it) {
+    lru_move(it, true);
 }
 
 static void lru_on_remove(item *it) {
@@ -40,7 +60,7 @@ static int lru_pick_victims(unsigned int clsid, item **out, int max) {
     unsigned int id = clsid | COLD_LRU;
     int n = 0, passed = 0;
     pthread_mutex_lock(&lru_locks[id]);
-    for (item *it = item_lru_tail(id); it != NULL && n < max; it = it->prev) {
+    for (item *it = item_lru_ends(true)[id]; it != NULL && n < max; it = it->prev) {
         if (it->nbytes == 0 && it->nkey == 0 && it->it_flags == 1)
             continue;  /* an LRU crawler's placeholder */
         if (__atomic_load_n(&it->refcount, __ATOMIC_RELAXED) > 1 && passed < MAX_PASSED_OVER) {
@@ -72,6 +92,7 @@ const struct ac_policy_ops ac_policy_lru = {
     .on_insert = lru_on_insert,
     .on_access = lru_on_access,
     .on_remove = lru_on_remove,
+    .on_merged = lru_on_merged,
     .pick_victims = lru_pick_victims,
     .metadata_bytes = lru_metadata_bytes,
     .stats = lru_stats,

@@ -3,8 +3,7 @@
 Adding an approach is one entry in APPROACHES. `options` are extra `-o` settings
 (ac_* or upstream); `pages` says the kernel pages for it (-m covers the data, the runner sets
 vm.page-cluster=0); `swap` that its cgroup gets a swap file (a file-backed mapping needs none);
-`spills` says items move to the spill directory; `evicted_table` that each keeps an in-memory
-stub (the runner sizes the evicted table for them); `driver` holds driver properties the
+`spills` says items move to the spill directory; `driver` holds driver properties the
 approach needs (`lookaside=true`: the client stores an item after a read miss, as a cache's users
 do); `resident` how R of the loss decomposition is measured (acbench/decompose.py): "items" =
 the items the server held in RAM, "budget" = the OPT capacity (the kernel pages: RAM holds pages,
@@ -29,7 +28,6 @@ class Approach:
     pages: bool = False              # kernel paging: -m covers the data, page-cluster 0
     swap: bool = False               # the cell gets a swap file and swap in its cgroup
     spills: bool = True              # user-space anti-caching: items spilled, never dropped
-    evicted_table: bool = True       # spilled items keep an in-memory stub (H-Store); not Siberia's cold store
     driver: dict[str, str] = field(default_factory=dict)   # driver properties (-p) of the approach
     resident: str = "items"          # R of the decomposition: "items" (measured) or "budget" (= C)
     deterministic: bool = False      # with one driver thread its counts repeat exactly (no timing-dependent thread)
@@ -51,14 +49,14 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
              about="Redis approximate LRU as the paper ran it: 22-bit clock of 1 us, 5 samples, pool of 16"),
     Approach("alru-redis", "alru", {"ac_alru_bits": "24", "ac_alru_resolution": "1s", "ac_alru_samples": "5"},
              about="Redis approximate LRU with Redis's defaults: 24-bit clock of 1 s, 5 samples, pool of 16"),
-    Approach("logging", "logging", evicted_table=False,
+    Approach("logging", "logging",
              about="Siberia: sampled access log, exponential smoothing, hot set per round, tuple-level cold store"),
     Approach("ospaging", "ospaging", {"ac_os_backing": "anon"}, pages=True, swap=True, spills=False,
-             evicted_table=False, resident="budget", fills_limit=True, about="OS paging: no eviction, slab memory in one anonymous mapping, the kernel swaps"),
+             resident="budget", fills_limit=True, about="OS paging: no eviction, slab memory in one anonymous mapping, the kernel swaps"),
     Approach("ospaging-file", "ospaging", {"ac_os_backing": "file"}, pages=True, spills=False,
-             evicted_table=False, resident="budget", fills_limit=True,
+             resident="budget", fills_limit=True,
              about="OS paging of a shared file mapping in the spill directory: the page cache writes it back, no swap"),
-    Approach("effpaging", "effpaging", pages=True, swap=True, spills=False, evicted_table=False,
+    Approach("effpaging", "effpaging", pages=True, swap=True, spills=False,
              resident="budget", fills_limit=True,
              about="Efficient OS paging: hot items (logging's classifier) in mlocked memory sized to what the"
                    " cgroup allows, cold items in memory the kernel swaps"),

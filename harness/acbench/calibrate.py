@@ -406,8 +406,6 @@ def probe(approach: Approach, req: Request, n: int, extra: int, tries: int = 1) 
     leftovers.track_dir(spill_parent, "spill directory")
     extra_opts = dict(approach.options)
     extra_opts["hashpower"] = str(p.hashpower)
-    if p.evicted_max:
-        extra_opts["ac_evicted_max"] = str(p.evicted_max)
     opts = server.options(approach.policy, spill_parent / "spill", extra_opts)
     out = spill_parent / "driver.json"
     errf = spill_parent / "stderr.txt"

@@ -121,8 +121,6 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
     spill = spill_parent / "spill"
     extra = dict(approach.options)
     extra["hashpower"] = str(plan.hashpower)
-    if plan.evicted_max:
-        extra["ac_evicted_max"] = str(plan.evicted_max)
     opts = server.options(approach.policy, spill, extra)
     # paging approaches: swap file next to the spill directory, vm.page-cluster=0 for the cell
     paging = PagingSetup(spill_parent / "swap", plan.swap_bytes) if approach.pages else None

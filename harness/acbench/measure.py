@@ -3,9 +3,9 @@
 footprint: a server with room to spare loads a sample of the records (same field count,
 field length, key format) over the network; footprint = Σ used_chunks × chunk_size /
 curr_items from `stats slabs` (the slab chunk an item really takes, header and key included).
-base RSS: memcached-ac with no listener, an empty cache and a 1000-entry evicted table (the
-table is preallocated inside -m, so it must not be counted twice), VmRSS once it is stable; it
-only sizes the calibration runs' limit (calibrate.py), the allowance itself is measured there.
+base RSS: memcached-ac (`lru`) with no listener and an empty cache (its evicted table is empty:
+it grows with the spilled items, inside -m), VmRSS once it is stable; it only sizes the
+calibration runs' limit (calibrate.py), the allowance itself is measured there.
 Both are cached under build/acbench/ by their inputs.
 """
 from __future__ import annotations
@@ -103,7 +103,7 @@ def _measure_rss(threads: int) -> int:
     leftovers.track_dir(tmp, "scratch directory")
     proc = None
     try:
-        cmd = server.server_cmd(64, threads, server.options("lru", tmp / "spill", {"ac_evicted_max": "1000"}), None)
+        cmd = server.server_cmd(64, threads, server.options("lru", tmp / "spill", {}), None)
         proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
         leftovers.track_process(proc.pid, Path(cmd[0]).name)
         last, stable = -1, 0

@@ -7,6 +7,9 @@
     capacity   = floor(item MB × MiB / footprint)  -> OPT's cache size in objects
     allowance  = empty-server RSS + hash table (8 B × 2^hashpower) + margin
 
+Nothing else is sized: a spilling approach's evicted table grows and shrinks with the spilled
+items (at most 24 B each) and the server charges it against -m as it grows (equal provisioning).
+
 A paging approach keeps every item in its address space: -m = ceil(1.1 × D / MiB) + 1, the
 cgroup limit is M/D × D + allowance and the rest goes to swap (`[memory] swap`, default
 D + 10 %); a file-backed one (`ospaging-file`) gets no swap (memsw = limit).
@@ -46,7 +49,6 @@ class MemoryPlan:
     allowance_bytes: int
     opt_capacity: int      # objects
     hashpower: int
-    evicted_max: int       # spill-table capacity for spilling approaches (0: default)
     item_budget_bytes: int = 0      # ceil(M/D × D / MiB) MiB: what OPT gets; limit = this + allowance
     allowance_source: str = "spec"  # "spec" ([memory] allowance = SIZE) or "calibrated:<fit>" (calibrate.py)
 
@@ -55,7 +57,7 @@ class MemoryPlan:
                 "item_budget_bytes": self.item_budget_bytes,
                 "cgroup_limit_bytes": self.limit_bytes, "cgroup_swap_bytes": self.swap_bytes,
                 "allowance_bytes": self.allowance_bytes, "allowance_source": self.allowance_source,
-                "opt_capacity": self.opt_capacity, "hashpower": self.hashpower, "evicted_max": self.evicted_max}
+                "opt_capacity": self.opt_capacity, "hashpower": self.hashpower}
 
 
 def allowance(base_rss: int, recordcount: int, margin: int) -> int:
@@ -87,7 +89,5 @@ def plan(approach: Approach, recordcount: int, footprint: int, ratio: float, all
         swap_bytes = 0
     limit = target * MIB + allowance_bytes
     capacity = target * MIB // footprint
-    # every record can be spilled once (24 B each, charged against -m by the policy)
-    evicted = recordcount if approach.spills and approach.evicted_table else 0
     return MemoryPlan(data, item_mb, limit, swap_bytes, allowance_bytes, capacity,
-                      hashpower_for(recordcount), evicted, target * MIB, allowance_source)
+                      hashpower_for(recordcount), target * MIB, allowance_source)

@@ -15,10 +15,12 @@ between, so the slab class's LRU order is the insertion order):
     spilled again;
   * an unread key is brought back without a disk hit of its own only by a
     whole-block merge (lazy compaction under tuple-merge, or every fetch under
-    ac_merge=block); merged keys are linked at the MRU end and read before the
-    tail reaches them. So mem_hits == R + merged_items and
-    disk_hits == N - R - merged_items, exactly. With ac_compact_fill=0 no block is
-    merged, so mem_hits == R and disk_hits == N - R.
+    ac_merge=block). Merged keys go to the LRU end (H-Store: they were not
+    asked for), so a merged key read before the next spill round is a memory
+    hit and one the round reaches first is spilled again and fetched later:
+    R <= mem_hits <= R + merged_items, disk_hits == N - mem_hits. With
+    ac_compact_fill=0 no block is merged: mem_hits == R and disk_hits == N - R,
+    exactly.
 """
 from __future__ import annotations
 
@@ -81,13 +83,13 @@ def test_reverse_read(server, variant, ac):
     st2 = srv.ac()
     merged = st2["merged_items"] - st["merged_items"]
     assert st2["mem_hits"] + st2["disk_hits"] == n
-    assert st2["mem_hits"] == r + merged, (variant, r, merged, st2["mem_hits"], st2["disk_hits"])
-    assert st2["disk_hits"] == n - r - merged
+    assert r <= st2["mem_hits"] <= r + merged, (variant, r, merged, st2["mem_hits"], st2["disk_hits"])
     assert st2["fetched_items"] == st2["disk_hits"]     # one fetch per disk hit, no others
     print(f"\nreverse read [{variant}]: N={n} R={r} merged={merged} mem_hits={st2['mem_hits']} "
           f"disk_hits={st2['disk_hits']}")
     if variant == "no-compaction":
         assert merged == 0 and st2["merged_blocks"] == 0
+        assert (st2["mem_hits"], st2["disk_hits"]) == (r, n - r)
     else:
         assert merged > 0, "expected whole-block merges"
 

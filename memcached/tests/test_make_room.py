@@ -249,7 +249,8 @@ def test_multi_get_whose_merges_push_its_own_keys_to_the_tail(server):
     tail; they cannot be spilled while it holds them. The victims offered must
     pass over them: once they hid every spillable item (16 tail candidates, all
     held), each further key waited ac_alloc_wait and was refused (41 keys: 9
-    refused_timeout, 48 s)."""
+    refused_timeout, 48 s). Merged block-mates now go to the tail, below the
+    held items; the request still holds its earlier keys there."""
     srv = server(mem=8, ac={"ac_policy": "lru", "ac_merge": "block", "ac_alloc_wait": "2s"})
     raw = srv.raw(timeout=300)
     v = b"v" * 1024
@@ -260,7 +261,9 @@ def test_multi_get_whose_merges_push_its_own_keys_to_the_tail(server):
     vals, err = raw.get(*keys)
     assert err is None and sorted(vals) == keys and all(val[0] == v for val in vals.values()), err
     st = srv.ac()
-    assert st["merged_blocks"] >= 40, st
+    # every fetch merged its block (a few of the 41 keys are resident: 6 with
+    # the evicted table charged as it grows, none when it was sized up front)
+    assert st["merged_blocks"] == st["disk_hits"] >= 30, st
     assert (st["refused_items"], st["alloc_waits"], st["read_through_items"]) == (0, 0, 0), st
 
 

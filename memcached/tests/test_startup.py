@@ -21,9 +21,9 @@ OPTIONS = ("ac_policy, ac_spill_dir, ac_block_size, ac_merge, ac_compact_fill, a
            "ac_eff_madv_cold, ac_driver, ac_driver_out, ac_driver_set")
 
 
-def run_expect_failure(ac: str, mem: int = 16) -> str:
+def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> str:
     argv = [str(BIN), "-U", "0", "-l", "127.0.0.1", "-p", str(free_port()), "-m", str(mem),
-            "-u", "root", "-o", ac]
+            "-u", "root", *extra, "-o", ac]
     r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20)
     assert r.returncode != 0, f"{ac}: started (exit {r.returncode})"
     return r.stderr
@@ -57,9 +57,19 @@ def test_bad_option(ac, message):
 
 
 def test_book_keeping_larger_than_half_of_memory(tmp_path):
-    err = run_expect_failure(f"ac_policy=lru,ac_spill_dir={tmp_path}/s,ac_evicted_max=1M")
-    assert err.startswith("memcached-ac: the evicted table for ac_evicted_max=1048576 ("), err
-    assert err.rstrip().endswith("exceed half of -m (16777216 bytes); raise -m or lower them"), err
+    err = run_expect_failure(f"ac_policy=lru,ac_spill_dir={tmp_path}/s,ac_block_size=9M")
+    assert err == ("memcached-ac: one ac_block_size buffer (9437184 bytes) exceeds half of -m"
+                   " (16777216 bytes); raise -m or lower ac_block_size\n"), err
+    assert not (tmp_path / "s").exists()
+
+
+def test_evicted_table_that_cannot_address_the_blocks(tmp_path):
+    # 64 MiB blocks (26 offset bits) and 1 GiB items (31 length bits) leave 7 bits of block id
+    err = run_expect_failure(f"ac_policy=lru,ac_spill_dir={tmp_path}/s,ac_block_size=64M", mem=4096,
+                             extra=("-I", "1024m"))
+    assert err == ("memcached-ac: the evicted table cannot address blocks of 67108864 bytes holding items"
+                   " of up to 1073741824 bytes (-I) in 64 bits with 2^16 blocks or more;"
+                   " lower ac_block_size or -I\n"), err
     assert not (tmp_path / "s").exists()
 
 

@@ -3,7 +3,8 @@
  * victim is the most idle candidate of the pool, which keeps its candidates
  * across rounds; removed or reused chunks and free chunks are never offered;
  * a chunk of a chunked item offers its header; idle time wraps around the
- * clock; a freed slab page (the page epoch moved on)
+ * clock; a block-mate merged back unrequested is the most idle; a freed
+ * slab page (the page epoch moved on)
  * empties the pools unread; metadata is the clock bits plus the pools. */
 #include "memcached.h"
 #include "../ac_policy.h"
@@ -17,8 +18,7 @@ pthread_mutex_t lru_locks[POWER_LARGEST];
 volatile rel_time_t current_time;
 struct stats_state stats_state;
 
-void item_lru_bump(item *it) { (void)it; }
-item *item_lru_tail(const unsigned int id) { (void)id; return NULL; }
+item **item_lru_ends(const bool tail) { (void)tail; return NULL; }
 
 static char last_stats[1024];
 void append_stat(const char *name, ADD_STAT f, void *c, const char *fmt, ...) {
@@ -218,6 +218,41 @@ static void test_clock_wraps(void) {
     CHECK_EQ(items[1].nkey, 4);               /* the key length next to it is intact */
 }
 
+/* A block-mate merged back unrequested gets the clock value just after now:
+ * the largest idle time the clock can show, so it beats an item inserted
+ * long ago; an access afterwards makes it the freshest. */
+static void test_merged_item_is_the_most_idle(void) {
+    init(22, 3);
+    const uint32_t max = (1u << 22) - 1;
+    make_item(0, 1);                          /* idle 999 at 1000 */
+    make_item(1, 990);                        /* idle 10 */
+    make_item(2, 1000);
+    now = 1000;
+    ac_policy_alru.on_merged(&items[2]);
+    script("0 1 2");
+    CHECK_VICTIMS(1, "2");
+    const uint8_t *pad = (const uint8_t *)&items[2] + offsetof(item, nkey) + 1;
+    CHECK_EQ(pad[0] | pad[1] << 8 | pad[2] << 16, 1001);
+    /* at the wrap: now = max gives clock 0 */
+    init(22, 3);
+    make_item(0, 5);                          /* idle max - 5 at max */
+    make_item(2, max);
+    now = max;
+    ac_policy_alru.on_merged(&items[2]);      /* idle max */
+    script("0 2");
+    CHECK_VICTIMS(1, "2");
+    CHECK_EQ(pad[0] | pad[1] << 8 | pad[2] << 16, 0);
+    /* asked for later: the freshest */
+    init(22, 3);
+    make_item(0, 1);
+    make_item(2, 50);
+    now = 50;
+    ac_policy_alru.on_merged(&items[2]);
+    ac_policy_alru.on_access(&items[2]);
+    script("0 2");
+    CHECK_VICTIMS(1, "0");
+}
+
 static void test_metadata_and_stats(void) {
     init(22, 5);
     stats_state.curr_items = 1000;
@@ -236,6 +271,7 @@ int main(void) {
     test_chunked_item_offered_through_its_chunks();
     test_pool_dropped_when_a_page_is_freed();
     test_clock_wraps();
+    test_merged_item_is_the_most_idle();
     test_metadata_and_stats();
     return check_report("test_alru");
 }

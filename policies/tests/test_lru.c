@@ -1,10 +1,12 @@
 /* Unit test of policy "lru" (policies/lru.c) on scripted access sequences:
  * victims come coldest first and follow every access exactly; with
  * ac_lru_sample=N only every Nth access reorders; LRU-crawler placeholders and
- * items a request holds are never offered; metadata is 16 bytes per resident item. The item lists are the
+ * items a request holds are never offered; block-mates merged back unrequested
+ * go to the LRU end; metadata is 16 bytes per resident item. The item lists are the
  * small stand-in of tests/fake/memcached.h (head = MRU, tail = LRU). */
 #include "memcached.h"
 #include "../ac_policy.h"
+#include "../lru_list.h"
 #include "check.h"
 #include "victims.h"
 #include <stdarg.h>
@@ -16,39 +18,17 @@ struct stats_state stats_state;
 static item *heads[POWER_LARGEST], *tails[POWER_LARGEST];
 
 static void link_q(item *it) {
-    unsigned id = it->slabs_clsid;
-    it->prev = NULL;
-    it->next = heads[id];
-    if (it->next)
-        it->next->prev = it;
-    heads[id] = it;
-    if (tails[id] == NULL)
-        tails[id] = it;
+    ac_list_link(heads, tails, it, false);
     it->it_flags |= ITEM_LINKED;
 }
 
 static void unlink_q(item *it) {
-    unsigned id = it->slabs_clsid;
-    if (heads[id] == it)
-        heads[id] = it->next;
-    if (tails[id] == it)
-        tails[id] = it->prev;
-    if (it->next)
-        it->next->prev = it->prev;
-    if (it->prev)
-        it->prev->next = it->next;
+    ac_list_unlink(heads, tails, it);
     it->it_flags &= ~ITEM_LINKED;
 }
 
-void item_lru_bump(item *it) {
-    if (it->it_flags & ITEM_LINKED) {
-        unlink_q(it);
-        link_q(it);
-    }
-}
-
-item *item_lru_tail(const unsigned int id) {
-    return tails[id];
+item **item_lru_ends(const bool tail) {
+    return tail ? tails : heads;
 }
 
 static char last_stat[64];
@@ -141,10 +121,41 @@ static void test_sampled(void) {
     CHECK(strcmp(last_stat, "lru_sample=3") == 0);
 }
 
+/* Block-mates a block merge brought back without a request go to the LRU
+ * end (H-Store, seed 000 §3.4): they are the next victims, in the order they
+ * were merged (the last merged is the coldest), ahead of every item inserted
+ * or accessed before; an access afterwards makes one MRU as usual. */
+static void test_merged_cold_end(void) {
+    struct ac_options o = { .lru_sample = 1 };
+    CHECK_EQ(ac_policy_lru.init(&o), 0);
+    reset(8);                                 /* 0 coldest .. 7 */
+    /* a fetch linked 5 (requested: MRU) and merged 6 and 7 from its block */
+    ac_policy_lru.on_access(&items[5]);
+    ac_policy_lru.on_merged(&items[6]);
+    ac_policy_lru.on_merged(&items[7]);
+    CHECK_VICTIMS(16, "7 6 0 1 2 3 4 5");
+    CHECK_VICTIMS(2, "7 6");
+    /* already the tail: stays; the only item of a list: stays */
+    ac_policy_lru.on_merged(&items[7]);
+    CHECK_VICTIMS(3, "7 6 0");
+    ac_policy_lru.on_access(&items[6]);       /* asked for later: MRU */
+    CHECK_VICTIMS(16, "7 0 1 2 3 4 5 6");
+    /* head and tail pointers stay consistent when the head is merged */
+    ac_policy_lru.on_merged(&items[6]);
+    CHECK_VICTIMS(16, "6 7 0 1 2 3 4 5");
+    CHECK(heads[1 | COLD_LRU] == &items[5] && items[5].prev == NULL);
+    CHECK(tails[1 | COLD_LRU] == &items[6] && items[6].next == NULL);
+    reset(1);
+    ac_policy_lru.on_merged(&items[0]);
+    CHECK(heads[1 | COLD_LRU] == &items[0] && tails[1 | COLD_LRU] == &items[0]);
+    CHECK(items[0].prev == NULL && items[0].next == NULL);
+}
+
 int main(void) {
     for (int i = 0; i < POWER_LARGEST; i++)
         pthread_mutex_init(&lru_locks[i], NULL);
     test_exact();
     test_sampled();
+    test_merged_cold_end();
     return check_report("test_lru");
 }

@@ -59,8 +59,7 @@ extern struct stats_state stats_state;
 #define STATS_LOCK()
 #define STATS_UNLOCK()
 
-void item_lru_bump(item *it);
-item *item_lru_tail(const unsigned int id);
+item **item_lru_ends(const bool tail);
 /* provided by each test */
 uint32_t hash(const void *key, size_t length);
 void *slabs_chunk_sample(const unsigned int id, const uint64_t rnd);
