@@ -26,9 +26,10 @@
  *
  * Inputs containing "watch" are rejected: a watcher connection streams log
  * lines until the client closes it, which this one-shot client never does.
+ * So is `lru_crawler crawl` of anything but `all` (upstream leak, below).
  * After each input the harness undoes what would spoil the rest of the run:
- * verbosity (2 logs every later command to stderr) and cache_memlimit (the
- * item memory goes back to what -m and the policy's book-keeping left).
+ * verbosity (2 logs every later command to stderr) and cache_memlimit (back
+ * to -m, ac_set_budget: the item memory is what the book-keeping leaves).
  * flush_all is off (-F) unless AC_FUZZ_FLUSH=1: inputs flush often, and after
  * a flush nothing is spilled any more; with AC_FUZZ_FLUSH=1 a batch first
  * fills the memory again when an input flushed.
@@ -37,6 +38,7 @@
  * AC_FUZZ_BATCH (inputs between batches, default 2000), AC_FUZZ_STATS (print
  * all of `stats anticache` at the end), TMPDIR (where the private directory goes). */
 #include "memcached.h"
+#include "ac_hooks.h"
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -68,7 +70,7 @@ static int mem_mb = 8, nkeys;
 static unsigned long n_inputs, n_batches, n_checked, n_errors_seen;
 static unsigned batch_every = 2000;
 static bool flush_allowed;          /* AC_FUZZ_FLUSH=1: no -F */
-static size_t start_maxbytes, start_item_limit;
+static size_t start_maxbytes;
 static rel_time_t filled_oldest_live;
 static uint64_t filled_oldest_cas;
 static uint64_t rng = 0x9e3779b97f4a7c15ULL;
@@ -525,8 +527,7 @@ static void prefill(void) {
         write_batch(idx, n, true, 1, &cmd, &out);
     }
     request("stats anticache\r\n", 17, &out, tail_done, 0);
-    if (start_item_limit == 0) {
-        start_item_limit = stat_of(out.p, "item_memory_limit");
+    if (start_maxbytes == 0) {
         start_maxbytes = settings.maxbytes;
         fprintf(stderr, "fuzz_protocol: prefilled %d + %d keys: spilled_items %llu\n", nkeys, NPRIV,
                 stat_of(out.p, "spilled_items"));
@@ -625,8 +626,34 @@ static void void_named_keys(const uint8_t *data, size_t size) {
     }
 }
 
+/* `lru_crawler crawl IDS` that starts no class leaks its module data in
+ * memcached 1.6.18 (crawler.c: crawler_expired_init callocs ~137 KB, only the
+ * finalize of a crawl that ran frees it); a long run reached libFuzzer's 2 GB
+ * RSS limit on it (96 % of the live heap, 10,169 calls in 707,736 inputs).
+ * `lru_crawler crawl all` always starts a class here (memory is full), so it
+ * stays in; any other class list is rejected. */
+__attribute__((no_sanitize("coverage")))
+static bool leaking_crawl(const uint8_t *data, size_t size) {
+    static const char word[] = "crawl ";
+    size_t n = sizeof word - 1;
+    for (size_t i = 0; i + n <= size; i++) {
+        size_t j = 0;
+        while (j < n && data[i + j] == (uint8_t)word[j])
+            j++;
+        if (j < n)
+            continue;
+        size_t a = i + n;
+        while (a < size && data[a] == ' ')
+            a++;
+        if (!(a + 3 <= size && data[a] == 'a' && data[a + 1] == 'l' && data[a + 2] == 'l' &&
+              (a + 3 == size || data[a + 3] == '\r' || data[a + 3] == '\n' || data[a + 3] == ' ')))
+            return true;
+    }
+    return false;
+}
+
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
-    if (contains(data, size, "watch"))
+    if (contains(data, size, "watch") || leaking_crawl(data, size))
         return -1;
     void_named_keys(data, size);
     int fd = connect_server();
@@ -636,10 +663,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     close(fd);
     /* settings an input may change that would spoil the rest of the run */
     settings.verbose = 0;
-    if (settings.maxbytes != start_maxbytes) {      /* cache_memlimit: back to -m's item memory */
-        slabs_adjust_mem_limit(start_item_limit);
-        settings.maxbytes = start_maxbytes;
-    }
+    if (settings.maxbytes != start_maxbytes)        /* cache_memlimit: back to -m */
+        ac_set_budget(start_maxbytes);
     if (++n_inputs % batch_every == 0)
         batch();
     return 0;
