@@ -13,7 +13,8 @@ matters: alru's clock, logging's classifier, memcached's LRU maintainer, the ker
 so the CI baseline checks them exactly; `fills_limit` that its item pages take whatever the
 cgroup limit leaves (ospaging, ospaging-file, effpaging's cold region), so its allowance is the
 calibrated overhead alone, without safety factor or floor (slack would be item memory beyond
-OPT's budget).
+OPT's budget); `figures` that it is one of the paper's approaches (not a component pair of
+experiments/components.toml), which the figure specs run.
 """
 from __future__ import annotations
 
@@ -32,6 +33,7 @@ class Approach:
     resident: str = "items"          # R of the decomposition: "items" (measured) or "budget" (= C)
     deterministic: bool = False      # with one driver thread its counts repeat exactly (no timing-dependent thread)
     fills_limit: bool = False        # item pages take whatever the cgroup limit leaves: allowance without slack
+    figures: bool = True             # one of the paper's approaches (its figure specs run every one of these)
     about: str = ""
 
 
@@ -51,6 +53,15 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
              about="Redis approximate LRU with Redis's defaults: 24-bit clock of 1 s, 5 samples, pool of 16"),
     Approach("logging", "logging",
              about="Siberia: sampled access log, exponential smoothing, hot set per round, tuple-level cold store"),
+    # the same policies over the other spilling tier (experiments/components.toml): what the
+    # book-keeping and swapping components do apart from the policy
+    Approach("lru-tuples", "lru", {"ac_tier": "tuples"}, figures=False,
+             about="lru's exact LRU over Siberia's cold store (Bloom filter + on-disk index, one record per item)"),
+    Approach("alru-tuples", "alru", {"ac_tier": "tuples", "ac_alru_bits": "22", "ac_alru_resolution": "1us",
+                                     "ac_alru_samples": "5"}, figures=False,
+             about="alru as the paper ran it, over Siberia's cold store"),
+    Approach("logging-blocks", "logging", {"ac_tier": "blocks"}, figures=False,
+             about="Siberia's classification over H-Store's evicted table and blocks (reads of cold items stay cold)"),
     Approach("ospaging", "ospaging", {"ac_os_backing": "anon"}, pages=True, swap=True, spills=False,
              resident="budget", fills_limit=True, about="OS paging: no eviction, slab memory in one anonymous mapping, the kernel swaps"),
     Approach("ospaging-file", "ospaging", {"ac_os_backing": "file"}, pages=True, spills=False,

@@ -21,13 +21,27 @@ def pytest_configure(config):
         raise pytest.UsageError(f"{BIN} is missing: run `make -C memcached all` first")
 
 
-# The policies that spill: the no-loss tests run once per policy.
+# The policies that spill (over their default tier): tests of the make-room path run once per policy.
 SPILL_POLICIES = ["lru", "alru", "logging"]
+# Every (policy, tier) pair that spills, "policy" alone for its default tier: the no-loss
+# suite (mixed commands, 8 clients, ENOSPC) runs once per pair.
+SPILL_PAIRS = ["lru", "alru", "logging", "lru+tuples", "alru+tuples", "logging+blocks"]
+
+
+def pair_options(pair: str) -> dict[str, str]:
+    """-o settings of "policy" or "policy+tier"."""
+    policy, _, tier = pair.partition("+")
+    return {"ac_policy": policy, **({"ac_tier": tier} if tier else {})}
 
 
 @pytest.fixture(params=SPILL_POLICIES)
 def spill_policy(request) -> str:
     return request.param
+
+
+@pytest.fixture(params=SPILL_PAIRS)
+def spill_pair(request) -> dict[str, str]:
+    return pair_options(request.param)
 
 
 @pytest.fixture

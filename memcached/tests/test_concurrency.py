@@ -137,8 +137,8 @@ class Worker:
                 self.written += len(v)
 
 
-def test_concurrent_clients(server, spill_policy):
-    srv = server(mem=MEM, threads=4, ac={"ac_policy": spill_policy})
+def test_concurrent_clients(server, spill_pair):
+    srv = server(mem=MEM, threads=4, ac=spill_pair)
     workers = [Worker(srv, t, 4 * MEM * MiB // THREADS) for t in range(THREADS)]
     start = threading.Barrier(THREADS)
 

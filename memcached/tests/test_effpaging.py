@@ -120,7 +120,7 @@ def test_default_takes_what_the_cgroup_allows(tmp_path):
      ' and its classifier, got "1M"'),
     ("ac_policy=effpaging,ac_eff_madv_cold=yes", 'ac_eff_madv_cold must be 0 or 1, got "yes"'),
     ("ac_policy=effpaging,ac_eff_memory=8M,ac_os_backing=file",
-     "effpaging's cold region is anonymous memory paged to swap; ac_os_backing=file is for ac_policy=ospaging"),
+     "memcached-ac: ac_policy=effpaging cannot work over ac_tier=mmapfile; valid tiers for policy effpaging: swap"),
     ("ac_policy=effpaging,ac_eff_memory=8M,slab_chunk_max=1048576",
      "effpaging walks its hot region page by page and needs slab pages of slab_page_size bytes"),
     ("ac_policy=effpaging,ac_eff_memory=2M", "leave no hot region"),

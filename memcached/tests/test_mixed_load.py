@@ -34,6 +34,9 @@ APPROACHES = {
     "lru-block-merge": {"ac_policy": "lru", "ac_merge": "block"},
     "alru": {"ac_policy": "alru"},
     "logging": {"ac_policy": "logging"},
+    "lru+tuples": {"ac_policy": "lru", "ac_tier": "tuples"},
+    "alru+tuples": {"ac_policy": "alru", "ac_tier": "tuples"},
+    "logging+blocks": {"ac_policy": "logging", "ac_tier": "blocks"},
 }
 
 

@@ -7,8 +7,8 @@ from mc_helpers import MiB
 from noloss import Workload, check_final, check_old_ops
 
 
-def test_noloss(server, spill_policy):
-    srv = server(mem=16, threads=4, ac={"ac_policy": spill_policy})
+def test_noloss(server, spill_pair):
+    srv = server(mem=16, threads=4, ac=spill_pair)
     w = Workload(srv, mem_mib=16, seed=20240601, total_factor=4.0)
     run = w.execute()
     print("\nnoloss:", run.summary())

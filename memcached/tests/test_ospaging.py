@@ -20,7 +20,7 @@ def test_anon_serves_every_key_byte_exact_while_swapping(var_tmp, swap, page_clu
     with MemoryGroup("ospaging-net", 20 * MiB, 128 * MiB) as g:
         ac, st = serve_store_check(var_tmp, g, {"ac_policy": "ospaging"}, keys, values)
     assert st["swap_bytes_max"] > 0 and st["pgmajfault"] > 0, st
-    assert ac["policy"] == "ospaging" and ac["os_backing"] == "anon"
+    assert (ac["policy"], ac["tier"], ac["os_backing"]) == ("none", "swap", "anon")
     assert ac["mem_hits"] + ac["disk_hits"] == len(keys)
     assert ac["disk_hits"] > 0 and ac["read_major_faults"] >= ac["disk_hits"]
     assert ac["lost_items"] == 0 and ac["resident_items"] == len(keys)
@@ -103,4 +103,4 @@ def test_bad_backing_is_refused(tmp_path):
 
 def test_restartable_memory_is_refused(tmp_path):
     err = _refused(tmp_path, "ac_policy=ospaging", "-e", str(tmp_path / "mem"))
-    assert "ac_policy=ospaging cannot be combined with -e (restartable memory)" in err
+    assert "memcached-ac: ac_tier=swap cannot be combined with -e (restartable memory)" in err

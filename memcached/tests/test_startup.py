@@ -15,7 +15,7 @@ import pytest
 
 from mc_helpers import BIN, free_port
 
-OPTIONS = ("ac_policy, ac_spill_dir, ac_block_size, ac_merge, ac_compact_fill, ac_evicted_max, "
+OPTIONS = ("ac_policy, ac_tier, ac_spill_dir, ac_block_size, ac_merge, ac_compact_fill, ac_evicted_max, "
            "ac_alloc_wait, ac_borrow_pages, ac_lru_sample, ac_alru_bits, ac_alru_samples, ac_alru_resolution, ac_log_sample, ac_log_alpha, "
            "ac_log_round, ac_log_slice, ac_log_keys, ac_log_hot_fill, ac_os_backing, ac_eff_memory, "
            "ac_eff_madv_cold, ac_driver, ac_driver_out, ac_driver_set")
@@ -30,7 +30,23 @@ def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> s
 
 
 @pytest.mark.parametrize("ac,message", [
-    ("ac_policy=x", 'memcached-ac: unknown ac_policy "x"; valid policies: none, lru, alru, logging, ospaging, effpaging'),
+    ("ac_policy=x", 'memcached-ac: unknown ac_policy "x"; valid policies: none, lru, alru, logging, effpaging, ospaging'),
+    ("ac_tier=disk", 'memcached-ac: unknown ac_tier "disk"; valid tiers: none, blocks, tuples, swap, mmapfile'),
+    # pairs that cannot work: refused at start, with the tiers the policy works over
+    ("ac_policy=lru,ac_tier=swap",
+     "memcached-ac: ac_policy=lru cannot work over ac_tier=swap; valid tiers for policy lru: blocks, tuples"),
+    ("ac_policy=alru,ac_tier=none",
+     "memcached-ac: ac_policy=alru cannot work over ac_tier=none; valid tiers for policy alru: blocks, tuples"),
+    ("ac_policy=logging,ac_tier=mmapfile",
+     "memcached-ac: ac_policy=logging cannot work over ac_tier=mmapfile; valid tiers for policy logging: tuples, blocks"),
+    ("ac_policy=none,ac_tier=blocks",
+     "memcached-ac: ac_policy=none cannot work over ac_tier=blocks; valid tiers for policy none: none, swap, mmapfile"),
+    ("ac_tier=tuples",
+     "memcached-ac: ac_policy=none cannot work over ac_tier=tuples; valid tiers for policy none: none, swap, mmapfile"),
+    ("ac_policy=effpaging,ac_tier=tuples",
+     "memcached-ac: ac_policy=effpaging cannot work over ac_tier=tuples; valid tiers for policy effpaging: swap"),
+    ("ac_policy=ospaging,ac_tier=blocks",
+     "memcached-ac: ac_policy=ospaging cannot work over ac_tier=blocks; valid tiers for policy none: none, swap, mmapfile"),
     ("ac_foo=1", f'memcached-ac: unknown option "ac_foo"; valid anti-caching options: {OPTIONS}'),
     ("ac_policy=lru,ac_bar", f'memcached-ac: unknown option "ac_bar"; valid anti-caching options: {OPTIONS}'),
     ("ac_block_size=1", 'memcached-ac: ac_block_size must be a size from 4K to 64M (e.g. 1M), got "1"'),
@@ -58,8 +74,8 @@ def test_bad_option(ac, message):
 
 def test_book_keeping_larger_than_half_of_memory(tmp_path):
     err = run_expect_failure(f"ac_policy=lru,ac_spill_dir={tmp_path}/s,ac_block_size=9M")
-    assert err == ("memcached-ac: one ac_block_size buffer (9437184 bytes) exceeds half of -m"
-                   " (16777216 bytes); raise -m or lower ac_block_size\n"), err
+    assert err == ("memcached-ac: the book-keeping of ac_policy=lru (0 bytes) and ac_tier=blocks (9437184 bytes)"
+                   " exceeds half of -m (16777216 bytes); raise -m or lower ac_block_size\n"), err
     assert not (tmp_path / "s").exists()
 
 
@@ -67,7 +83,7 @@ def test_evicted_table_that_cannot_address_the_blocks(tmp_path):
     # 64 MiB blocks (26 offset bits) and 1 GiB items (31 length bits) leave 7 bits of block id
     err = run_expect_failure(f"ac_policy=lru,ac_spill_dir={tmp_path}/s,ac_block_size=64M", mem=4096,
                              extra=("-I", "1024m"))
-    assert err == ("memcached-ac: the evicted table cannot address blocks of 67108864 bytes holding items"
+    assert err == ("memcached-ac: ac_tier=blocks: the evicted table cannot address blocks of 67108864 bytes holding items"
                    " of up to 1073741824 bytes (-I) in 64 bits with 2^16 blocks or more;"
                    " lower ac_block_size or -I\n"), err
     assert not (tmp_path / "s").exists()
@@ -195,3 +211,31 @@ def test_default_spill_dir():
             proc.wait(10)
     assert proc.returncode == 0
     assert not d.exists()
+
+
+@pytest.mark.parametrize("pair,policy,tier", [
+    ("ac_policy=lru", "lru", "blocks"),
+    ("ac_policy=alru", "alru", "blocks"),
+    ("ac_policy=logging", "logging", "tuples"),
+    ("ac_policy=lru,ac_tier=tuples", "lru", "tuples"),
+    ("ac_policy=alru,ac_tier=tuples", "alru", "tuples"),
+    ("ac_policy=logging,ac_tier=blocks", "logging", "blocks"),
+    ("ac_policy=ospaging", "none", "swap"),
+    ("ac_policy=ospaging,ac_os_backing=file", "none", "mmapfile"),
+    ("ac_policy=none,ac_tier=mmapfile", "none", "mmapfile"),
+    ("ac_policy=none", "none", "none"),
+])
+def test_every_valid_pair_starts_and_says_what_it_runs(server, tmp_path, pair, policy, tier):
+    ac = dict(kv.split("=", 1) for kv in pair.split(","))
+    spill = tmp_path / "spill"
+    srv = server(mem=64, ac={**ac, "ac_spill_dir": str(spill)}, check_dir_modes=False)
+    st = srv.ac()
+    assert (st["policy"], st["tier"]) == (policy, tier)
+    files = {"blocks": {"blocks.dat"}, "tuples": {"cold.dat", "cold.idx"}, "mmapfile": {"ospaging.mem"}}
+    if tier in files:
+        assert {p.name for p in spill.iterdir()} == files[tier]
+        assert st["spill_dir"] == str(spill)
+    else:
+        assert not spill.exists(), "a tier without files made the spill directory"
+    srv.stop()
+    assert not spill.exists(), "the spill directory outlived the server"

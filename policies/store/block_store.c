@@ -6,9 +6,10 @@
  * live. With tuple-merge, a block whose live bytes fall below compact_fill of its
  * length is reported for a whole-block merge (the paper's lazy compaction). */
 #define _GNU_SOURCE
-#include "../ac_store.h"
+#include "block_store.h"
 #include "spill_file.h"
 #include <errno.h>
+#include <stdbool.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>

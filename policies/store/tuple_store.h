@@ -17,7 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include "../ac_evicted.h"     /* struct ac_loc: block = offset >> 32, offset = low 32 bits */
+#include "loc.h"     /* struct ac_loc: block = offset >> 32, offset = low 32 bits */
 
 struct ac_tuple_store;
 

@@ -7,7 +7,7 @@
  * slab page (the page epoch moved on)
  * empties the pools unread; metadata is the clock bits plus the pools. */
 #include "memcached.h"
-#include "../ac_policy.h"
+#include "../core/ac_policy.h"
 #include "check.h"
 #include "victims.h"
 #include <stdarg.h>

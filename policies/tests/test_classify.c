@@ -5,8 +5,8 @@
  * (the closed form of the smoothing recursion), ranked descending, ties by
  * fingerprint, longest prefix within the budget. */
 #include "check.h"
-#include "../accesslog.h"
-#include "../classify.h"
+#include "../policy/accesslog.h"
+#include "../policy/classify.h"
 #include "../store/bloom.h"
 #include <math.h>
 #include <pthread.h>

@@ -4,7 +4,7 @@
  * reference; bytes per entry while it grows to 10^6 entries and shrinks; four
  * threads sharing the stripes. */
 #include "check.h"
-#include "../ac_evicted.h"
+#include "../store/evicted.h"
 #include <stdlib.h>
 #include <string.h>
 

@@ -5,8 +5,8 @@
  * go to the LRU end; metadata is 16 bytes per resident item. The item lists are the
  * small stand-in of tests/fake/memcached.h (head = MRU, tail = LRU). */
 #include "memcached.h"
-#include "../ac_policy.h"
-#include "../lru_list.h"
+#include "../core/ac_policy.h"
+#include "../policy/lru_list.h"
 #include "check.h"
 #include "victims.h"
 #include <stdarg.h>

@@ -3,7 +3,7 @@
  * reuse, oversized records, and checksum failures. */
 #define _GNU_SOURCE
 #include "check.h"
-#include "../ac_store.h"
+#include "../store/block_store.h"
 #include "../store/crc32c.h"
 #include "../store/record.h"
 #include <stdlib.h>

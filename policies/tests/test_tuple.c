@@ -5,7 +5,7 @@
  * counting, segment cleaning, files 0600 and removed at close. */
 #define _GNU_SOURCE
 #include "check.h"
-#include "../cold.h"
+#include "../store/cold.h"
 #include "../store/record.h"
 #include "../store/tuple_store.h"
 #include <errno.h>

@@ -85,9 +85,13 @@ static void lru_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("lru_sample", "%u", sample);
 }
 
+static const char *const lru_tiers[] = { "blocks", "tuples", NULL };
+
 const struct ac_policy_ops ac_policy_lru = {
     .name = "lru",
-    .summary = "exact LRU per slab class, block spill (H-Store anti-caching)",
+    .summary = "exact LRU per slab class (H-Store anti-caching)",
+    .tiers = lru_tiers,
+    .fetch_on_read = true,
     .init = lru_init,
     .on_insert = lru_on_insert,
     .on_access = lru_on_access,

@@ -15,12 +15,9 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "loc.h"
+#include "fp.h"
 
-struct ac_loc {
-    uint32_t block;   /* block id in the store */
-    uint32_t offset;  /* byte offset of the record inside the block */
-    uint32_t len;     /* record length */
-};
 
 #define AC_EVICTED_STRIPES 256
 
@@ -35,9 +32,6 @@ struct ac_evicted {
     uint32_t max_block;
 };
 
-/* Fingerprint of a key: FNV-1a 64 (Fowler, Noll, Vo), a hash independent of
- * memcached's own key hash. */
-uint64_t ac_key_fp(const char *key, size_t nkey);
 
 /* max_entries 0 = no cap. A location is packed into 64 bits: offset_bits for the
  * offset, len_bits (>= 1) for the length, the rest (>= 16) for the block id.

@@ -8,7 +8,7 @@
  * A stripe is rebuilt alone, under its own lock, when an insert would take it
  * above 90 % (to 5/4 of its size) or a remove leaves it below 68 % (to 80 %): the
  * load stays in [0.68, 0.9], i.e. at most 16 / 0.68 = 23.5 bytes per entry. */
-#include "ac_evicted.h"
+#include "evicted.h"
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,15 +25,6 @@ struct ac_evicted_stripe {
 } __attribute__((aligned(64)));      /* one cache line each on glibc/x86-64 */
 
 #define MIN_SLOTS 8u
-
-uint64_t ac_key_fp(const char *key, size_t nkey) {
-    uint64_t h = 0xcbf29ce484222325ULL;            /* FNV-1a 64 offset basis */
-    for (size_t i = 0; i < nkey; i++) {
-        h ^= (unsigned char)key[i];
-        h *= 0x100000001b3ULL;                     /* FNV 64 prime */
-    }
-    return h;
-}
 
 /* ---- location packing: block | offset | len, from high to low bits ---- */
 

@@ -5,7 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
-#include "ac_evicted.h"
+#include "loc.h"
 
 enum { AC_STORE_OK = 0, AC_STORE_FULL = 1 };
 

@@ -1,23 +1,20 @@
-/* State shared by the anti-caching core files (ac_core.c, ac_spill.c). */
+/* State shared by the anti-caching core (core/), and what the core offers
+ * policies and tiers. */
 #ifndef AC_INTERNAL_H
 #define AC_INTERNAL_H
 /* memcached.h (no include guard) must be included first. */
 #include "ac_hooks.h"
 #include "ac_policy.h"
-#include "ac_store.h"
-#include "ac_evicted.h"
-#include "cold.h"
+#include "ac_tier.h"
+#include "store/fp.h"
 
 struct ac_state {
     const struct ac_policy_ops *policy;
-    const struct ac_store_ops *store_ops;
-    struct ac_store *store;
-    struct ac_evicted evicted;
-    struct ac_cold *cold;          /* logging: tuple store + Bloom filter instead of store + evicted */
-    size_t fixed_charge;           /* book-keeping charged against -m at start (block buffer, tables) */
+    const struct ac_tier_ops *tier;
+    size_t tier_fixed;             /* the tier's book-keeping allocated at start */
+    size_t fixed_charge;           /* all book-keeping charged against -m at start (tier + policy) */
     size_t item_limit;             /* what the slab allocator gets of -m now (ac_room.c lowers it
                                       as the evicted table grows) */
-    bool paged;                    /* kernel-paged policy (ospaging): no store at all */
     pthread_mutex_t spill_lock;    /* one spill round at a time; item-pointer hints are read under it */
     unsigned page_epoch;           /* moves on (under spill_lock) before released slab pages are freed */
     char dir[1100];
@@ -65,12 +62,20 @@ void ac_drop_stale_copies(item *it);
  * lock (item_trylock_unlock) with *hvp its hash, or NULL: gone, moved, locked
  * or in use by a request. */
 void *ac_grab_item(item *it, unsigned int clsid, uint32_t *hvp);
-/* ospaging.c: an anonymous mapping of len bytes for slab memory (paged to
- * swap, no transparent huge pages); NULL after printing why. */
-void *ac_map_anon(size_t len, const char *who);
-/* ospaging.c: the ops of kernel-paged policies that do nothing (no eviction). */
-void ac_paged_no_op(item *it);
-int ac_paged_no_victims(unsigned int clsid, item **out, int max);
+/* The tier spills items (blocks, tuples); false: the kernel pages the slab
+ * memory it mapped (swap, mmapfile). */
+static inline bool ac_tier_spills(void) {
+    return ac.tier->put != NULL;
+}
+/* ac_core.c, kernel tiers: the slab memory, len bytes, mapped by the tier
+ * (once; later calls return the same); NULL after printing why. */
+void *ac_slab_memory(size_t len);
+/* ac_registry.c: the policy and the tier -o asked for (an approach name such
+ * as ospaging stands for its pair); -1 after printing why. */
+int ac_resolve(const struct ac_policy_ops **p, const struct ac_tier_ops **t);
+/* policy/none.c: the ops of a policy that tracks nothing and picks nothing. */
+void ac_no_op(item *it);
+int ac_no_victims(unsigned int clsid, item **out, int max);
 /* cgmem.c: the memory limit of this process's cgroup (v1 memory controller:
  * the hierarchical limit; v2: the lowest memory.max on the path) and its
  * usage now. *limit is UINT64_MAX when there is none. path: the group's
@@ -114,9 +119,12 @@ unsigned ac_pages_owed(void);
  * page epoch `epoch`, re-validated under the spill lock; none if the epoch
  * moved on); returns how many left RAM. */
 int ac_spill_items(unsigned int clsid, item **cand, int n, unsigned epoch);
-/* ac_spill.c, cold-store policies: brings the cold records under fingerprint fp
- * back into RAM (the caller holds no item lock). Returns how many came back, or
- * -1 when memory could not be had. */
+/* ac_spill.c: brings the spilled records under fingerprint fp back into RAM
+ * (the caller holds no item lock; a policy's migration). Returns how many
+ * came back, or -1 when memory could not be had. */
 int ac_migrate_in(uint64_t fp);
+/* ac_spill.c: fp may be spilled (the tier's uncounted check, no I/O when it
+ * can rule fp out in memory). */
+bool ac_maybe_spilled(uint64_t fp);
 
 #endif

@@ -1,6 +1,6 @@
 /* Policy "alru": Redis's approximated LRU (Redis evict.c, "LRU approximation
  * algorithm", 3.0+; Zhang et al., ICDE 2015, §III-A and Table I), behind the
- * same spill path as "lru" (blocks, stubs, evicted table).
+ * same spill path as "lru", over any spilling tier (blocks by default).
  *
  * - Each item carries an access clock of ac_alru_bits bits (24 as Redis's
  *   LRU_BITS, down to the paper's 22) in the spare bytes of memcached's item
@@ -259,9 +259,13 @@ static void alru_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("alru_stale_candidates", "%llu", (unsigned long long)__atomic_load_n(&stat_stale, __ATOMIC_RELAXED));
 }
 
+static const char *const alru_tiers[] = { "blocks", "tuples", NULL };
+
 const struct ac_policy_ops ac_policy_alru = {
     .name = "alru",
-    .summary = "Redis approximated LRU: sampled clocks and a candidate pool, block spill",
+    .summary = "Redis approximated LRU: sampled clocks and a candidate pool",
+    .tiers = alru_tiers,
+    .fetch_on_read = true,
     .init = alru_init,
     .on_insert = alru_touch,
     .on_access = alru_touch,

@@ -269,11 +269,6 @@ static int size_regions(size_t *keys, size_t *book) {
 }
 
 static int eff_init(const struct ac_options *o) {
-    if (o->os_file) {
-        fprintf(stderr, "memcached-ac: effpaging's cold region is anonymous memory paged to swap;"
-                " ac_os_backing=file is for ac_policy=ospaging\n");
-        return -1;
-    }
     if (settings.slab_chunk_size_max == settings.slab_page_size) {
         fprintf(stderr, "memcached-ac: effpaging walks its hot region page by page and needs slab pages of"
                 " slab_page_size bytes: slab_chunk_max must be smaller than the page size\n");
@@ -290,7 +285,7 @@ static int eff_init(const struct ac_options *o) {
     /* the cold region alone can hold all the data (-m, sized as for ospaging):
      * a demotion never waits for room; the hot region comes on top */
     map_bytes = ac.item_limit + hot_bytes;
-    base = ac_map_anon(map_bytes, "effpaging");
+    base = ac_slab_memory(map_bytes);   /* the tier's mapping (swap) */
     if (base == NULL)
         return -1;
     if (mlock(base, hot_bytes) != 0) {
@@ -298,6 +293,7 @@ static int eff_init(const struct ac_options *o) {
                 strerror(errno), errno == EPERM || errno == ENOMEM || errno == EAGAIN
                 ? " (RLIMIT_MEMLOCK: run as root or raise ulimit -l)" : "");
         munmap(base, map_bytes);
+        ac_slab_base = NULL;
         return -1;
     }
     uint64_t budget = (uint64_t)((double)hot_bytes * o->log_hot_fill);
@@ -308,12 +304,12 @@ static int eff_init(const struct ac_options *o) {
         free(refs);
         refs = NULL;
         munmap(base, map_bytes);
+        ac_slab_base = NULL;
         return -1;
     }
     hc.ref = eff_ref;
     hc.on_ref = eff_on_ref;
     ac_regions_init(base, hot_bytes, map_bytes);
-    ac_slab_base = base;
     ac.item_limit = map_bytes;
     if (ac_hc_start(&hc, "effpaging") != 0) {
         ac_hc_destroy(&hc);
@@ -359,16 +355,18 @@ static void eff_stats(ADD_STAT add_stats, void *c) {
     ac_hc_stats(&hc, add_stats, c);
 }
 
+static const char *const eff_tiers[] = { "swap", NULL };
+
 const struct ac_policy_ops ac_policy_effpaging = {
     .name = "effpaging",
     .summary = "efficient OS paging: hot items in an mlocked region, cold ones in a region the kernel pages",
+    .tiers = eff_tiers,
     .init = eff_init,
     .on_insert = eff_on_insert,
     .on_access = eff_on_access,
-    .on_remove = ac_paged_no_op,
-    .pick_victims = ac_paged_no_victims,      /* the kernel pages the cold region */
+    .on_remove = ac_no_op,
+    .pick_victims = ac_no_victims,            /* the kernel pages the cold region */
     .metadata_bytes = eff_metadata_bytes,
     .stats = eff_stats,
     .shutdown = eff_shutdown,
-    .kernel_paged = true,
 };

@@ -20,19 +20,17 @@
  *   list: if RAM fills before the next round (inserts and updates always go to
  *   RAM), pick_victims spills from it; when it runs dry, from memcached's list
  *   tail (oldest insert first), and an early classification is requested.
- * - Cold store (cold.c): one checksummed record per item in an append-only file
- *   with an on-disk hash index; a Bloom filter (10 bits per key, 1 %) in front,
- *   rebuilt every round. No in-memory entry per cold item; the evicted table is
- *   not used. A read of a cold item is served from its record without moving
- *   it into RAM (a transient copy, ac_spill.c); a modify brings it in.
+ * - Cold tier: any that spills; by default "tuples" (Siberia's cold store,
+ *   tier/tuples.c). A read of a cold item is served from its record without
+ *   moving it into RAM (fetch_on_read false: a transient copy, ac_spill.c); a
+ *   modify brings it in; hot keys come back by migration.
  *
  * Memory charged against -m (fixed_bytes, at start): the estimate table and its
- * sort scratch (28 bytes per slot), the two Bloom filters, and one log ring per
- * worker thread plus two; metadata_bytes reports what is allocated, including
- * the victim lists (8 bytes per resident item) and rings of further threads. */
+ * sort scratch (28 bytes per slot) and one log ring per worker thread plus
+ * two; metadata_bytes reports what is allocated, including the victim lists
+ * (8 bytes per resident item) and rings of further threads. */
 #include "memcached.h"
 #include "ac_internal.h"
-#include "cold_gc.h"
 #include "hotcold.h"
 #include <stdlib.h>
 
@@ -47,7 +45,6 @@ struct victims {
 };
 
 static struct ac_hotcold hc;
-static struct ac_cold cold;
 static struct victims victims[MAX_CLASSES];   /* under ac.spill_lock */
 static size_t victim_bytes;                   /* under ac.spill_lock */
 
@@ -57,8 +54,7 @@ static struct {
 } st;                                          /* written by the classifier (victims_fallback: atomic) */
 
 static size_t logging_fixed_bytes(size_t maxbytes) {
-    size_t keys = ac_hc_keys(maxbytes);
-    return ac_hc_fixed_bytes(keys) + ac_cold_bloom_bytes_for(keys);
+    return ac_hc_fixed_bytes(ac_hc_keys(maxbytes));
 }
 
 static void logging_on_access(item *it) {
@@ -116,7 +112,7 @@ static int logging_pick_victims(unsigned int clsid, item **out, int max) {
 
 static void migrate_in_one(uint64_t fp, void *arg) {
     bool *stop = arg;
-    if (*stop || !ac_cold_maybe(ac.cold, fp))
+    if (*stop)
         return;
     int k = ac_migrate_in(fp);
     static unsigned calls;
@@ -174,26 +170,14 @@ static void logging_round(void) {
     /* hot keys that are cold come back */
     bool stop = false;
     ac_cls_foreach_hot(&hc.cls, migrate_in_one, &stop);
-    ac_cold_rebuild(ac.cold);
 }
 
 static int logging_init(const struct ac_options *o) {
     size_t keys = ac_hc_keys(settings.maxbytes);
     uint64_t budget = (uint64_t)((double)ac.item_limit * o->log_hot_fill);
-    char err[512];
     if (ac_hc_init(&hc, keys, budget, logging_round, "logging") != 0)
         return -1;
-    size_t seg = ac_cold_gc_segment_bytes(settings.maxbytes, (size_t)settings.item_size_max);
-    if (ac_cold_open(&cold, ac.dir, keys, seg, err, sizeof(err)) != 0) {
-        fprintf(stderr, "memcached-ac: logging: cold store: %s\n", err);
-        ac_hc_destroy(&hc);
-        return -1;
-    }
-    ac.cold = &cold;
-    if (ac_cold_gc_start(cold.store) != 0 || ac_hc_start(&hc, "logging") != 0) {
-        ac_cold_gc_stop();
-        ac.cold = NULL;
-        ac_cold_close(&cold);
+    if (ac_hc_start(&hc, "logging") != 0) {
         ac_hc_destroy(&hc);
         return -1;
     }
@@ -201,51 +185,31 @@ static int logging_init(const struct ac_options *o) {
 }
 
 static void logging_shutdown(void) {
-    ac_cold_gc_stop();
     ac_hc_destroy(&hc);
-    ac_cold_close(&cold);
 }
 
 static size_t logging_metadata_bytes(void) {
     pthread_mutex_lock(&ac.spill_lock);
     size_t v = victim_bytes;
     pthread_mutex_unlock(&ac.spill_lock);
-    return ac_hc_bytes(&hc) + ac_cold_bloom_bytes(&cold) + v;
+    return ac_hc_bytes(&hc) + v;
 }
 
 static void logging_stats(ADD_STAT add_stats, void *c) {
-    struct ac_cold_stats cs;
-    ac_cold_stats(ac.cold, &cs);
     ac_hc_stats(&hc, add_stats, c);
     APPEND_STAT("log_migrated_out", "%llu", U(st.migrated_out));
     APPEND_STAT("log_migrated_in", "%llu", U(st.migrated_in));
     APPEND_STAT("log_migrate_in_nomem", "%llu", U(st.migrate_in_nomem));
     APPEND_STAT("log_victims_listed", "%llu", U(st.victims_listed));
     APPEND_STAT("log_victims_fallback", "%llu", U(__atomic_load_n(&st.victims_fallback, __ATOMIC_RELAXED)));
-    APPEND_STAT("bloom_bytes", "%zu", cs.bloom_bytes);
-    APPEND_STAT("bloom_keys", "%zu", cs.bloom_capacity);
-    APPEND_STAT("bloom_k", "%u", cs.bloom_k);
-    APPEND_STAT("bloom_lookups", "%llu", U(cs.lookups));
-    APPEND_STAT("bloom_negatives", "%llu", U(cs.negatives));
-    APPEND_STAT("bloom_false_positives", "%llu", U(cs.false_positives));
-    APPEND_STAT("bloom_rebuilds", "%llu", U(cs.rebuilds));
-    APPEND_STAT("cold_records", "%llu", U(cs.store.records));
-    APPEND_STAT("cold_bytes", "%llu", U(cs.store.live_bytes));
-    APPEND_STAT("cold_file_bytes", "%llu", U(cs.store.file_bytes));
-    APPEND_STAT("cold_segment_bytes", "%llu", U(cs.store.seg_bytes));
-    APPEND_STAT("cold_segments", "%llu", U(cs.store.segments));
-    APPEND_STAT("cold_gc_segments", "%llu", U(cs.store.gc_segments));
-    APPEND_STAT("cold_gc_moved_records", "%llu", U(cs.store.gc_moved_records));
-    APPEND_STAT("cold_gc_moved_bytes", "%llu", U(cs.store.gc_moved_bytes));
-    APPEND_STAT("cold_index_slots", "%llu", U(cs.store.index_slots));
-    APPEND_STAT("cold_index_grows", "%llu", U(cs.store.index_grows));
-    APPEND_STAT("cold_record_reads", "%llu", U(cs.store.gets));
-    APPEND_STAT("cold_index_reads", "%llu", U(cs.store.index_reads));
 }
+
+static const char *const logging_tiers[] = { "tuples", "blocks", NULL };
 
 const struct ac_policy_ops ac_policy_logging = {
     .name = "logging",
-    .summary = "Siberia: access logging, smoothed estimates, top-K hot set, tuple-level cold store",
+    .summary = "Siberia: access logging, smoothed estimates, top-K hot set; reads of cold items stay cold",
+    .tiers = logging_tiers,
     .init = logging_init,
     .on_insert = logging_on_insert,
     .on_access = logging_on_access,

@@ -1,4 +1,4 @@
-/* Cleaning of the cold store's log (policy logging). Removed records leave
+/* Cleaning of the tuple store's log (tier tuples). Removed records leave
  * dead bytes in the tuple store's segments; without cleaning the log grows
  * with every spill of an item that was fetched, updated or deleted since
  * (under churn several GiB a minute for a few hundred MiB of live data). A
@@ -15,7 +15,6 @@
  * parses (damaged) has no key to lock: it is moved as it is, and a request
  * still answers its checksum error. */
 #include "memcached.h"
-#include "ac_internal.h"
 #include "cold_gc.h"
 #include "store/record.h"
 #include <errno.h>
@@ -27,6 +26,7 @@
 
 static struct {
     struct ac_tuple_store *store;
+    void (*tick)(void);
     pthread_t thread;
     pthread_mutex_t lock;
     pthread_cond_t wake;
@@ -97,6 +97,8 @@ static void *gc_thread(void *arg) {
     while (!gc.stop) {
         pthread_mutex_unlock(&gc.lock);
         uint32_t seg;
+        if (gc.tick != NULL)
+            gc.tick();
         bool again = ac_tuple_gc_pick(gc.store, &seg) && clean_segment(seg);
         pthread_mutex_lock(&gc.lock);
         if (again || gc.stop)
@@ -114,12 +116,13 @@ static void *gc_thread(void *arg) {
     return NULL;
 }
 
-int ac_cold_gc_start(struct ac_tuple_store *store) {
+int ac_cold_gc_start(struct ac_tuple_store *store, void (*tick)(void)) {
     gc.store = store;
+    gc.tick = tick;
     gc.stop = false;
     int rc = pthread_create(&gc.thread, NULL, gc_thread, NULL);
     if (rc != 0) {
-        fprintf(stderr, "memcached-ac: logging: cannot start the cold store's cleaning thread: %s\n", strerror(rc));
+        fprintf(stderr, "memcached-ac: tuples: cannot start the cold store's cleaning thread: %s\n", strerror(rc));
         return -1;
     }
     gc.started = true;

@@ -13,6 +13,7 @@
  * is checked is what the path named then. After it the directory is 0700 and
  * ours: nobody else can add, remove or rename entries inside it. */
 #include "ac_spilldir.h"
+#include "ac_options.h"
 #include <dirent.h>
 #include <errno.h>
 #include <limits.h>
@@ -23,19 +24,19 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-/* Every file a store of ours creates in the directory. */
-static const char *const our_files[] = {
-    "blocks.dat",                  /* block store (lru, alru) */
-    "cold.dat", "cold.idx", "cold.idx.new",   /* tuple store (logging) */
-    "ospaging.mem",                /* ospaging, ac_os_backing=file */
-};
-#define N_OUR_FILES (sizeof(our_files) / sizeof(our_files[0]))
+/* A file a tier of ours creates in the directory (each tier declares its
+ * files: ac_tier_ops.files). */
+struct find_name { const char *name; bool found; };
+
+static void match_name(const char *ours, void *arg) {
+    struct find_name *f = arg;
+    f->found |= strcmp(f->name, ours) == 0;
+}
 
 static bool is_our_file(const char *name) {
-    for (size_t i = 0; i < N_OUR_FILES; i++)
-        if (strcmp(name, our_files[i]) == 0)
-            return true;
-    return false;
+    struct find_name f = { name, false };
+    ac_all_tier_files(match_name, &f);
+    return f.found;
 }
 
 /* Opens dir (not following a symlink) and checks what it is. */
@@ -74,6 +75,22 @@ static int open_checked(const char *dir) {
     return fd;
 }
 
+/* One of our file names: removed if a killed run left it. */
+struct leftover { const char *dir; int fd, rc; };
+
+static void remove_leftover(const char *name, void *arg) {
+    struct leftover *l = arg;
+    if (l->rc != 0)
+        return;
+    if (unlinkat(l->fd, name, 0) == 0) {
+        fprintf(stderr, "memcached-ac: removed %s/%s, left by an earlier run\n", l->dir, name);
+    } else if (errno != ENOENT) {
+        fprintf(stderr, "memcached-ac: cannot remove %s/%s, left by an earlier run: %s\n",
+                l->dir, name, strerror(errno));
+        l->rc = -1;
+    }
+}
+
 /* Refuses a foreign file, then removes our own leftovers by name. */
 static int clear_leftovers(const char *dir, int fd) {
     int dup_fd = dup(fd);
@@ -96,24 +113,19 @@ static int clear_leftovers(const char *dir, int fd) {
         }
     }
     closedir(d);
-    for (size_t i = 0; i < N_OUR_FILES; i++) {
-        if (unlinkat(fd, our_files[i], 0) == 0) {
-            fprintf(stderr, "memcached-ac: removed %s/%s, left by an earlier run\n", dir, our_files[i]);
-        } else if (errno != ENOENT) {
-            fprintf(stderr, "memcached-ac: cannot remove %s/%s, left by an earlier run: %s\n",
-                    dir, our_files[i], strerror(errno));
-            return -1;
-        }
-    }
-    return 0;
+    struct leftover l = { dir, fd, 0 };
+    ac_all_tier_files(remove_leftover, &l);
+    return l.rc;
+}
+
+static void remove_ours(const char *name, void *arg) {
+    char path[PATH_MAX];
+    if (snprintf(path, sizeof(path), "%s/%s", (const char *)arg, name) < (int)sizeof(path))
+        unlink(path);
 }
 
 void ac_spilldir_remove(const char *dir) {
-    char path[PATH_MAX];
-    for (size_t i = 0; i < N_OUR_FILES; i++) {
-        if (snprintf(path, sizeof(path), "%s/%s", dir, our_files[i]) < (int)sizeof(path))
-            unlink(path);
-    }
+    ac_all_tier_files(remove_ours, (void *)dir);
     rmdir(dir);
 }
 

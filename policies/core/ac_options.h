@@ -8,7 +8,8 @@
 #define AC_DRIVER_SET_MAX 64
 
 struct ac_options {
-    char policy[32];         /* ac_policy */
+    char policy[32];         /* ac_policy (a policy, or an approach name standing for a pair) */
+    char tier[32];           /* ac_tier ("" = the policy's default tier) */
     char spill_dir[1024];    /* ac_spill_dir ("" = /var/tmp/memcached-ac.PID) */
     size_t block_size;       /* ac_block_size (0 = default, fixed by ac_init) */
     bool merge_block;        /* ac_merge=block|tuple */
@@ -27,7 +28,6 @@ struct ac_options {
     uint64_t log_slice;      /* ac_log_slice: logged accesses per time slice */
     size_t log_keys;         /* ac_log_keys: keys the estimate table tracks (0 = from -m) */
     double log_hot_fill;     /* ac_log_hot_fill: hot-set budget as a fraction of item memory */
-    bool os_file;            /* ac_os_backing=file|anon: ospaging's slab memory (default anon) */
     size_t eff_memory;       /* ac_eff_memory: memory effpaging may lock (0 = what the cgroup allows) */
     bool eff_madv_cold;      /* ac_eff_madv_cold: MADV_COLD the cold region after each round */
     /* In-process YCSB driver (ycsb-driver/inproc.c): run a workload, print JSON, exit. */
@@ -46,7 +46,18 @@ bool ac_is_option(const char *kv);
 int ac_parse_option(const char *kv);
 /* Prints the ac_* suboptions for memcached -h. */
 void ac_usage(void);
-/* Comma-separated list of the policy names, for error messages. */
+/* ac_registry.c: the names of policies (approach names included) and tiers,
+ * comma-separated, for messages; whether a name is one; the list with the
+ * tiers each policy works over, for -h. */
 const char *ac_policy_names(void);
+const char *ac_tier_names(void);
+bool ac_policy_known(const char *name);
+bool ac_tier_known(const char *name);
+void ac_list_components(void);
+/* Calls fn for the name of every file any tier keeps in a spill directory. */
+void ac_all_tier_files(void (*fn)(const char *name, void *arg), void *arg);
+/* The default of ac_log_keys for bytes of memory: keys logging's estimate
+ * table tracks in an eighth of it; also the tuple tier's filter size. */
+size_t ac_default_keys(size_t bytes);
 
 #endif

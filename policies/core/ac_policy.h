@@ -1,5 +1,7 @@
-/* The eviction-policy interface of memcached-ac: one ops table per approach,
- * registered by name (ac_core.c), selected with -o ac_policy=NAME. */
+/* The policy interface of memcached-ac: access tracking and the eviction
+ * choice, the two components of anti-caching above the cold tier (Zhang et
+ * al. ICDE 2015 §IV; ac_tier.h for the other two). One ops table per policy,
+ * selected with -o ac_policy=NAME (ac_registry.c). */
 #ifndef AC_POLICY_H
 #define AC_POLICY_H
 /* memcached.h (no include guard) must be included first. */
@@ -8,6 +10,15 @@
 struct ac_policy_ops {
     const char *name;
     const char *summary;
+    /* The tiers it works over, NULL-terminated; the first is its default. */
+    const char *const *tiers;
+    /* A read of a spilled item brings it back into RAM (H-Store); false: it is
+     * served from its record and stays cold until the policy migrates it
+     * (Siberia). Modifies always bring it back. */
+    bool   fetch_on_read;
+    /* Book-keeping it allocates at start for a server of maxbytes, charged
+     * against -m (may be NULL: none). */
+    size_t (*fixed_bytes)(size_t maxbytes);
     int    (*init)(const struct ac_options *opts);
     void   (*on_insert)(item *it);              /* linked into RAM (item lock held) */
     void   (*on_access)(item *it);              /* hit in RAM: hot path, O(1), no I/O */
@@ -18,29 +29,13 @@ struct ac_policy_ops {
     /* Up to max candidates of class clsid, coldest first. They are hints: the
      * caller locks and re-validates each one before spilling it. */
     int    (*pick_victims)(unsigned int clsid, item **out, int max);
-    void   (*tick)(void);                       /* maintenance thread, may be NULL */
-    size_t (*metadata_bytes)(void);             /* tracking memory, for fair provisioning */
+    size_t (*metadata_bytes)(void);             /* tracking memory it holds now */
     void   (*stats)(ADD_STAT add_stats, void *c);
-    /* Policies with their own cold store (logging): the bytes of book-keeping
-     * they allocate at start-up, charged against -m; ac_init then opens neither
-     * the block store nor the evicted table, and init must set ac.cold. NULL for
-     * the block-store policies. */
-    size_t (*fixed_bytes)(size_t maxbytes);
-    void   (*shutdown)(void);                   /* at exit: stop threads, close stores; may be NULL */
-    /* Kernel-side policies (ospaging): no spill store, no evicted table, no
-     * book-keeping charged; init may set ac_slab_base (the slab allocator's
-     * memory). Reads are classified by the thread's major faults. */
-    bool   kernel_paged;
+    void   (*shutdown)(void);                   /* at a failed start: stop threads; may be NULL */
 };
 
-const struct ac_policy_ops *ac_policy_by_name(const char *name);
-
-extern const struct ac_policy_ops ac_policy_none;
-extern const struct ac_policy_ops ac_policy_lru;
-extern const struct ac_policy_ops ac_policy_alru;
-extern const struct ac_policy_ops ac_policy_logging;
-extern const struct ac_policy_ops ac_policy_ospaging;
-extern const struct ac_policy_ops ac_policy_effpaging;
+extern const struct ac_policy_ops ac_policy_none, ac_policy_lru, ac_policy_alru, ac_policy_logging,
+    ac_policy_effpaging;
 
 /* ac_room.c: the page epoch. A policy that keeps item pointers as hints
  * beyond the spill lock (alru's pools, logging's victim lists) notes it when

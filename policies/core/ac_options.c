@@ -1,5 +1,6 @@
 #include "memcached.h"
 #include "ac_policy.h"
+#include "ac_options.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -22,26 +23,14 @@ struct ac_options ac_opts = {
     .log_hot_fill = 0.9,
 };
 
-static const struct ac_policy_ops *const policies[] = { &ac_policy_none, &ac_policy_lru, &ac_policy_alru, &ac_policy_logging,
-    &ac_policy_ospaging, &ac_policy_effpaging };
-
-const char *ac_policy_names(void) {
-    static char names[256];
-    if (names[0] == '\0') {
-        for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++) {
-            if (i > 0)
-                strcat(names, ", ");
-            strcat(names, policies[i]->name);
-        }
-    }
-    return names;
-}
-
-const struct ac_policy_ops *ac_policy_by_name(const char *name) {
-    for (size_t i = 0; i < sizeof(policies) / sizeof(policies[0]); i++)
-        if (strcmp(policies[i]->name, name) == 0)
-            return policies[i];
-    return NULL;
+size_t ac_default_keys(size_t bytes) {
+    /* an eighth of the memory for a table of 28 bytes per slot (logging's
+     * estimate table, policy/classify.c) at 90 % load, slots a power of two */
+    uint64_t slots = 16;
+    while ((slots * 2) * 28 <= bytes / 8)
+        slots *= 2;
+    size_t keys = (size_t)((double)slots * 0.9);
+    return keys < 1024 ? 1024 : keys;
 }
 
 /* "123", "64K", "1M", "2G" -> bytes */
@@ -62,11 +51,20 @@ static int parse_size(const char *v, size_t *out) {
 }
 
 static int set_policy(const char *v) {
-    if (ac_policy_by_name(v) == NULL) {
+    if (!ac_policy_known(v)) {
         fprintf(stderr, "memcached-ac: unknown ac_policy \"%s\"; valid policies: %s\n", v, ac_policy_names());
         return -1;
     }
     snprintf(ac_opts.policy, sizeof(ac_opts.policy), "%s", v);
+    return 0;
+}
+
+static int set_tier(const char *v) {
+    if (!ac_tier_known(v)) {
+        fprintf(stderr, "memcached-ac: unknown ac_tier \"%s\"; valid tiers: %s\n", v, ac_tier_names());
+        return -1;
+    }
+    snprintf(ac_opts.tier, sizeof(ac_opts.tier), "%s", v);
     return 0;
 }
 
@@ -325,8 +323,8 @@ static int set_driver_set(const char *v) {
 }
 
 static int set_os_backing(const char *v) {
-    if (strcmp(v, "anon") == 0) ac_opts.os_file = false;
-    else if (strcmp(v, "file") == 0) ac_opts.os_file = true;
+    if (strcmp(v, "anon") == 0) snprintf(ac_opts.tier, sizeof(ac_opts.tier), "swap");
+    else if (strcmp(v, "file") == 0) snprintf(ac_opts.tier, sizeof(ac_opts.tier), "mmapfile");
     else {
         fprintf(stderr, "memcached-ac: ac_os_backing must be \"anon\" (anonymous memory, paged to swap)"
                 " or \"file\" (a shared file mapping in ac_spill_dir), got \"%s\"\n", v);
@@ -361,7 +359,8 @@ static const struct {
     int (*set)(const char *value);
     const char *help;
 } table[] = {
-    { "ac_policy", set_policy, "anti-caching policy (default: none = evict as memcached does)" },
+    { "ac_policy", set_policy, "access tracking + eviction, or an approach name (default: none = evict as memcached does)" },
+    { "ac_tier", set_tier, "book-keeping + swapping of spilled items (default: the policy's first, see below)" },
     { "ac_spill_dir", set_spill_dir, "private directory for spilled items (default: /var/tmp/memcached-ac.PID)" },
     { "ac_block_size", set_block_size, "bytes per spill block, 4K..64M (default: 1M, or -m/16 if smaller)" },
     { "ac_merge", set_merge, "tuple: fetch one item; block: fetch its whole block (default: tuple)" },
@@ -379,7 +378,7 @@ static const struct {
     { "ac_log_slice", set_log_slice, "logging, effpaging: logged accesses per time slice (default: 20000)" },
     { "ac_log_keys", set_log_keys, "logging, effpaging: keys the estimate table tracks, 28 B per slot (default: an eighth of -m / ac_eff_memory)" },
     { "ac_log_hot_fill", set_log_hot_fill, "logging, effpaging: hot-set budget, fraction of item memory / hot region (default: 0.9)" },
-    { "ac_os_backing", set_os_backing, "ospaging: slab memory from anon (swap) or file (mmap in ac_spill_dir); default anon" },
+    { "ac_os_backing", set_os_backing, "anon = ac_tier=swap, file = ac_tier=mmapfile (the ospaging approaches' names)" },
     { "ac_eff_memory", set_eff_memory, "effpaging: memory to lock, hot region + classifier (default: what the cgroup allows)" },
     { "ac_eff_madv_cold", set_eff_madv_cold, "effpaging: 1 = MADV_COLD the cold region after each round (default: 0)" },
     { "ac_driver", set_driver, "run this YCSB workload file in-process, print JSON and exit (no network)" },
@@ -391,7 +390,7 @@ void ac_usage(void) {
     printf("\n   - Anti-caching (ac_*) options: spill cold items to disk instead of evicting\n");
     for (size_t i = 0; i < sizeof(table) / sizeof(table[0]); i++)
         printf("   - %-20s%s\n", table[i].key, table[i].help);
-    printf("     policies: %s\n", ac_policy_names());
+    ac_list_components();
 }
 
 bool ac_is_option(const char *kv) {

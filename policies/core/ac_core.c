@@ -54,7 +54,7 @@ static long thread_major_faults(void) {
 }
 
 bool ac_kernel_paged(void) {
-    return ac_enabled && ac.paged;
+    return ac_enabled && !ac_tier_spills();
 }
 
 void ac_fault_mark(void) {
@@ -127,49 +127,37 @@ static void hit_totals(uint64_t *mem, uint64_t *disk) {
     }
 }
 
+/* The spill directory is ours when the tier keeps files there. */
+static bool has_dir(void) {
+    return ac.tier != NULL && ac.tier->files[0] != NULL;
+}
+
 /* At exit (SIGTERM and SIGINT end memcached's main without stopping its
  * threads; so does the in-process driver's exit): only the files go. */
 static void ac_at_exit(void) {
-    if (ac.dir[0] != '\0' && (!ac.paged || ac_opts.os_file))
+    if (ac.dir[0] != '\0' && has_dir())
         ac_spilldir_remove(ac.dir);
 }
 
-/* A start-up that fails after opening stores: everything is closed (no
- * thread of ours or memcached's uses them yet). */
+/* A start-up that fails after the tier opened: everything is closed (no
+ * thread of memcached's uses it yet). */
 static void ac_shutdown(void) {
-    ac_room_shutdown();                  /* no page moves while the stores close */
-    if (ac.paged) {
-        if (ac.policy->shutdown != NULL)
-            ac.policy->shutdown();           /* removes a backing file */
-        if (ac_opts.os_file)
-            rmdir(ac.dir);
-        ac.paged = false;
-    }
-    if (ac.policy != NULL && ac.policy->shutdown != NULL && ac.cold != NULL) {
-        ac.policy->shutdown();           /* removes the cold store's files */
-        ac.cold = NULL;
+    ac_room_shutdown();                  /* no page moves while the tier closes */
+    if (ac.policy != NULL && ac.policy->shutdown != NULL)
+        ac.policy->shutdown();
+    ac.tier->close();                    /* removes its files */
+    if (has_dir())
         rmdir(ac.dir);
-    }
-    if (ac.store != NULL) {
-        ac.store_ops->close(ac.store);   /* removes the spill file */
-        ac.store = NULL;
-        rmdir(ac.dir);
-    }
-}
-
-/* Bits that hold every value up to v. */
-static unsigned bits_for(size_t v) {
-    unsigned n = 1;
-    while (n < 64 && (v >> n) != 0)
-        n++;
-    return n;
 }
 
 size_t ac_charged_bytes(void) {
-    size_t n = ac.fixed_charge;
-    if (ac.store != NULL)
-        n += ac_evicted_bytes(&ac.evicted);
-    return n;
+    return ac.fixed_charge + ac.tier->charged_bytes();
+}
+
+void *ac_slab_memory(size_t len) {
+    if (ac_slab_base == NULL)
+        ac_slab_base = ac.tier->map(len);
+    return ac_slab_base;
 }
 
 int ac_init(size_t *item_limit) {
@@ -179,92 +167,68 @@ int ac_init(size_t *item_limit) {
         settings.udpport = 0;
         settings.socketpath = NULL;
     }
-    const struct ac_policy_ops *p = ac_policy_by_name(ac_opts.policy);
-    if (p == NULL || p == &ac_policy_none)
-        return 0;
+    const struct ac_policy_ops *p;
+    const struct ac_tier_ops *t;
+    if (ac_resolve(&p, &t) != 0)
+        return -1;
+    if (t == &ac_tier_none)
+        return 0;                        /* the stock cache */
     ac.policy = p;
-    ac.store_ops = &ac_block_store_ops;
+    ac.tier = t;
     pthread_mutex_init(&ac.spill_lock, NULL);
 
-    /* Anti-caching policies keep their own order: memcached's segmented LRU
+    /* Anti-caching keeps its own order: memcached's segmented LRU
      * (HOT/WARM/COLD) is off, every item lives in the COLD list. */
     settings.lru_segmented = false;
-
-    size_t overhead;
-    if (p->kernel_paged) {
+    if (!ac_tier_spills()) {
         if (settings.memory_file != NULL) {
-            fprintf(stderr, "memcached-ac: ac_policy=%s cannot be combined with -e (restartable memory):"
-                    " both provide the slab memory\n", p->name);
+            fprintf(stderr, "memcached-ac: ac_tier=%s cannot be combined with -e (restartable memory):"
+                    " both provide the slab memory\n", t->name);
             return -1;
         }
-        /* nothing to charge (effpaging charges its classifier to what it
-         * locks); no slab mover: it must not drop items it cannot move, and
+        /* no slab mover: it must not drop items it cannot move, and
          * effpaging's pages never change region */
-        overhead = 0;
         settings.slab_automove = 0;
         settings.slab_reassign = false;
-    } else if (p->fixed_bytes != NULL) {
-        /* a policy with its own cold store: no block store, no evicted table */
-        overhead = p->fixed_bytes(settings.maxbytes);
-        if (overhead > settings.maxbytes / 2) {
-            fprintf(stderr, "memcached-ac: the book-keeping of ac_policy=%s (%zu bytes) exceeds half of -m"
-                    " (%zu bytes); raise -m or lower ac_log_keys\n", p->name, overhead, settings.maxbytes);
-            return -1;
-        }
-    } else {
-        if (ac_opts.block_size == 0) {
-            /* H-Store's 1 MiB blocks; a small server (-m < 16M) gets -m/16. */
-            ac_opts.block_size = settings.maxbytes / 16 < (1u << 20) ? settings.maxbytes / 16 : (1u << 20);
-            if (ac_opts.block_size < 4096)
-                ac_opts.block_size = 4096;
-        }
-        /* the open block's buffer; the evicted table is charged as it grows
-         * (ac_charged_bytes, ac_room.c) */
-        overhead = ac_opts.block_size;
-        if (overhead > settings.maxbytes / 2) {
-            fprintf(stderr, "memcached-ac: one ac_block_size buffer (%zu bytes) exceeds half of -m"
-                    " (%zu bytes); raise -m or lower ac_block_size\n", ac_opts.block_size, settings.maxbytes);
-            return -1;
-        }
     }
-    ac.fixed_charge = overhead;
-    /* Equal provisioning: the book-keeping comes out of the item memory. */
-    *item_limit = settings.maxbytes - overhead;
-    ac.item_limit = *item_limit;
+    /* Equal provisioning: the book-keeping allocated at start comes out of
+     * the item memory (what grows later is charged as it grows, ac_room.c). */
+    size_t tier_bytes = ac.tier_fixed = t->fixed_bytes(settings.maxbytes);
+    size_t policy_bytes = p->fixed_bytes != NULL ? p->fixed_bytes(settings.maxbytes) : 0;
+    ac.fixed_charge = tier_bytes + policy_bytes;
+    if (ac.fixed_charge > settings.maxbytes / 2) {
+        fprintf(stderr, "memcached-ac: the book-keeping of ac_policy=%s (%zu bytes) and ac_tier=%s (%zu bytes)"
+                " exceeds half of -m (%zu bytes); raise -m%s\n", p->name, policy_bytes, t->name, tier_bytes,
+                settings.maxbytes, t == &ac_tier_blocks ? " or lower ac_block_size" : " or lower ac_log_keys");
+        return -1;
+    }
+    ac.item_limit = settings.maxbytes - ac.fixed_charge;
 
     if (ac_opts.spill_dir[0] != '\0')
         snprintf(ac.dir, sizeof(ac.dir), "%s", ac_opts.spill_dir);
     else
         snprintf(ac.dir, sizeof(ac.dir), "/var/tmp/memcached-ac.%d", (int)getpid());
-    if ((!p->kernel_paged || ac_opts.os_file) && ac_spilldir_prepare(ac.dir) != 0)
+    if (has_dir() && ac_spilldir_prepare(ac.dir) != 0)
         return -1;
-    ac.paged = p->kernel_paged;
-    if (p->fixed_bytes == NULL && !p->kernel_paged) {
-        char err[512];
-        ac.store = ac.store_ops->open(ac.dir, ac_opts.block_size, ac_opts.compact_fill, err, sizeof(err));
-        if (ac.store == NULL) {
-            fprintf(stderr, "memcached-ac: spill store: %s\n", err);
+    char err[512];
+    if (t->open(ac.dir, settings.maxbytes, err, sizeof(err)) != 0) {
+        fprintf(stderr, "memcached-ac: ac_tier=%s: %s\n", t->name, err);
+        if (has_dir())
             rmdir(ac.dir);
-            return -1;
-        }
-        unsigned off_bits = bits_for(ac_opts.block_size - 1);
-        unsigned len_bits = bits_for(ac_record_size(KEY_MAX_LENGTH, (size_t)settings.item_size_max + 2));
-        if (ac_evicted_init(&ac.evicted, ac_opts.evicted_max, off_bits, len_bits) != 0) {
-            fprintf(stderr, "memcached-ac: the evicted table cannot address blocks of %zu bytes holding items"
-                    " of up to %d bytes (-I) in 64 bits with 2^16 blocks or more; lower ac_block_size or -I\n",
-                    ac_opts.block_size, settings.item_size_max);
-            ac_shutdown();
-            return -1;
-        }
+        return -1;
     }
     if (p->init != NULL && p->init(&ac_opts) != 0) {
         ac_shutdown();
-        if (!p->kernel_paged || ac_opts.os_file)
-            rmdir(ac.dir);
         return -1;
     }
-    *item_limit = ac.item_limit;         /* a policy may add memory (effpaging's hot region) */
-    if (!p->kernel_paged && ac_room_init() != 0) {
+    /* kernel tiers: the slab memory, unless the policy mapped it (effpaging's
+     * hot and cold regions), which may also have raised the item memory */
+    if (!ac_tier_spills() && ac_slab_memory(ac.item_limit) == NULL) {
+        ac_shutdown();
+        return -1;
+    }
+    *item_limit = ac.item_limit;
+    if (ac_room_init() != 0) {
         ac_shutdown();
         return -1;
     }
@@ -275,7 +239,7 @@ int ac_init(size_t *item_limit) {
 
 void ac_item_linked(item *it, uint32_t hv) {
     (void)hv;
-    if (!ac.paged)
+    if (ac_tier_spills())
         ac_drop_stale_copies(it);
     ac.policy->on_insert(it);
 }
@@ -286,7 +250,7 @@ void ac_item_unlinked(item *it) {
 
 void ac_item_accessed(item *it) {
     it->it_flags |= ITEM_FETCHED;
-    if (ac.paged) {
+    if (!ac_tier_spills()) {
         if (fault_external) {
             fault_accessed = true;      /* counted when the driver closes its window */
         } else {
@@ -318,31 +282,16 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     threadlocal_stats_aggregate(&ts);
     uint64_t evictions = 0;
     item_stats_totals(grab_evictions, &evictions);
-    const char *policy = ac_enabled ? ac.policy->name : "none";
-    struct ac_store_stats ss;
-    memset(&ss, 0, sizeof(ss));
-    size_t meta = 0, stubs = 0, evicted_bytes = 0;
-    if (ac_enabled && ac.cold != NULL) {
-        /* cold-store policies: no stubs; the cold records are the spilled items */
-        stubs = (size_t)ac_cold_records(ac.cold);
-        meta = ac.policy->metadata_bytes();
-    } else if (ac_enabled && ac.paged) {
-        meta = ac.policy->metadata_bytes();
-    } else if (ac_enabled) {
-        ac.store_ops->stats(ac.store, &ss);
-        stubs = ac_evicted_count(&ac.evicted);
-        evicted_bytes = ac_evicted_bytes(&ac.evicted);
-        meta = ac_charged_bytes() + ac.policy->metadata_bytes();
+    struct ac_tier_stats ts_;
+    memset(&ts_, 0, sizeof(ts_));
+    size_t meta = 0;
+    if (ac_enabled) {
+        ac.tier->get_stats(&ts_);
+        /* the tier's book-keeping as charged, and what the policy holds */
+        meta = ac.tier_fixed + ac.tier->charged_bytes() + ac.policy->metadata_bytes();
     }
-    uint64_t cold_io_errors = 0;
-    if (ac_enabled && ac.cold != NULL) {
-        struct ac_cold_stats cs;
-        ac_cold_stats(ac.cold, &cs);
-        cold_io_errors = cs.store.io_errors;
-        ss.live_bytes = cs.store.live_bytes;
-        ss.bytes_on_disk = cs.store.file_bytes;
-    }
-    APPEND_STAT("policy", "%s", policy);
+    APPEND_STAT("policy", "%s", ac_enabled ? ac.policy->name : "none");
+    APPEND_STAT("tier", "%s", ac_enabled ? ac.tier->name : "none");
     /* With policy none every hit is a memory hit: memcached's own counters. */
     struct slab_stats sl;
     slab_stats_aggregate(&ts, &sl);
@@ -361,24 +310,24 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     STATS_LOCK();
     APPEND_STAT("resident_items", "%llu", (unsigned long long)stats_state.curr_items);
     STATS_UNLOCK();
-    APPEND_STAT("stub_items", "%zu", stubs);
-    APPEND_STAT("evicted_max", "%zu", ac_enabled && ac.store != NULL ? ac.evicted.max_entries : (size_t)0);
-    /* the evicted table as it is now (it grows and shrinks with the spilled items) */
-    APPEND_STAT("evicted_table_bytes", "%zu", evicted_bytes);
-    APPEND_STAT("evicted_bytes_per_item", "%.1f", stubs > 0 ? (double)evicted_bytes / (double)stubs : 0.0);
+    APPEND_STAT("stub_items", "%llu", (unsigned long long)ts_.spilled);
+    APPEND_STAT("evicted_max", "%llu", (unsigned long long)ts_.table_max);
+    /* per-item book-keeping in memory as it is now (it grows and shrinks with the spilled items) */
+    APPEND_STAT("evicted_table_bytes", "%llu", (unsigned long long)ts_.table_bytes);
+    APPEND_STAT("evicted_bytes_per_item", "%.1f", ts_.spilled > 0 ? (double)ts_.table_bytes / (double)ts_.spilled : 0.0);
     APPEND_STAT("metadata_bytes", "%zu", meta);
     APPEND_STAT("item_memory_limit", "%zu", ac_enabled ? __atomic_load_n(&ac.item_limit, __ATOMIC_RELAXED)
                                                        : settings.maxbytes);
-    APPEND_STAT("store_bytes_on_disk", "%llu", (unsigned long long)ss.bytes_on_disk);
-    APPEND_STAT("store_live_bytes", "%llu", (unsigned long long)ss.live_bytes);
-    APPEND_STAT("store_open_bytes", "%llu", (unsigned long long)ss.open_bytes);
-    APPEND_STAT("blocks_written", "%llu", (unsigned long long)ss.blocks_written);
-    APPEND_STAT("bytes_written", "%llu", (unsigned long long)ss.bytes_written);
-    APPEND_STAT("record_reads", "%llu", (unsigned long long)ss.record_reads);
-    APPEND_STAT("block_reads", "%llu", (unsigned long long)ss.block_reads);
+    APPEND_STAT("store_bytes_on_disk", "%llu", (unsigned long long)ts_.bytes_on_disk);
+    APPEND_STAT("store_live_bytes", "%llu", (unsigned long long)ts_.live_bytes);
+    APPEND_STAT("store_open_bytes", "%llu", (unsigned long long)ts_.open_bytes);
+    APPEND_STAT("blocks_written", "%llu", (unsigned long long)ts_.blocks_written);
+    APPEND_STAT("bytes_written", "%llu", (unsigned long long)ts_.bytes_written);
+    APPEND_STAT("record_reads", "%llu", (unsigned long long)ts_.record_reads);
+    APPEND_STAT("block_reads", "%llu", (unsigned long long)ts_.block_reads);
     APPEND_STAT("merged_blocks", "%llu", (unsigned long long)AC_READ(merged_blocks));
     APPEND_STAT("merged_items", "%llu", (unsigned long long)AC_READ(merged_items));
-    APPEND_STAT("io_errors", "%llu", (unsigned long long)(ss.io_errors + cold_io_errors + AC_READ(read_errors)));
+    APPEND_STAT("io_errors", "%llu", (unsigned long long)(ts_.io_errors + AC_READ(read_errors)));
     APPEND_STAT("checksum_errors", "%llu", (unsigned long long)AC_READ(checksum_errors));
     APPEND_STAT("fetch_nomem", "%llu", (unsigned long long)AC_READ(fetch_nomem));
     APPEND_STAT("read_through_items", "%llu", (unsigned long long)AC_READ(read_through_items));
@@ -401,12 +350,9 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("read_major_faults", "%llu", (unsigned long long)__atomic_load_n(&read_faults, __ATOMIC_RELAXED));
     APPEND_STAT("major_faults", "%llu", getrusage(RUSAGE_SELF, &ru) == 0 ? (unsigned long long)ru.ru_majflt : 0ULL);
     if (ac_enabled) {
-        if (ac.cold == NULL && !ac.paged) {
-            APPEND_STAT("block_size", "%zu", ac_opts.block_size);
-            APPEND_STAT("merge", "%s", ac_opts.merge_block ? "block" : "tuple");
-            APPEND_STAT("compact_fill", "%.3f", ac_opts.compact_fill);
-        }
-        APPEND_STAT("spill_dir", "%s", ac.paged && !ac_opts.os_file ? "" : ac.dir);
+        APPEND_STAT("spill_dir", "%s", has_dir() ? ac.dir : "");
+        if (ac.tier->stats != NULL)
+            ac.tier->stats(add_stats, c);
         if (ac.policy->stats != NULL)
             ac.policy->stats(add_stats, c);
     }

@@ -1,12 +1,11 @@
-/* Moving items between RAM and the spill store (H-Store anti-caching, DeBrabant
- * et al. VLDB 2013 §3): spill the coldest items of a slab class a block at a
- * time, leaving an evicted-table entry; fetch a spilled item back on lookup
- * (tuple-merge), merging a whole block when asked to (block-merge, or lazy
- * compaction once a block's live fraction falls below ac_compact_fill).
- * A policy with its own cold store (logging) keeps spilled items in the
- * tuple store behind a Bloom filter (ac.cold) instead: no block, no evicted-table
- * entry; reads of a cold item are served from its record as a transient copy
- * and leave it cold, lookups that modify it bring it back (materialize).
+/* Moving items between RAM and the cold tier (anti-caching, DeBrabant et al.
+ * VLDB 2013 §3): spill the coldest items of a slab class the policy picks
+ * (a block's worth when the tier buffers blocks, a batch when it writes at
+ * once); fetch a spilled item back on lookup, merging its whole block when
+ * the tier says so (block merge, or lazy compaction). A policy that keeps
+ * reads cold (fetch_on_read false: Siberia) has a read of a spilled item
+ * served from its record as a transient copy; lookups that modify it bring
+ * it back (materialize). The tier is asked (core/ac_tier.h), never named.
  * Lock order: item lock -> spill_lock -> LRU lock -> evicted stripe / store lock.
  * Other items' locks are only ever try-locked. No I/O happens under an LRU lock. */
 #include "memcached.h"
@@ -151,29 +150,12 @@ static enum spill_result spill_one(item *it, enum ac_refusal *why) {
         return SPILL_FAIL;
     }
     struct ac_loc loc;
-    if (ac.cold != NULL) {
-        /* one record per item, written now; its index slot and filter bits with it */
-        int rc = ac_cold_put(ac.cold, ac_key_fp(ITEM_key(it), it->nkey), rec, len, &loc);
-        if (rc != 0) {
-            *why = write_refusal(rc);    /* counted in the store's io_errors; the item stays */
-            return SPILL_FAIL;
-        }
-        AC_COUNT(spilled_items, 1);
-        AC_COUNT(spilled_bytes, len);
-        return SPILL_OK;
-    }
-    int rc = ac.store_ops->put(ac.store, rec, len, &loc);
-    if (rc == AC_STORE_FULL)
+    int rc = ac.tier->put(ac_key_fp(ITEM_key(it), it->nkey), rec, len, &loc);
+    if (rc == AC_TIER_FULL)
         return SPILL_FULL;
-    if (rc != AC_STORE_OK) {
+    if (rc != 0) {                       /* the item stays */
         AC_COUNT(spill_failures, 1);
-        *why = write_refusal(rc);
-        return SPILL_FAIL;
-    }
-    if (ac_evicted_insert(&ac.evicted, ac_key_fp(ITEM_key(it), it->nkey), &loc) != 0) {
-        ac.store_ops->invalidate(ac.store, &loc);   /* evicted table full */
-        AC_COUNT(spill_failures, 1);
-        *why = AC_REFUSED_TABLE_FULL;
+        *why = rc == AC_TIER_NO_ROOM ? AC_REFUSED_TABLE_FULL : write_refusal(rc);
         return SPILL_FAIL;
     }
     AC_COUNT(spilled_items, 1);
@@ -229,7 +211,9 @@ static int spill_batch(unsigned int clsid, item **cand, int n, bool *full, enum 
 
 /* The open block is packed: one sequential write, with no item lock held. */
 static int flush_block(enum ac_refusal *why) {
-    int rc = ac.store_ops->flush(ac.store);
+    if (ac.tier->flush == NULL)
+        return 0;
+    int rc = ac.tier->flush();
     if (rc != 0)
         *why = write_refusal(rc);
     return rc;
@@ -275,10 +259,11 @@ int ac_make_room_locked(unsigned int clsid, enum ac_refusal *why) {
         }
         if (n == 0)
             break;
-        /* block store: a block of this class's coldest items (H-Store spills a
-         * block at a time); tuple store: one batch with something in it is
-         * enough room (a busy batch: the victim list moves on, a few more) */
-        if (ac.cold != NULL ? k > 0 || batch >= 3 : k == 0)
+        /* a tier that buffers blocks: a block of this class's coldest items
+         * (H-Store spills a block at a time); one that writes at once: a batch
+         * with something in it is enough room (a busy batch: the victim list
+         * moves on, a few more) */
+        if (ac.tier->flush == NULL ? k > 0 || batch >= 3 : k == 0)
             break;
     }
     ac_budget_changed();
@@ -288,7 +273,7 @@ int ac_make_room_locked(unsigned int clsid, enum ac_refusal *why) {
 bool ac_rescue(item *it, bool may_block) {
     if (item_dead(it))
         return true;
-    if (ac.paged)
+    if (!ac_tier_spills())
         return false;        /* nowhere to put it: the mover retries later */
     enum ac_refusal why;
     enum spill_result r = spill_one(it, &why);
@@ -312,19 +297,12 @@ static item *materialize(const struct ac_record *r, uint32_t hv, uint64_t fp,
     item *it = do_item_alloc((char *)r->key, r->nkey, r->client_flags, r->exptime, (int)r->nbytes);
     if (it == NULL)
         return NULL;
-    if (ac.cold != NULL) {
-        if (ac_item_fill(it, r->value, r->nbytes) != 0 || ac_cold_remove(ac.cold, fp, loc) != 1) {
-            do_item_remove(it);
-            return NULL;
-        }
-        *merge = 0;
-    } else {
-        if (ac_item_fill(it, r->value, r->nbytes) != 0 || !ac_evicted_remove(&ac.evicted, fp, loc)) {
-            do_item_remove(it);
-            return NULL;
-        }
-        *merge = ac.store_ops->invalidate(ac.store, loc);
+    int rc;
+    if (ac_item_fill(it, r->value, r->nbytes) != 0 || (rc = ac.tier->drop(fp, loc)) < 0) {
+        do_item_remove(it);
+        return NULL;
     }
+    *merge = rc == 1;
     uint64_t cas = r->cas;      /* r may point into the scratch buffer linking reuses */
     rel_time_t time = r->time;
     do_item_link(it, hv);
@@ -338,9 +316,9 @@ static item *materialize(const struct ac_record *r, uint32_t hv, uint64_t fp,
  * Records whose keys are locked by others stay spilled. */
 static void merge_block(uint32_t block) {
     void *buf;
-    ssize_t len = ac.store_ops->read_block(ac.store, block, &buf);
+    ssize_t len = ac.tier->read_block(block, &buf);
     if (len < 0) {
-        ac.store_ops->merge_done(ac.store, block);
+        ac.tier->merge_done(block);
         return;
     }
     size_t off = 0;
@@ -354,7 +332,7 @@ static void merge_block(uint32_t block) {
         off += r.len;
         uint64_t fp = ac_key_fp(r.key, r.nkey);
         struct ac_loc locs[4];
-        int n = ac_evicted_find(&ac.evicted, fp, locs, 4);
+        int n = ac.tier->peek(fp, locs, 4);
         bool live = false;
         for (int i = 0; i < n && i < 4; i++)
             live |= locs[i].block == loc.block && locs[i].offset == loc.offset;
@@ -378,25 +356,18 @@ static void merge_block(uint32_t block) {
     }
     free(buf);
     AC_COUNT(merged_blocks, 1);
-    ac.store_ops->merge_done(ac.store, block);
+    ac.tier->merge_done(block);
 }
 
 /* The spilled locations stored under fp (up to 4), without counting a
  * lookup (the Bloom filter's own answer, or an empty table, first). */
 static int spilled_locs(uint64_t fp, struct ac_loc locs[4]) {
-    if (ac.cold != NULL)
-        return ac_cold_maybe(ac.cold, fp) ? ac_tuple_find(ac.cold->store, fp, locs, 4) : 0;
-    return ac_evicted_count(&ac.evicted) == 0 ? 0 : ac_evicted_find(&ac.evicted, fp, locs, 4);
+    return ac.tier->peek(fp, locs, 4);
 }
 
 /* Drops the spilled record (fp, loc): true if it was there. */
 static bool drop_spilled(uint64_t fp, const struct ac_loc *loc) {
-    if (ac.cold != NULL)
-        return ac_cold_remove(ac.cold, fp, loc) == 1;
-    if (!ac_evicted_remove(&ac.evicted, fp, loc))
-        return false;
-    ac.store_ops->invalidate(ac.store, loc);
-    return true;
+    return ac.tier->drop(fp, loc) >= 0;
 }
 
 /* Normally a lookup fetches a spilled key before anything links it again, so
@@ -411,8 +382,7 @@ void ac_drop_stale_copies(item *it) {
     for (int i = 0; i < n && i < 4; i++) {
         char *buf = scratch_get(&fetch_buf, locs[i].len);
         struct ac_record r;
-        int rc = buf == NULL ? -ENOMEM : ac.cold != NULL ? ac_cold_get(ac.cold, &locs[i], buf)
-            : ac.store_ops->get(ac.store, &locs[i], buf);
+        int rc = buf == NULL ? -ENOMEM : ac.tier->read(&locs[i], buf);
         bool ours = rc != 0 || ac_record_parse(buf, locs[i].len, &r) != AC_REC_OK
             || (r.nkey == it->nkey && memcmp(r.key, ITEM_key(it), it->nkey) == 0);
         if (ours)
@@ -427,7 +397,7 @@ void ac_drop_stale_copies(item *it) {
  * set with probability n / 2^64 (5e-14 at a million), which we accept here and
  * nowhere else (every read compares the key). */
 void ac_item_overwrite(const char *key, size_t nkey, uint32_t hv) {
-    if (ac.paged || assoc_find(key, nkey, hv) != NULL)
+    if (!ac_tier_spills() || assoc_find(key, nkey, hv) != NULL)
         return;                       /* resident: memcached replaces it */
     uint64_t fp = ac_key_fp(key, nkey);
     struct ac_loc locs[4];
@@ -475,7 +445,7 @@ void ac_item_free(item *it) {
 item *ac_item_for_update(item *it) {
     if (it == NULL || !AC_ITEM_TRANSIENT(it))
         return it;
-    if (ac.cold != NULL) {
+    if (!ac.policy->fetch_on_read) {
         /* a cold item read as a transient copy: a modify brings it into RAM
          * (the caller holds its item lock, as for the lookup) */
         char key[KEY_MAX_LENGTH + 1];
@@ -487,18 +457,17 @@ item *ac_item_for_update(item *it) {
             refcount_incr(m);        /* as do_item_get takes one */
         return m;
     }
-    do_item_remove(it);
+    do_item_remove(it);              /* a read served without memory: still none */
     tl_error = "SERVER_ERROR out of memory fetching a spilled item";
     return NULL;
 }
 
-/* Reads the record at loc from the cold store (cold-store policies) or the
- * block store and verifies it. 0: *r is parsed (it points into this thread's
- * scratch buffer); -1: the lookup's error is set and counted. */
+/* Reads the record at loc from the tier and verifies it. 0: *r is parsed (it
+ * points into this thread's scratch buffer); -1: the lookup's error is set
+ * and counted. */
 static int read_record(const struct ac_loc *loc, struct ac_record *r) {
     char *buf = scratch_get(&fetch_buf, loc->len);
-    if (buf == NULL || (ac.cold != NULL ? ac_cold_get(ac.cold, loc, buf)
-                                        : ac.store_ops->get(ac.store, loc, buf)) != 0) {
+    if (buf == NULL || ac.tier->read(loc, buf) != 0) {
         AC_COUNT(read_errors, 1);
         tl_error = "SERVER_ERROR anti-caching: reading a spilled item failed";
         return -1;
@@ -511,58 +480,27 @@ static int read_record(const struct ac_loc *loc, struct ac_record *r) {
     return 0;
 }
 
-/* Cold-store policies: a read (do_update) is served from the record as a
- * transient copy and the item stays cold (Siberia: only inserts, updates and
- * migration add to the hot store); any other lookup brings it into RAM. */
-static item *cold_find(const char *key, size_t nkey, uint32_t hv, bool do_update) {
-    uint64_t fp = ac_key_fp(key, nkey);
-    struct ac_loc locs[4];
-    int n = ac_cold_find(ac.cold, fp, locs, 4);
-    if (n < 0) {
-        AC_COUNT(read_errors, 1);
-        tl_error = "SERVER_ERROR anti-caching: reading a spilled item failed";
-        return NULL;
-    }
-    for (int i = 0; i < n && i < 4; i++) {
-        struct ac_record r;
-        if (read_record(&locs[i], &r) != 0)
-            return NULL;
-        if (r.nkey != nkey || memcmp(r.key, key, nkey) != 0)
-            continue;      /* another key with the same fingerprint */
-        item *it;
-        if (do_update) {
-            it = transient_copy(&r, fp, &locs[i]);
-            if (it != NULL) {
-                AC_COUNT(read_through_items, 1);
-                tl_fetched = it;
-            }
-            return it;
-        }
-        int merge = 0;
-        it = materialize(&r, hv, fp, &locs[i], &merge);
-        if (it == NULL) {
-            AC_COUNT(fetch_nomem, 1);
-            tl_error = "SERVER_ERROR out of memory fetching a spilled item";
-            return NULL;
-        }
-        AC_COUNT(fetched_items, 1);
-        AC_COUNT(fetched_bytes, r.len);
+/* A read served from the record: a transient copy, the item stays spilled. */
+static item *read_through(const struct ac_record *r, uint64_t fp, const struct ac_loc *loc) {
+    tl_error = NULL;
+    item *it = transient_copy(r, fp, loc);
+    if (it != NULL) {
+        AC_COUNT(read_through_items, 1);
         tl_fetched = it;
-        return it;
     }
-    return NULL;
+    return it;
 }
 
-/* The record of key (fingerprint fp) as the cold store holds it now, read and
+/* The record of key (fingerprint fp) as the tier holds it now, read and
  * verified (*r points into this thread's fetch buffer), its location in *loc.
  * The key's item lock is held: the record cannot move or go meanwhile. 0, or
  * -1 when there is none (or it is unreadable: a request answers that error). */
-static int cold_record_of(const char *key, size_t nkey, uint64_t fp, struct ac_record *r, struct ac_loc *loc) {
+static int record_of(const char *key, size_t nkey, uint64_t fp, struct ac_record *r, struct ac_loc *loc) {
     struct ac_loc locs[4];
-    int n = ac_tuple_find(ac.cold->store, fp, locs, 4);
+    int n = ac.tier->peek(fp, locs, 4);
     for (int i = 0; i < n && i < 4; i++) {
         char *buf = scratch_get(&fetch_buf, locs[i].len);
-        if (buf == NULL || ac_cold_get(ac.cold, &locs[i], buf) != 0
+        if (buf == NULL || ac.tier->read(&locs[i], buf) != 0
                 || ac_record_parse(buf, locs[i].len, r) != AC_REC_OK || r->len != locs[i].len)
             continue;
         if (r->nkey == nkey && memcmp(r->key, key, nkey) == 0) {
@@ -575,13 +513,13 @@ static int cold_record_of(const char *key, size_t nkey, uint64_t fp, struct ac_r
 
 int ac_migrate_in(uint64_t fp) {
     struct ac_loc locs[4];
-    int n = ac_cold_find(ac.cold, fp, locs, 4), moved = 0;
+    int n = ac.tier->find(fp, locs, 4), moved = 0;
     for (int i = 0; i < n && i < 4; i++) {
         /* read without the key's lock, only to learn the key: the location may
          * be stale by the time the lock is held (fetched, moved by cleaning) */
         char *buf = scratch_get(&fetch_buf, locs[i].len);
         struct ac_record r;
-        if (buf == NULL || ac_cold_get(ac.cold, &locs[i], buf) != 0
+        if (buf == NULL || ac.tier->read(&locs[i], buf) != 0
                 || ac_record_parse(buf, locs[i].len, &r) != AC_REC_OK || r.len != locs[i].len)
             continue;      /* left in place: a request for it answers the error */
         char key[KEY_MAX_LENGTH + 1];
@@ -591,7 +529,7 @@ int ac_migrate_in(uint64_t fp) {
         item_lock(hv);
         /* under the lock: not brought in by a request meanwhile, and its record as it is now */
         struct ac_loc loc;
-        if (assoc_find(key, nkey, hv) == NULL && cold_record_of(key, nkey, fp, &r, &loc) == 0) {
+        if (assoc_find(key, nkey, hv) == NULL && record_of(key, nkey, fp, &r, &loc) == 0) {
             int merge = 0;
             ac_alloc_optional(true);   /* migration waits for the next round rather than for room */
             item *m = materialize(&r, hv, fp, &loc, &merge);
@@ -612,39 +550,34 @@ int ac_migrate_in(uint64_t fp) {
 item *ac_item_find(const char *key, size_t nkey, uint32_t hv, bool do_update) {
     tl_fetched = NULL;
     tl_error = NULL;
-    if (ac.paged) {
+    if (!ac_tier_spills()) {
         ac_fault_mark();             /* the hash walk may fault too */
         return assoc_find(key, nkey, hv);
     }
     item *it = assoc_find(key, nkey, hv);
     if (it != NULL)
         return it;
-    if (ac.cold != NULL)
-        return cold_find(key, nkey, hv, do_update);
-    if (ac_evicted_count(&ac.evicted) == 0)
-        return it;
     uint64_t fp = ac_key_fp(key, nkey);
     struct ac_loc locs[4];
-    int n = ac_evicted_find(&ac.evicted, fp, locs, 4);
+    int n = ac.tier->find(fp, locs, 4);
+    if (n < 0) {
+        AC_COUNT(read_errors, 1);
+        tl_error = "SERVER_ERROR anti-caching: reading a spilled item failed";
+        return NULL;
+    }
     for (int i = 0; i < n && i < 4; i++) {
         struct ac_record r;
         if (read_record(&locs[i], &r) != 0)
             return NULL;
         if (r.nkey != nkey || memcmp(r.key, key, nkey) != 0)
             continue;      /* another key with the same fingerprint */
+        /* Siberia: a read is served from the cold store, the item stays cold */
+        if (do_update && !ac.policy->fetch_on_read)
+            return read_through(&r, fp, &locs[i]);
         int merge = 0;
         it = materialize(&r, hv, fp, &locs[i], &merge);
-        if (it == NULL && do_update) {
-            /* no memory (the allocation was refused): serve this read from the
-             * record, leave it spilled; the read itself did not fail */
-            tl_error = NULL;
-            it = transient_copy(&r, fp, &locs[i]);
-            if (it != NULL) {
-                AC_COUNT(read_through_items, 1);
-                tl_fetched = it;
-            }
-            return it;
-        }
+        if (it == NULL && do_update)
+            return read_through(&r, fp, &locs[i]);   /* no memory: this read from the record */
         if (it == NULL) {
             AC_COUNT(fetch_nomem, 1);
             tl_error = "SERVER_ERROR out of memory fetching a spilled item";
@@ -652,9 +585,7 @@ item *ac_item_find(const char *key, size_t nkey, uint32_t hv, bool do_update) {
         }
         AC_COUNT(fetched_items, 1);
         AC_COUNT(fetched_bytes, r.len);
-        if (ac_opts.merge_block)
-            merge = ac.store_ops->begin_merge(ac.store, locs[i].block);
-        if (merge)
+        if (ac.tier->begin_merge != NULL && ac.tier->begin_merge(locs[i].block, merge))
             merge_block(locs[i].block);
         tl_fetched = it;
         return it;

@@ -20,14 +20,7 @@ static uint64_t now_ns(void) {
 }
 
 size_t ac_hc_keys(size_t bytes) {
-    if (ac_opts.log_keys != 0)
-        return ac_opts.log_keys;
-    /* an eighth of the memory for the table, as the evicted table of lru */
-    uint64_t slots = 16;
-    while (ac_cls_bytes_for_slots(slots * 2) <= bytes / 8)
-        slots *= 2;
-    size_t keys = (size_t)((double)slots * 0.9);
-    return keys < 1024 ? 1024 : keys;
+    return ac_opts.log_keys != 0 ? ac_opts.log_keys : ac_default_keys(bytes);
 }
 
 size_t ac_hc_fixed_bytes(size_t keys) {
@@ -207,3 +200,6 @@ void ac_hc_stats(const struct ac_hotcold *h, ADD_STAT add_stats, void *c) {
     APPEND_STAT("log_estimate_bytes", "%zu", ac_cls_bytes(&h->cls));
     APPEND_STAT("log_estimate_dropped", "%llu", U(h->cls.dropped));
 }
+
+/* ac_default_keys (core/ac_options.c) sizes by 28 bytes per estimate-table slot */
+typedef char ac_default_keys_matches_the_table[(sizeof(struct ac_est) + sizeof(uint32_t) == 28) ? 1 : -1];

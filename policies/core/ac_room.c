@@ -153,7 +153,7 @@ static void refuse(enum ac_refusal why) {
 }
 
 void *ac_alloc(size_t ntotal, unsigned int id) {
-    if (ac.paged || tl_free_only > 0)
+    if (!ac_tier_spills() || tl_free_only > 0)
         return NULL;         /* kernel paging: nothing leaves RAM; free chunks only: there was none */
     bool optional = tl_optional > 0;
     uint64_t deadline = 0;
@@ -406,7 +406,7 @@ static void *repay_main(void *arg) {
 }
 
 int ac_room_init(void) {
-    if (ac.paged)
+    if (!ac_tier_spills())
         return 0;
     budget.budget = settings.maxbytes;
     budget.applied = ac.item_limit;      /* what slabs_init got */

@@ -10,8 +10,8 @@
 #ifndef AC_COLD_H
 #define AC_COLD_H
 #include <pthread.h>
-#include "store/bloom.h"
-#include "store/tuple_store.h"
+#include "bloom.h"
+#include "tuple_store.h"
 
 struct ac_cold {
     struct ac_tuple_store *store;

@@ -1,0 +1,77 @@
+/* The cold-tier interface of memcached-ac: book-keeping (which items are
+ * spilled, and where) and data swapping (their records to and from disk), the
+ * two components of anti-caching below the policy (Zhang et al. ICDE 2015
+ * §IV). One ops table per tier, selected with -o ac_tier=NAME (ac_registry.c).
+ *
+ * A spilling tier (blocks, tuples) takes self-checking records (store/record.h)
+ * under the 64-bit fingerprint of their key and hands back a location. A
+ * kernel tier (swap, mmapfile) spills nothing: it provides the slab memory,
+ * one mapping the kernel pages; its spill operations are NULL. The core asks
+ * the tier what it can do (ac_tier_spills); it never branches on a name. */
+#ifndef AC_TIER_H
+#define AC_TIER_H
+/* memcached.h (no include guard) must be included first. */
+#include "store/loc.h"
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum { AC_TIER_FULL = 1,         /* put: the open block is packed; flush, then put again */
+       AC_TIER_NO_ROOM = 2 };    /* put: the book-keeping cannot take another item */
+
+/* What `stats anticache` shows of every tier (zeros where it has no such thing). */
+struct ac_tier_stats {
+    uint64_t spilled;            /* items spilled now (stub_items) */
+    uint64_t table_bytes;        /* per-item book-keeping in memory now */
+    uint64_t table_max;          /* items it may hold at most (0: no cap) */
+    uint64_t bytes_on_disk, live_bytes, open_bytes;
+    uint64_t blocks_written, bytes_written, record_reads, block_reads;
+    uint64_t io_errors;
+};
+
+struct ac_tier_ops {
+    const char *name;
+    const char *summary;
+    const char *const *files;    /* the files it creates in the spill directory, NULL-terminated */
+    /* Kernel tiers: a mapping of len bytes for the slab allocator, which the
+     * kernel pages; NULL after printing why. NULL for spilling tiers. */
+    void  *(*map)(size_t len);
+    /* Book-keeping allocated at start for a server of maxbytes, charged
+     * against -m before the slab allocator gets the rest. */
+    size_t (*fixed_bytes)(size_t maxbytes);
+    /* Opens its files in dir (spilling tiers) or prepares (kernel tiers). */
+    int    (*open)(const char *dir, size_t maxbytes, char *err, size_t errlen);
+    /* At exit or a failed start: stops its threads, closes, removes its files. */
+    void   (*close)(void);
+    /* Spilling tiers: */
+    /* Stores the record under fp: 0; AC_TIER_FULL; AC_TIER_NO_ROOM; -errno
+     * (a write failed: ENOSPC/EDQUOT when the file system is full). */
+    int    (*put)(uint64_t fp, const void *rec, size_t len, struct ac_loc *loc);
+    /* Writes what put buffered (one sequential write); 0 or -errno. NULL:
+     * put writes at once. */
+    int    (*flush)(void);
+    /* A lookup: the locations stored under fp (up to max copied), how many
+     * exist, or -errno. Counted (filter lookups, index reads). */
+    int    (*find)(uint64_t fp, struct ac_loc *out, int max);
+    /* The same without counting, and without I/O when the tier can rule fp
+     * out in memory: for book-keeping checks. */
+    int    (*peek)(uint64_t fp, struct ac_loc *out, int max);
+    int    (*read)(const struct ac_loc *loc, void *buf);      /* loc->len bytes; 0 or -errno */
+    /* Forgets (fp, loc): -1 not there; 0 done; 1 done, and loc's block fell
+     * below the compaction threshold: merge it whole (tiers with blocks). */
+    int    (*drop)(uint64_t fp, const struct ac_loc *loc);
+    /* Tiers with blocks (NULL otherwise): whole-block merges. */
+    ssize_t (*read_block)(uint32_t block, void **buf);       /* malloc'd; length or -errno */
+    bool   (*begin_merge)(uint32_t block, bool requested);   /* true: the caller merges it */
+    void   (*merge_done)(uint32_t block);
+    /* Per-item book-keeping held now beyond fixed_bytes (charged as it grows). */
+    size_t (*charged_bytes)(void);
+    void   (*get_stats)(struct ac_tier_stats *out);
+    /* Its own lines of `stats anticache` (may be NULL). */
+    void   (*stats)(ADD_STAT add_stats, void *c);
+};
+
+extern const struct ac_tier_ops ac_tier_none, ac_tier_blocks, ac_tier_tuples, ac_tier_swap, ac_tier_mmapfile;
+
+#endif

@@ -1,0 +1,8 @@
+# Our sources inside the server (memcached/Makefile, fuzz/Makefile include this):
+# core/ (hooks, registry, options, the request path), policy/, tier/, store/.
+# Compiled with AC_INC: upstream's files include "ac_hooks.h" (core/), ours
+# include "store/...", "policy/..." from policies/.
+AC_DIRS := core policy tier store
+AC_SRCS := $(foreach d,$(AC_DIRS),$(wildcard $(TOP)/policies/$(d)/*.c))
+AC_HDRS := $(foreach d,$(AC_DIRS),$(wildcard $(TOP)/policies/$(d)/*.h))
+AC_INC := -I$(TOP)/policies/core -I$(TOP)/policies

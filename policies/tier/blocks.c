@@ -1,0 +1,159 @@
+/* Tier "blocks": H-Store's anti-caching book-keeping and swapping (DeBrabant et
+ * al., VLDB 2013 §3.1-3.4). Book-keeping: the evicted table (store/evicted.c),
+ * one entry per spilled item (key fingerprint -> record location), in memory,
+ * growing and shrinking with the spilled items (charged against -m as it
+ * grows). Swapping: the block store (store/block_store.c) packs records into
+ * an open block of ac_block_size bytes written with one sequential write.
+ * A fetch reads one record (tuple merge) or, with ac_merge=block, merges the
+ * whole block; under tuple merge a block whose live bytes fell below
+ * ac_compact_fill is merged whole (lazy compaction). */
+#include "memcached.h"
+#include "ac_tier.h"
+#include "ac_options.h"
+#include "store/block_store.h"
+#include "store/evicted.h"
+#include "store/record.h"
+#include <stdio.h>
+
+static struct ac_store *store;
+static struct ac_evicted table;
+static size_t block_size;               /* ac_block_size, or the default for -m */
+
+/* Bits that hold every value up to v. */
+static unsigned bits_for(size_t v) {
+    unsigned n = 1;
+    while (n < 64 && (v >> n) != 0)
+        n++;
+    return n;
+}
+
+/* The open block's buffer. H-Store's blocks are 1 MiB; a small server
+ * (-m < 16M) gets -m/16, at least 4 KiB. */
+static size_t blocks_fixed_bytes(size_t maxbytes) {
+    block_size = ac_opts.block_size;
+    if (block_size == 0) {
+        block_size = maxbytes / 16 < (1u << 20) ? maxbytes / 16 : (1u << 20);
+        if (block_size < 4096)
+            block_size = 4096;
+    }
+    return block_size;
+}
+
+static void blocks_close(void) {
+    if (store != NULL) {
+        ac_block_store_ops.close(store);   /* removes the file */
+        store = NULL;
+    }
+    ac_evicted_destroy(&table);
+}
+
+static int blocks_open(const char *dir, size_t maxbytes, char *err, size_t errlen) {
+    (void)maxbytes;
+    store = ac_block_store_ops.open(dir, block_size, ac_opts.compact_fill, err, errlen);
+    if (store == NULL)
+        return -1;
+    /* a location packs into 64 bits: an offset inside a block (records larger
+     * than a block start at 0 in one of their own) and the record's length */
+    unsigned off_bits = bits_for(block_size - 1);
+    unsigned len_bits = bits_for(ac_record_size(KEY_MAX_LENGTH, (size_t)settings.item_size_max + 2));
+    if (ac_evicted_init(&table, ac_opts.evicted_max, off_bits, len_bits) != 0) {
+        snprintf(err, errlen, "the evicted table cannot address blocks of %zu bytes holding items of up to %d"
+                 " bytes (-I) in 64 bits with 2^16 blocks or more; lower ac_block_size or -I",
+                 block_size, settings.item_size_max);
+        blocks_close();
+        return -1;
+    }
+    return 0;
+}
+
+static int blocks_put(uint64_t fp, const void *rec, size_t len, struct ac_loc *loc) {
+    int rc = ac_block_store_ops.put(store, rec, len, loc);
+    if (rc == AC_STORE_FULL)
+        return AC_TIER_FULL;
+    if (rc != AC_STORE_OK)
+        return rc;
+    if (ac_evicted_insert(&table, fp, loc) != 0) {
+        ac_block_store_ops.invalidate(store, loc);
+        return AC_TIER_NO_ROOM;
+    }
+    return 0;
+}
+
+static int blocks_flush(void) {
+    return ac_block_store_ops.flush(store);
+}
+
+static int blocks_find(uint64_t fp, struct ac_loc *out, int max) {
+    return ac_evicted_count(&table) == 0 ? 0 : ac_evicted_find(&table, fp, out, max);
+}
+
+static int blocks_read(const struct ac_loc *loc, void *buf) {
+    return ac_block_store_ops.get(store, loc, buf);
+}
+
+static int blocks_drop(uint64_t fp, const struct ac_loc *loc) {
+    if (!ac_evicted_remove(&table, fp, loc))
+        return -1;
+    return ac_block_store_ops.invalidate(store, loc) == 1 ? 1 : 0;
+}
+
+static ssize_t blocks_read_block(uint32_t block, void **buf) {
+    return ac_block_store_ops.read_block(store, block, buf);
+}
+
+/* Tuple merge: only a block the fetch left below ac_compact_fill (the store
+ * claimed it for the merge when it said so); ac_merge=block: every fetch
+ * merges its block, if no one else is merging it. */
+static bool blocks_begin_merge(uint32_t block, bool compact) {
+    if (compact)
+        return true;
+    return ac_opts.merge_block && ac_block_store_ops.begin_merge(store, block) == 1;
+}
+
+static void blocks_merge_done(uint32_t block) {
+    ac_block_store_ops.merge_done(store, block);
+}
+
+static size_t blocks_charged_bytes(void) {
+    return ac_evicted_bytes(&table);
+}
+
+static void blocks_get_stats(struct ac_tier_stats *out) {
+    struct ac_store_stats ss;
+    ac_block_store_ops.stats(store, &ss);
+    *out = (struct ac_tier_stats){
+        .spilled = ac_evicted_count(&table), .table_bytes = ac_evicted_bytes(&table),
+        .table_max = table.max_entries, .bytes_on_disk = ss.bytes_on_disk, .live_bytes = ss.live_bytes,
+        .open_bytes = ss.open_bytes, .blocks_written = ss.blocks_written, .bytes_written = ss.bytes_written,
+        .record_reads = ss.record_reads, .block_reads = ss.block_reads, .io_errors = ss.io_errors,
+    };
+}
+
+static void blocks_stats(ADD_STAT add_stats, void *c) {
+    APPEND_STAT("block_size", "%zu", block_size);
+    APPEND_STAT("merge", "%s", ac_opts.merge_block ? "block" : "tuple");
+    APPEND_STAT("compact_fill", "%.3f", ac_opts.compact_fill);
+}
+
+static const char *const blocks_files[] = { "blocks.dat", NULL };
+
+const struct ac_tier_ops ac_tier_blocks = {
+    .name = "blocks",
+    .summary = "H-Store: evicted table in memory, records packed into blocks written sequentially",
+    .files = blocks_files,
+    .fixed_bytes = blocks_fixed_bytes,
+    .open = blocks_open,
+    .close = blocks_close,
+    .put = blocks_put,
+    .flush = blocks_flush,
+    .find = blocks_find,
+    .peek = blocks_find,
+    .read = blocks_read,
+    .drop = blocks_drop,
+    .read_block = blocks_read_block,
+    .begin_merge = blocks_begin_merge,
+    .merge_done = blocks_merge_done,
+    .charged_bytes = blocks_charged_bytes,
+    .get_stats = blocks_get_stats,
+    .stats = blocks_stats,
+};
