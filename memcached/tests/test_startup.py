@@ -67,9 +67,84 @@ def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> s
     ("ac_policy", "memcached-ac: ac_policy needs a value (ac_policy=VALUE)"),
     ("ac_policy=lru,ac_spill_dir=rel/dir",
      'memcached-ac: ac_spill_dir must be an absolute path shorter than 992 bytes, got "rel/dir"'),
+    # the units a duration option names are the ones it takes; numbers are digits only
+    ("ac_alloc_wait=500ns", 'memcached-ac: ac_alloc_wait must be 0 or a duration up to 600s with a unit'
+                            ' s, ms or us (e.g. 5s), got "500ns"'),
+    ("ac_borrow_pages=+1", 'memcached-ac: ac_borrow_pages must be a number of slab pages from 0 to 64'
+                           ' (0: never borrow, only wait), got "+1"'),
+    ("ac_eff_memory= -1", 'memcached-ac: ac_eff_memory must be a size of at least 2M (e.g. 512M), the memory'
+                          ' effpaging may lock for its hot region and its classifier, got " -1"'),
+    ("ac_help=1", "memcached-ac: ac_help takes no value (-o ac_help)"),
 ])
 def test_bad_option(ac, message):
     assert run_expect_failure(ac) == message + "\n"
+
+
+POLICIES = ("none", "lru", "alru", "logging", "effpaging", "ospaging")
+TIERS = ("none", "blocks", "tuples", "swap", "mmapfile")
+
+
+def run_help(*pre: str) -> subprocess.CompletedProcess[str]:
+    argv = [str(BIN), "-U", "0", "-l", "127.0.0.1", "-p", str(free_port()), "-m", "16", "-u", "root",
+            *pre]
+    return subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20)
+
+
+def option_blocks(out: str) -> dict[str, str]:
+    """ac_help / -h text -> {key: its lines (help, then default and accepted values)}"""
+    blocks: dict[str, str] = {}
+    key = None
+    for line in out.splitlines():
+        if line.startswith("   - ac_"):
+            key = line.split()[1]
+            blocks[key] = line
+        elif key is not None and line.startswith("     ") and not line.startswith("     policies"):
+            blocks[key] += "\n" + line
+        else:
+            key = None
+    return blocks
+
+
+def test_ac_help_lists_every_option_with_its_default_and_exits():
+    r = run_help("-o", "ac_help")
+    assert r.returncode == 0, r.stderr
+    assert r.stderr == "", "a default in the table is not the initial value, or help printed to stderr"
+    blocks = option_blocks(r.stdout)
+    keys = OPTIONS.split(", ")
+    assert list(blocks) == keys + ["ac_help"]
+    for key in keys:
+        assert "default: " in blocks[key] and "accepted: " in blocks[key], blocks[key]
+    assert "default: 1M, or -m/16 if smaller; accepted: a size from 4K to 64M" in blocks["ac_block_size"]
+    assert "default: 1; accepted: an integer N from 1 to 1000000" in blocks["ac_lru_sample"]
+    assert "default: 5s; accepted: 0 or a duration up to 600s with a unit s, ms or us" in blocks["ac_alloc_wait"]
+    assert "default: 100000; accepted: a count of logged accesses from 1 to 1000000000" in blocks["ac_log_round"]
+    assert "default: tuple; accepted: \"tuple\" or \"block\"" in blocks["ac_merge"]
+    assert "default: 0.05; accepted: a number in (0, 1]" in blocks["ac_log_alpha"]
+    # the policies and tiers, each on a line of its own list
+    pol = r.stdout.index("     policies (ac_policy)")
+    tie = r.stdout.index("     tiers (ac_tier):")
+    assert pol < tie
+    listed_policies = {line.split()[0] for line in r.stdout[pol:tie].splitlines()[1:]}
+    listed_tiers = {line.split()[0] for line in r.stdout[tie:].splitlines()[1:]}
+    assert listed_policies == set(POLICIES) and listed_tiers == set(TIERS)
+    assert f"accepted: one of {', '.join(POLICIES)}" in blocks["ac_policy"]
+    assert f"accepted: one of {', '.join(TIERS)}" in blocks["ac_tier"]
+
+
+def test_ac_help_after_other_options_starts_nothing(tmp_path):
+    """ac_help ends the start-up where it stands: exit 0, no spill directory, no listener."""
+    r = run_help("-o", f"ac_policy=lru,ac_spill_dir={tmp_path}/s,ac_help,ac_block_size=1")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    assert "   - ac_block_size" in r.stdout
+    assert not (tmp_path / "s").exists()
+
+
+def test_usage_shows_the_same_options_as_ac_help():
+    helped = run_help("-o", "ac_help")
+    usage = run_help("-h")
+    assert helped.returncode == 0 and usage.returncode == 0
+    body = helped.stdout.split("\n", 1)[1]          # without ac_help's title line
+    assert body in usage.stdout
 
 
 def test_book_keeping_larger_than_half_of_memory(tmp_path):

@@ -1,4 +1,5 @@
-/* The -o ac_* settings of memcached-ac: one table, parsed and validated here. */
+/* The -o ac_* settings of memcached-ac: declared in one table (ac_options.c),
+ * parsed and validated there. */
 #ifndef AC_OPTIONS_H
 #define AC_OPTIONS_H
 #include <stdbool.h>
@@ -42,9 +43,11 @@ extern struct ac_options ac_opts;
 /* True for "ac_..." suboptions. */
 bool ac_is_option(const char *kv);
 /* Parses "ac_key=value" into ac_opts; prints an error naming what is accepted
- * and returns -1 on bad input. */
+ * and returns -1 on bad input. "ac_help" prints every option (its range, its
+ * default, a line of help) and the policies and tiers to stdout, and exits 0
+ * (memcached's -o loop has no other way to stop with success). */
 int ac_parse_option(const char *kv);
-/* Prints the ac_* suboptions for memcached -h. */
+/* Prints the ac_* suboptions for memcached -h: the same list as ac_help. */
 void ac_usage(void);
 /* ac_registry.c: the names of policies (approach names included) and tiers,
  * comma-separated, for messages; whether a name is one; the list with the
