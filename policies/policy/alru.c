@@ -26,13 +26,13 @@
  * is charged for its clock bytes and pools only (README: fair comparison). */
 #include "memcached.h"
 #include "ac_policy.h"
+#include "victim_checks.h"
 #include <stddef.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 
 #define POOL_SIZE 16                  /* Redis EVPOOL_SIZE */
-#define MAX_CLASSES 64                /* memcached's MAX_NUMBER_OF_SLAB_CLASSES */
 /* the clock lives in the header padding between nkey and data */
 #define CLOCK_OFF (offsetof(item, nkey) + sizeof(uint8_t))
 /* compile-time check (C99): memcached's item header has 3 spare bytes after nkey */
@@ -51,7 +51,7 @@ struct pool {
     uint64_t rng;                     /* xorshift64* state */
 };
 
-static struct pool pools[MAX_CLASSES];    /* used under the spill lock (ac_make_room_locked) */
+static struct pool pools[MAX_NUMBER_OF_SLAB_CLASSES];   /* used under the spill lock (ac_make_room_locked) */
 static unsigned clock_bits = 24, samples = 5;
 static uint32_t clock_max;                /* 2^bits - 1 */
 static uint64_t resolution_ns = 1000000000ULL;
@@ -106,7 +106,7 @@ static int alru_init(const struct ac_options *o) {
     samples = o->alru_samples;
     resolution_ns = o->alru_resolution_ns;
     clock_max = (uint32_t)((1ULL << clock_bits) - 1);
-    for (int i = 0; i < MAX_CLASSES; i++) {
+    for (int i = 0; i < MAX_NUMBER_OF_SLAB_CLASSES; i++) {
         pools[i].n = 0;
         pools[i].rng = 0x9E3779B97F4A7C15ULL * (uint64_t)(i + 1);   /* deterministic per class */
     }
@@ -148,10 +148,6 @@ static uint64_t next_rand(struct pool *p) {
     return p->rng * 0x2545F4914F6CDD1DULL;
 }
 
-static bool is_resident(const item *it, unsigned int clsid) {
-    return (it->it_flags & (ITEM_LINKED | ITEM_SLABBED)) == ITEM_LINKED && ITEM_clsid(it) == clsid;
-}
-
 /* Redis evictionPoolPopulate: insert by idle time, dropping the best-kept
  * least idle entry when the pool is full; an item already pooled is not
  * added twice. */
@@ -174,13 +170,6 @@ static void pool_insert(struct pool *p, item *it, uint32_t hv, uint32_t idle) {
     p->e[k] = (struct pool_entry){ it, hv, idle };
 }
 
-static bool chosen(item *it, item **out, int n) {
-    for (int i = 0; i < n; i++)
-        if (out[i] == it)
-            return true;
-    return false;
-}
-
 /* `samples` resident items of the class into the pool; free chunks, items of
  * other classes and the victims already chosen in this call (out[0..n)) are
  * skipped, up to 4 x samples draws. */
@@ -201,7 +190,7 @@ static void sample_into(struct pool *p, unsigned int clsid, uint32_t now, item *
          * points to is re-validated, here and by ac_grab_item). */
         if ((it->it_flags & (ITEM_CHUNK | ITEM_SLABBED)) == ITEM_CHUNK)
             it = ((item_chunk *)(void *)it)->head;
-        if (it == NULL || !is_resident(it, clsid) || chosen(it, out, n)) {
+        if (it == NULL || !ac_is_resident(it, clsid) || ac_chosen(it, out, n)) {
             __atomic_add_fetch(&stat_skipped, 1, __ATOMIC_RELAXED);
             continue;
         }
@@ -211,7 +200,7 @@ static void sample_into(struct pool *p, unsigned int clsid, uint32_t now, item *
 }
 
 static int alru_pick_victims(unsigned int clsid, item **out, int max) {
-    if (clsid >= MAX_CLASSES)
+    if (clsid >= MAX_NUMBER_OF_SLAB_CLASSES)
         return 0;
     struct pool *p = &pools[clsid];
     int n = 0;
@@ -226,7 +215,7 @@ static int alru_pick_victims(unsigned int clsid, item **out, int max) {
         item *victim = NULL;
         while (p->n > 0 && victim == NULL) {
             struct pool_entry e = p->e[--p->n];
-            if (is_resident(e.it, clsid) && hash(ITEM_key(e.it), e.it->nkey) == e.hv && !chosen(e.it, out, n))
+            if (ac_is_resident(e.it, clsid) && hash(ITEM_key(e.it), e.it->nkey) == e.hv && !ac_chosen(e.it, out, n))
                 victim = e.it;
             else
                 __atomic_add_fetch(&stat_stale, 1, __ATOMIC_RELAXED);

@@ -34,7 +34,6 @@
 #include <string.h>
 #include <sys/mman.h>
 
-#define MAX_CLASSES 64                 /* memcached's MAX_NUMBER_OF_SLAB_CLASSES */
 #define MARGIN_FIXED (8u << 20)
 
 #define U(x) (unsigned long long)(x)
@@ -121,7 +120,7 @@ static bool movable(const item *it, unsigned int *clsid) {
     if ((it->it_flags & (ITEM_LINKED | ITEM_SLABBED | ITEM_CHUNK | ITEM_CHUNKED)) != ITEM_LINKED || it->nkey == 0)
         return false;
     *clsid = ITEM_clsid(it);
-    return *clsid > 0 && *clsid < MAX_CLASSES;
+    return *clsid > 0 && *clsid < MAX_NUMBER_OF_SLAB_CLASSES;
 }
 
 /* The hot region's items that are not hot: a walk over its slab pages, which
@@ -132,7 +131,7 @@ static void collect_demotions(void) {
     ac_regions_used(&hot_used, &cold_used);
     for (char *pg = base; pg + page <= base + hot_used; pg += page) {
         unsigned int id = ITEM_clsid((item *)pg);
-        size_t size = id > 0 && id < MAX_CLASSES ? (size_t)slabs_size((int)id) : 0;
+        size_t size = id > 0 && id < MAX_NUMBER_OF_SLAB_CLASSES ? (size_t)slabs_size((int)id) : 0;
         for (size_t off = 0; size > 0 && off + size <= page; off += size) {
             item *it = (item *)(pg + off);
             unsigned int clsid;

@@ -32,9 +32,8 @@
 #include "memcached.h"
 #include "ac_internal.h"
 #include "hotcold.h"
+#include "victim_checks.h"
 #include <stdlib.h>
-
-#define MAX_CLASSES 64                 /* memcached's MAX_NUMBER_OF_SLAB_CLASSES */
 
 #define U(x) (unsigned long long)(x)
 
@@ -45,8 +44,8 @@ struct victims {
 };
 
 static struct ac_hotcold hc;
-static struct victims victims[MAX_CLASSES];   /* under ac.spill_lock */
-static size_t victim_bytes;                   /* under ac.spill_lock */
+static struct victims victims[MAX_NUMBER_OF_SLAB_CLASSES];   /* under ac.spill_lock */
+static size_t victim_bytes;                                  /* under ac.spill_lock */
 
 static struct {
     uint64_t migrated_out, migrated_in, migrate_in_nomem;
@@ -69,20 +68,9 @@ static void logging_on_remove(item *it) {
     (void)it;          /* victim-list entries are re-validated when used */
 }
 
-static bool is_resident(const item *it, unsigned int clsid) {
-    return (it->it_flags & (ITEM_LINKED | ITEM_SLABBED)) == ITEM_LINKED && ITEM_clsid(it) == clsid;
-}
-
-static bool chosen(item *it, item **out, int n) {
-    for (int i = 0; i < n; i++)
-        if (out[i] == it)
-            return true;
-    return false;
-}
-
 /* Called under ac.spill_lock (ac_make_room_locked). */
 static int logging_pick_victims(unsigned int clsid, item **out, int max) {
-    if (clsid >= MAX_CLASSES)
+    if (clsid >= MAX_NUMBER_OF_SLAB_CLASSES)
         return 0;
     struct victims *v = &victims[clsid];
     int n = 0;
@@ -90,7 +78,7 @@ static int logging_pick_victims(unsigned int clsid, item **out, int max) {
         v->next = v->n;      /* a slab page was freed since: the list may point into it */
     while (n < max && v->next < v->n) {
         item *it = v->it[v->next++];
-        if (is_resident(it, clsid))
+        if (ac_is_resident(it, clsid))
             out[n++] = it;
     }
     if (n > 0)
@@ -102,7 +90,7 @@ static int logging_pick_victims(unsigned int clsid, item **out, int max) {
     for (item *it = item_lru_ends(true)[id]; it != NULL && n < max; it = it->prev) {
         if (it->nbytes == 0 && it->nkey == 0 && it->it_flags == 1)
             continue;  /* an LRU crawler's placeholder */
-        if (!chosen(it, out, n))
+        if (!ac_chosen(it, out, n))
             out[n++] = it;
     }
     pthread_mutex_unlock(&lru_locks[id]);
@@ -139,7 +127,7 @@ static void set_victims(unsigned int clsid, item **list, size_t m, unsigned epoc
 static void logging_round(void) {
     struct ac_resident *res = NULL;
     size_t cap = 0;
-    for (unsigned int clsid = 1; clsid < MAX_CLASSES; clsid++) {
+    for (unsigned int clsid = 1; clsid < MAX_NUMBER_OF_SLAB_CLASSES; clsid++) {
         unsigned epoch = ac_page_epoch();      /* before the pointers are collected */
         size_t nhot, n = ac_hc_collect(&hc, clsid, &res, &cap, &nhot);
         if (n == 0) {

@@ -137,40 +137,6 @@ static int bs_put(struct ac_store *s, const void *rec, size_t len, struct ac_loc
     return AC_STORE_OK;
 }
 
-static int write_all(int fd, const char *p, size_t n, uint64_t off) {
-    while (n > 0) {
-        ssize_t w = pwrite(fd, p, n, (off_t)off);
-        if (w < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        if (w == 0)
-            return -EIO;
-        p += w;
-        n -= (size_t)w;
-        off += (uint64_t)w;
-    }
-    return 0;
-}
-
-static int read_all(int fd, char *p, size_t n, uint64_t off) {
-    while (n > 0) {
-        ssize_t r = pread(fd, p, n, (off_t)off);
-        if (r < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        if (r == 0)
-            return -EIO;
-        p += r;
-        n -= (size_t)r;
-        off += (uint64_t)r;
-    }
-    return 0;
-}
-
 static uint32_t round_up(size_t n, size_t to) {
     return (uint32_t)((n + to - 1) / to * to);
 }
@@ -197,7 +163,7 @@ static int flush_locked(struct ac_store *s) {
         off = s->file_end;
         cap = s->buf_len <= s->block_size ? (uint32_t)s->block_size : round_up(s->buf_len, 4096);
     }
-    int rc = write_all(s->fd, s->buf, s->buf_len, off);
+    int rc = spill_file_write(s->fd, s->buf, s->buf_len, off);
     if (rc != 0) {
         s->st.io_errors++;
         if (reused)
@@ -250,7 +216,7 @@ static int bs_get(struct ac_store *s, const struct ac_loc *loc, void *buf) {
     uint64_t off = b->file_off + loc->offset;
     pthread_mutex_unlock(&s->lock);
     /* The block cannot be freed while this record is live (the caller holds it). */
-    int rc = read_all(s->fd, buf, loc->len, off);
+    int rc = spill_file_read(s->fd, buf, loc->len, off);
     pthread_mutex_lock(&s->lock);
     if (rc != 0)
         s->st.io_errors++;
@@ -330,7 +296,7 @@ static ssize_t bs_read_block(struct ac_store *s, uint32_t id, void **out) {
     }
     uint64_t off = b->file_off;
     /* Held across the read: the block must not be freed and reused meanwhile. */
-    int rc = read_all(s->fd, buf, len, off);
+    int rc = spill_file_read(s->fd, buf, len, off);
     if (rc != 0)
         s->st.io_errors++;
     s->st.block_reads++;

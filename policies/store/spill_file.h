@@ -1,13 +1,48 @@
-/* The one way a store creates a file in the spill directory: a new file
+/* The spill files of the stores: how one is created, and whole-range reads and
+ * writes of it.
+ *
+ * The one way a store creates a file in the spill directory: a new file
  * (O_EXCL: an existing one is an error, never reused), never through a
  * symlink (O_NOFOLLOW), mode 0600, not inherited by children. The directory
  * was checked and cleared of our leftovers before (ac_spilldir.c). */
 #ifndef AC_SPILL_FILE_H
 #define AC_SPILL_FILE_H
+#include <errno.h>
 #include <fcntl.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <unistd.h>
 
 static inline int spill_file_create(const char *path) {
     return open(path, O_RDWR | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0600);
+}
+
+/* Reads len bytes at off into rd, or writes len bytes from wr at off (the
+ * other pointer NULL), looping over short transfers and EINTR: 0, -errno, or
+ * -EIO when a transfer makes no progress (a read at the end of the file). */
+static inline int spill_file_io(int fd, void *rd, const void *wr, size_t len, uint64_t off) {
+    for (size_t done = 0; done < len;) {
+        ssize_t n = rd != NULL ? pread(fd, (char *)rd + done, len - done, (off_t)(off + done))
+                               : pwrite(fd, (const char *)wr + done, len - done, (off_t)(off + done));
+        if (n < 0) {
+            if (errno == EINTR)
+                continue;
+            return -errno;
+        }
+        if (n == 0)
+            return -EIO;
+        done += (size_t)n;
+    }
+    return 0;
+}
+
+static inline int spill_file_read(int fd, void *buf, size_t len, uint64_t off) {
+    return spill_file_io(fd, buf, NULL, len, off);
+}
+
+static inline int spill_file_write(int fd, const void *buf, size_t len, uint64_t off) {
+    return spill_file_io(fd, NULL, buf, len, off);
 }
 
 #endif

@@ -69,38 +69,10 @@ static uint64_t home(uint64_t fp, uint64_t nslots) {
     return (h >> 20) & (nslots - 1);
 }
 
-static int full_pread(int fd, void *buf, size_t len, uint64_t off) {
-    size_t done = 0;
-    while (done < len) {
-        ssize_t r = pread(fd, (char *)buf + done, len - done, (off_t)(off + done));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -errno;
-        if (r == 0)
-            return -EIO;
-        done += (size_t)r;
-    }
-    return 0;
-}
-
-static int full_pwrite(int fd, const void *buf, size_t len, uint64_t off) {
-    size_t done = 0;
-    while (done < len) {
-        ssize_t r = pwrite(fd, (const char *)buf + done, len - done, (off_t)(off + done));
-        if (r < 0 && errno == EINTR)
-            continue;
-        if (r < 0)
-            return -errno;
-        done += (size_t)r;
-    }
-    return 0;
-}
-
 /* Reads WINDOW slots from slot i (wrapping); returns how many were read or -errno. */
 static int read_window(struct ac_tuple_store *s, int fd, uint64_t nslots, uint64_t i, unsigned char *buf) {
     uint64_t n = nslots - i < WINDOW ? nslots - i : WINDOW;
-    int rc = full_pread(fd, buf, n * SLOT, i * SLOT);
+    int rc = spill_file_read(fd, buf, n * SLOT, i * SLOT);
     s->st.index_reads++;
     return rc < 0 ? rc : (int)n;
 }
@@ -109,7 +81,7 @@ static int write_slot(struct ac_tuple_store *s, int fd, uint64_t i, const struct
     unsigned char b[SLOT];
     encode(b, sl);
     s->st.index_writes++;
-    return full_pwrite(fd, b, SLOT, i * SLOT);
+    return spill_file_write(fd, b, SLOT, i * SLOT);
 }
 
 /* Inserts into the index file fd of nslots slots: the first empty or dead
@@ -219,7 +191,7 @@ static int append(struct ac_tuple_store *s, const void *rec, size_t len, uint64_
     }
     struct seg *g = &s->segs[s->head];
     uint64_t off = (uint64_t)s->head * s->seg_bytes + g->fill;
-    int rc = full_pwrite(s->dat, rec, len, off);
+    int rc = spill_file_write(s->dat, rec, len, off);
     if (rc != 0)
         return rc;          /* bytes written in part are overwritten by the next append */
     g->fill += len;
@@ -355,7 +327,7 @@ int ac_tuple_find(struct ac_tuple_store *s, uint64_t fp, struct ac_loc *out, int
 
 int ac_tuple_get(struct ac_tuple_store *s, const struct ac_loc *loc, void *buf) {
     pthread_mutex_lock(&s->lock);
-    int rc = full_pread(s->dat, buf, loc->len, loc_off(loc));
+    int rc = spill_file_read(s->dat, buf, loc->len, loc_off(loc));
     s->st.gets++;
     if (rc < 0)
         s->st.io_errors++;

@@ -257,7 +257,7 @@ static void test_metadata_and_stats(void) {
     init(22, 5);
     stats_state.curr_items = 1000;
     size_t pools = ac_policy_alru.metadata_bytes() - (1000 * 22 + 7) / 8;
-    CHECK(pools > 0 && pools <= 64 * (16 * 16 + 16));
+    CHECK(pools > 0 && pools <= MAX_NUMBER_OF_SLAB_CLASSES * (16 * 16 + 16));
     last_stats[0] = '\0';
     ac_policy_alru.stats(NULL, NULL);
     CHECK(strstr(last_stats, "alru_bits=22 ") != NULL);

@@ -52,6 +52,7 @@ typedef struct _strchunk {
 #define ITEM_CHUNK 64
 #define COLD_LRU 128
 #define POWER_LARGEST 256
+#define MAX_NUMBER_OF_SLAB_CLASSES (63 + 1)   /* as memcached.h: the policies size their per-class state by it */
 extern pthread_mutex_t lru_locks[POWER_LARGEST];
 extern volatile rel_time_t current_time;
 struct stats_state { uint64_t curr_items; };
