@@ -9,7 +9,7 @@ SRC := $(BUILD)/upstream/memcached-1.6.18
 PY_PKGS := pytest pymemcache
 TEST_DEB_PKGS := libmemcached-tools
 
-.PHONY: all deps test test-upstream test-upstream-none test-upstream-lru test-integration test-fuzz demo demo-server bench clean paper-smoke soak fuzz
+.PHONY: all deps test test-upstream test-upstream-none test-upstream-lru test-upstream-alru test-upstream-logging test-integration test-fuzz demo demo-server bench clean paper-smoke soak fuzz
 all: deps
 	$(MAKE) -C memcached all
 	@for d in $(COMPONENTS); do $(MAKE) -C $$d all || exit 1; done
@@ -46,14 +46,16 @@ soak: all
 	python3 memcached/soak/soak.py $(SOAK_ARGS)
 	memcached/soak/memcaslap.sh
 
-# memcached's own suite (prove t/) on the fork, with ac_policy=none and =lru.
-test-upstream: test-upstream-none test-upstream-lru
+# memcached's own suite (prove t/) on the fork, with ac_policy=none, lru, alru and logging.
+# memcached/upstream-skip.txt lists the files skipped under a spilling policy, each with its reason.
+UPSTREAM_POLICIES := lru alru logging
+test-upstream: test-upstream-none $(UPSTREAM_POLICIES:%=test-upstream-%)
 test-upstream-none: all
 	$(MAKE) -s -C $(SRC) timedrun sizes testapp
 	cd $(SRC) && prove -j2 t/
-test-upstream-lru: all
+$(UPSTREAM_POLICIES:%=test-upstream-%): test-upstream-%: all
 	$(MAKE) -s -C $(SRC) timedrun sizes testapp
-	memcached/upstream-suite.sh $(SRC) lru
+	memcached/upstream-suite.sh $(SRC) $*
 
 # A small real experiment: experiments/demo.toml (every approach, a few minutes) and its figures.
 demo: all

@@ -22,16 +22,23 @@ exec "$run/memcached-debug.bin" "\$@" 2>>$run/stderr.log -o ac_policy=$policy,ac
 WRAP
 chmod +x "$run/memcached-debug"
 cd "$run"
-# Tests that cannot hold with anti-caching, each with the reason, are skipped here.
-skip_list="$here/upstream-skip-$policy.txt"
+# Tests that cannot hold with anti-caching (any spilling policy), each with the
+# reason, are skipped: upstream-skip.txt, and upstream-skip-POLICY.txt for what
+# one policy adds. A line "NAME.t reason" skips the file, "NAME.t:N-M reason"
+# only those subtests (the file's other checks run).
+skip_lists=("$here/upstream-skip.txt")
+[ -f "$here/upstream-skip-$policy.txt" ] && skip_lists+=("$here/upstream-skip-$policy.txt")
 tests=()
 shift 2
 [ $# -gt 0 ] && set -- "${@/#/t/}" || set -- t/*.t
 for t in "$@"; do
-    if [ -f "$skip_list" ] && grep -q "^$(basename "$t") " "$skip_list"; then
-        echo "skipped $(grep "^$(basename "$t") " "$skip_list")"
+    reason=$(grep -h "^$(basename "$t") " "${skip_lists[@]}" | head -1 || true)
+    if [ -n "$reason" ]; then
+        echo "skipped $reason"
         continue
     fi
+    grep -h "^$(basename "$t"):" "${skip_lists[@]}" | sed 's/^/skipped subtests of /' || true
     tests+=("$t")
 done
-prove -j2 "${tests[@]}"
+# subtests listed as "NAME.t:N[-M] reason" become skips (upstream-tap.sh)
+AC_SKIP_LISTS="${skip_lists[*]}" prove -j2 --exec "$here/upstream-tap.sh" "${tests[@]}"
