@@ -69,6 +69,20 @@ class Server:
         """`stats anticache` with numeric values as int."""
         return {k: int(v) if v.isdigit() else v for k, v in self.stats("anticache").items()}
 
+    def settled(self, timeout: float = 30) -> dict[str, int | str]:
+        """Waits until the budget is settled (`budget_settled`: the slab memory
+        within -m minus the book-keeping, no page owed or over, no change of the
+        limit pending): a page move spills a page's items at its own time, so
+        exact counts are taken after it. Returns `stats anticache` then."""
+        deadline = time.monotonic() + timeout
+        while True:
+            st = self.ac()
+            if st.get("budget_settled", 1) == 1:
+                return st
+            if time.monotonic() > deadline:
+                raise TimeoutError(f"the budget did not settle in {timeout} s: {st}")
+            time.sleep(0.05)
+
     def stderr(self) -> str:
         return self.stderr_path.read_text(errors="replace")
 

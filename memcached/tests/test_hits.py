@@ -56,7 +56,7 @@ def test_reverse_read(server, variant, ac):
     keys = [f"h{i:06d}" for i in range(n)]
     fill(cli, keys)
 
-    st = srv.ac()
+    st = srv.settled()
     r, stubs = st["resident_items"], st["stub_items"]
     assert st["mem_hits"] == st["disk_hits"] == st["misses"] == 0
     assert st["spilled_items"] > 0 and 0 < r < n

@@ -74,7 +74,9 @@ def test_cold_reads_stay_cold(server):
     assert cold[1] in raw.resident_keys()
     assert raw.get(cold[1])[0][cold[1]][:2] == (b"new value", 7)
     st2 = srv.ac()
-    assert st2["cold_records"] == st1["cold_records"] - 2
+    # both records are gone; whatever was spilled meanwhile (the new value's
+    # class may borrow a page, repaid by moving a page of items out) is counted
+    assert st2["cold_records"] == st1["cold_records"] - 2 + (st2["spilled_items"] - after["spilled_items"])
     assert st2["lost_items"] == 0 and st2["checksum_errors"] == 0 and st2["io_errors"] == 0
 
 

@@ -31,6 +31,7 @@ def test_block_merge_puts_unrequested_items_at_the_cold_end(server):
         assert not cli.set_many(batch, noreply=False)
         keys += list(batch)
         n += 100
+    srv.settled()
     resident0 = raw.resident_keys()
     spilled = [k for k in keys if k not in resident0]
     assert len(spilled) + len(resident0) == len(keys)

@@ -28,6 +28,7 @@ def test_plain_set_of_a_spilled_key_reads_nothing(server, policy):
     keys = [f"o{i:05d}" for i in range(12000)]      # ~12 MB for 8 MB
     for s in range(0, len(keys), 200):
         assert not cli.set_many({k: val(k, 0) for k in keys[s:s + 200]}, noreply=False)
+    srv.settled()
     resident = raw.resident_keys()
     spilled = [k for k in keys if k not in resident][:50]
     assert len(spilled) == 50

@@ -344,6 +344,7 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("pages_borrowed", "%llu", (unsigned long long)AC_READ(pages_borrowed));
     APPEND_STAT("pages_repaid", "%llu", (unsigned long long)AC_READ(pages_repaid));
     APPEND_STAT("pages_owed", "%u", ac_pages_owed());
+    APPEND_STAT("budget_settled", "%d", ac_enabled ? (int)ac_budget_settled() : 1);
     /* items dropped: 0 under anti-caching; for the stock cache (policy none) its evictions */
     APPEND_STAT("lost_items", "%llu", (unsigned long long)evictions);
     struct rusage ru;

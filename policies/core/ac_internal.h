@@ -111,6 +111,8 @@ size_t ac_charged_bytes(void);
 /* ac_room.c: the book-keeping grew or shrank: the item memory follows (the
  * room thread lowers or raises the slab allocator's limit). Cheap. */
 void ac_budget_changed(void);
+/* ac_room.c: the slab memory is within the budget and no change is pending. */
+bool ac_budget_settled(void);
 /* ac_room.c: starts the thread that repays borrowed pages (spilling policies). */
 int ac_room_init(void);
 void ac_room_shutdown(void);

@@ -313,6 +313,17 @@ bool ac_set_budget(size_t bytes) {
     return ok;
 }
 
+/* The slab memory now: every class's pages and the pool's (memcached's
+ * mem_malloced, which slabs.c keeps to itself). */
+static size_t slab_bytes(void) {
+    slab_stats_automove sam[MAX_NUMBER_OF_SLAB_CLASSES];
+    fill_slab_stats_automove(sam);
+    size_t pages = 0;
+    for (int n = 0; n < MAX_NUMBER_OF_SLAB_CLASSES; n++)
+        pages += (size_t)sam[n].total_pages;
+    return pages * settings.slab_page_size;
+}
+
 /* Room thread: the limit follows the book-keeping; true if the slab memory
  * (every class's pages and the pool's) is over it. */
 static bool apply_limit(void) {
@@ -320,12 +331,21 @@ static bool apply_limit(void) {
     apply_locked(false);
     size_t limit = budget.applied;
     pthread_mutex_unlock(&budget.lock);
-    static slab_stats_automove sam[MAX_NUMBER_OF_SLAB_CLASSES];   /* room thread only */
-    fill_slab_stats_automove(sam);
-    size_t pages = 0;
-    for (int n = 0; n < MAX_NUMBER_OF_SLAB_CLASSES; n++)
-        pages += (size_t)sam[n].total_pages;
-    return pages * settings.slab_page_size > limit;
+    return slab_bytes() > limit;
+}
+
+/* The slab memory is within the budget and nothing is pending: no change of
+ * the limit due, no page over it, none owed (tests wait for this before
+ * exact counts: a page move spills a page's items at its own time). */
+bool ac_budget_settled(void) {
+    if (!repay.started)
+        return true;
+    size_t limit = item_limit_for(__atomic_load_n(&budget.budget, __ATOMIC_RELAXED));
+    size_t applied = __atomic_load_n(&budget.applied, __ATOMIC_RELAXED);
+    size_t d = limit > applied ? limit - applied : applied - limit;
+    if (d >= settings.slab_page_size / 4 || ac_pages_owed() > 0)
+        return false;
+    return slab_bytes() <= applied;
 }
 
 void ac_budget_changed(void) {
