@@ -211,10 +211,34 @@ static uint64_t runqueue_wait_ns(void) {
     return sum;
 }
 
-/* A silence of HANG_MS is a hang unless the process was starved of CPU
- * meanwhile (a loaded machine, or the run niced beside a build): then its
- * threads spent a good part of the window waiting to run, and the wait goes
- * on (up to STARVED_WINDOWS more windows). */
+/* Microseconds some task of the machine was stalled on I/O or on memory
+ * (pressure stall information, /proc/pressure/{io,memory}: "some ...
+ * total=N"), summed; 0 without PSI. */
+static uint64_t system_stall_us(void) {
+    static const char *const files[] = { "/proc/pressure/io", "/proc/pressure/memory" };
+    uint64_t sum = 0;
+    for (size_t i = 0; i < sizeof(files) / sizeof(files[0]); i++) {
+        FILE *f = fopen(files[i], "r");
+        if (f == NULL)
+            continue;
+        char line[256];
+        const char *t;
+        if (fgets(line, sizeof(line), f) != NULL && strncmp(line, "some ", 5) == 0
+                && (t = strstr(line, "total=")) != NULL)
+            sum += strtoull(t + 6, NULL, 10);
+        fclose(f);
+    }
+    return sum;
+}
+
+/* A silence of HANG_MS is a hang unless the machine was the cause meanwhile:
+ * this process starved of CPU (its threads spent a good part of the window
+ * waiting to run: a loaded machine, or the run niced beside a build), or
+ * tasks stalled on I/O or memory for a good part of it (PSI: swap-off of a
+ * test's swap file, a flood of writeback). Then the wait goes on, up to
+ * STARVED_WINDOWS more windows. (Both protocol runs of a long run reported
+ * 15 s silences in the same second under such load; neither input replays
+ * slowly: 13 and 28 ms.) */
 #define STARVED_WINDOWS 20
 
 /* Writes all of data, reading what arrives meanwhile (kept in *out when
@@ -229,16 +253,18 @@ static int exchange(int fd, const char *data, size_t size, bool half_close, stru
         shutdown(fd, SHUT_WR);
     char rb[65536];
     int starved = 0;
-    uint64_t waited = runqueue_wait_ns();
+    uint64_t waited = runqueue_wait_ns(), stalled = system_stall_us();
     for (;;) {
         struct pollfd p = { .fd = fd, .events = POLLIN | (wr_done ? 0 : POLLOUT) };
         int r = poll(&p, 1, HANG_MS);
         if (r < 0 && errno == EINTR)
             continue;
         if (r == 0) {
-            uint64_t now = runqueue_wait_ns();
-            bool was_starved = now - waited > (uint64_t)HANG_MS * 1000000u / 4;
+            uint64_t now = runqueue_wait_ns(), stall = system_stall_us();
+            bool was_starved = now - waited > (uint64_t)HANG_MS * 1000000u / 4
+                || stall - stalled > (uint64_t)HANG_MS * 1000u / 4;
             waited = now;
+            stalled = stall;
             if (was_starved && ++starved <= STARVED_WINDOWS)
                 continue;
         }
