@@ -154,9 +154,9 @@ size_t ac_charged_bytes(void) {
     return ac.fixed_charge + ac.tier->charged_bytes();
 }
 
-void *ac_slab_memory(size_t len) {
+void *ac_slab_memory(size_t len, bool random) {
     if (ac_slab_base == NULL)
-        ac_slab_base = ac.tier->map(len);
+        ac_slab_base = ac.tier->map(len, random);
     return ac_slab_base;
 }
 
@@ -223,7 +223,7 @@ int ac_init(size_t *item_limit) {
     }
     /* kernel tiers: the slab memory, unless the policy mapped it (effpaging's
      * hot and cold regions), which may also have raised the item memory */
-    if (!ac_tier_spills() && ac_slab_memory(ac.item_limit) == NULL) {
+    if (!ac_tier_spills() && ac_slab_memory(ac.item_limit, true) == NULL) {
         ac_shutdown();
         return -1;
     }

@@ -68,8 +68,9 @@ static inline bool ac_tier_spills(void) {
     return ac.tier->put != NULL;
 }
 /* ac_core.c, kernel tiers: the slab memory, len bytes, mapped by the tier
- * (once; later calls return the same); NULL after printing why. */
-void *ac_slab_memory(size_t len);
+ * (once; later calls return the same); random: MADV_RANDOM on it (policy
+ * none: OS paging; effpaging maps without). NULL after printing why. */
+void *ac_slab_memory(size_t len, bool random);
 /* ac_registry.c: the policy and the tier -o asked for (an approach name such
  * as ospaging stands for its pair); -1 after printing why. */
 int ac_resolve(const struct ac_policy_ops **p, const struct ac_tier_ops **t);

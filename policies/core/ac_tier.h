@@ -35,8 +35,9 @@ struct ac_tier_ops {
     const char *summary;
     const char *const *files;    /* the files it creates in the spill directory, NULL-terminated */
     /* Kernel tiers: a mapping of len bytes for the slab allocator, which the
-     * kernel pages; NULL after printing why. NULL for spilling tiers. */
-    void  *(*map)(size_t len);
+     * kernel pages; random: no read-around on a fault (MADV_RANDOM). NULL
+     * after printing why. NULL for spilling tiers. */
+    void  *(*map)(size_t len, bool random);
     /* Book-keeping allocated at start for a server of maxbytes, charged
      * against -m before the slab allocator gets the rest. */
     size_t (*fixed_bytes)(size_t maxbytes);

@@ -284,7 +284,12 @@ static int eff_init(const struct ac_options *o) {
     /* the cold region alone can hold all the data (-m, sized as for ospaging):
      * a demotion never waits for room; the hot region comes on top */
     map_bytes = ac.item_limit + hot_bytes;
-    base = ac_slab_memory(map_bytes);   /* the tier's mapping (swap) */
+    /* the tier's mapping (swap), without MADV_RANDOM, as effpaging always had:
+     * with it its CI hit rates fell from 0.785/0.790 (baseline) to 0.758-0.768
+     * (readonly, writeheavy; 10 runs), without it 0.782-0.789 (3 runs); why
+     * the kernel pages an MADV_RANDOM anonymous mapping worse is not known
+     * yet (this kernel has no multi-generational LRU) */
+    base = ac_slab_memory(map_bytes, false);
     if (base == NULL)
         return -1;
     if (mlock(base, hot_bytes) != 0) {

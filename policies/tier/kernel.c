@@ -56,28 +56,28 @@ static void kernel_close(void) {
     }
 }
 
-/* Best effort: 4 KiB paging, and no read-around on a fault: a file mapping
- * otherwise reads the file's readahead window (128 KiB) per fault, which
- * vm.page-cluster does not govern, and thrashes the page cache under the
- * cgroup limit (measured: 101 GB read for 60000 reads of a 39 MB mapping). */
-static void *advise(void *p, size_t len, const char *who) {
+/* Best effort: 4 KiB paging, and (random) no read-around on a fault: a file
+ * mapping otherwise reads the file's readahead window (128 KiB) per fault,
+ * which vm.page-cluster does not govern, and thrashes the page cache under
+ * the cgroup limit (measured: 101 GB read for 60000 reads of a 39 MB mapping). */
+static void *advise(void *p, size_t len, bool random, const char *who) {
     madvise(p, len, MADV_NOHUGEPAGE);
-    if (madvise(p, len, MADV_RANDOM) != 0)
-        fprintf(stderr, "memcached-ac: %s: madvise(MADV_RANDOM) failed: %s\n", who, strerror(errno));
     map_bytes = len;
+    if (random && madvise(p, len, MADV_RANDOM) != 0)
+        fprintf(stderr, "memcached-ac: %s: madvise(MADV_RANDOM) failed: %s\n", who, strerror(errno));
     return p;
 }
 
-static void *swap_map(size_t len) {
+static void *swap_map(size_t len, bool random) {
     void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
     if (p == MAP_FAILED) {
         fprintf(stderr, "memcached-ac: swap: anonymous mapping of %zu bytes failed: %s\n", len, strerror(errno));
         return NULL;
     }
-    return advise(p, len, "swap");
+    return advise(p, len, random, "swap");
 }
 
-static void *mmapfile_map(size_t len) {
+static void *mmapfile_map(size_t len, bool random) {
     int fd = spill_file_create(file_path);
     if (fd < 0) {
         fprintf(stderr, "memcached-ac: mmapfile: cannot create %s: %s\n", file_path, strerror(errno));
@@ -95,7 +95,7 @@ static void *mmapfile_map(size_t len) {
         fprintf(stderr, "memcached-ac: mmapfile: mmap of %s (%zu bytes) failed: %s\n", file_path, len, strerror(errno));
         return NULL;
     }
-    return advise(p, len, "mmapfile");
+    return advise(p, len, random, "mmapfile");
 }
 
 static size_t kernel_fixed_bytes(size_t maxbytes) {
