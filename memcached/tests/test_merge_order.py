@@ -66,3 +66,35 @@ def test_block_merge_puts_unrequested_items_at_the_cold_end(server):
     assert got == {k: (val(k), 0) for k in keys}
     st = srv.ac()
     assert st["lost_items"] == 0 and st["refused_items"] == 0
+
+
+def test_overwrites_that_empty_a_block_leave_it_to_lazy_compaction(server):
+    """Plain sets of spilled keys drop their records unread; the one that takes
+    a block below ac_compact_fill (0.5) must not leave it claimed for a merge
+    nobody does: the next fetch from the block merges it (its last live record
+    comes back with it). 4 KiB blocks of six 644-byte records, spilled in
+    write order, so the first six spilled keys share the first block."""
+    srv = server(mem=8, threads=1, ac={"ac_policy": "lru", "ac_block_size": "4096"})
+    cli = srv.client()
+    raw = srv.raw()
+    keys = [f"c{i:05d}" for i in range(16000)]          # 600-byte values: ~1.3x -m
+    for s in range(0, len(keys), 200):
+        assert not cli.set_many({k: k.encode() * 100 for k in keys[s:s + 200]}, noreply=False)
+    srv.settled()
+    resident = raw.resident_keys()
+    first = [k for k in keys if k not in resident][:6]    # the first block
+    assert first == keys[:6], first
+    st0 = srv.ac()
+    for k in first[:4]:                                    # 2 of 6 left live: below 0.5
+        assert raw.store("set", k, b"new") == b"STORED"
+    st1 = srv.ac()
+    assert st1["overwritten_unread"] - st0["overwritten_unread"] == 4
+    assert cli.get(first[4]) == (first[4].encode() * 100, 0)
+    st2 = srv.ac()
+    assert st2["merged_blocks"] - st1["merged_blocks"] == 1, "the fetch did not merge the block"
+    assert st2["merged_items"] - st1["merged_items"] == 1
+    assert first[5] in raw.resident_keys()
+    assert cli.get(first[5]) == (first[5].encode() * 100, 0)
+    assert all(cli.get(k) == (b"new", 0) for k in first[:4])
+    st = srv.ac()
+    assert st["lost_items"] == 0 and st["refused_items"] == 0

@@ -272,7 +272,8 @@ static struct {
     pthread_mutex_t lock;        /* one change of the slab allocator's limit at a time */
     size_t budget;               /* -m, or what `cache_memlimit` set since */
     size_t applied;              /* the slab allocator's limit last set */
-} budget = { PTHREAD_MUTEX_INITIALIZER, 0, 0 };
+    bool fixed;                  /* preallocated slab memory (-L, -e): the limit cannot move */
+} budget = { PTHREAD_MUTEX_INITIALIZER, 0, 0, false };
 
 /* The item memory the budget leaves after everything charged now (at least
  * two slab pages). */
@@ -289,8 +290,10 @@ static bool apply_locked(bool force) {
     size_t d = limit > budget.applied ? limit - budget.applied : budget.applied - limit;
     if (!force && d < settings.slab_page_size / 4)
         return true;
-    if (!slabs_adjust_mem_limit(limit))
+    if (!slabs_adjust_mem_limit(limit)) {
+        budget.fixed = true;     /* what grows after start is not charged (policies/README.md) */
         return false;
+    }
     settings.maxbytes = budget.budget;   /* slabs_adjust_mem_limit set it to the item limit: -m stays the budget */
     budget.applied = limit;
     __atomic_store_n(&ac.item_limit, limit, __ATOMIC_RELAXED);
@@ -327,6 +330,8 @@ static size_t slab_bytes(void) {
 /* Room thread: the limit follows the book-keeping; true if the slab memory
  * (every class's pages and the pool's) is over it. */
 static bool apply_limit(void) {
+    if (__atomic_load_n(&budget.fixed, __ATOMIC_RELAXED))
+        return false;
     pthread_mutex_lock(&budget.lock);
     apply_locked(false);
     size_t limit = budget.applied;
@@ -338,8 +343,8 @@ static bool apply_limit(void) {
  * the limit due, no page over it, none owed (tests wait for this before
  * exact counts: a page move spills a page's items at its own time). */
 bool ac_budget_settled(void) {
-    if (!repay.started)
-        return true;
+    if (!repay.started || __atomic_load_n(&budget.fixed, __ATOMIC_RELAXED))
+        return ac_pages_owed() == 0;
     size_t limit = item_limit_for(__atomic_load_n(&budget.budget, __ATOMIC_RELAXED));
     size_t applied = __atomic_load_n(&budget.applied, __ATOMIC_RELAXED);
     size_t d = limit > applied ? limit - applied : applied - limit;
@@ -349,7 +354,7 @@ bool ac_budget_settled(void) {
 }
 
 void ac_budget_changed(void) {
-    if (!repay.started)
+    if (!repay.started || __atomic_load_n(&budget.fixed, __ATOMIC_RELAXED))
         return;
     size_t limit = item_limit_for(__atomic_load_n(&budget.budget, __ATOMIC_RELAXED));
     size_t applied = __atomic_load_n(&budget.applied, __ATOMIC_RELAXED);

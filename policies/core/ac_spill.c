@@ -365,9 +365,25 @@ static int spilled_locs(uint64_t fp, struct ac_loc locs[4]) {
     return ac.tier->peek(fp, locs, 4);
 }
 
+/* A drop that left its block below the compaction threshold claimed the
+ * block for a whole-block merge (tier->drop returned 1). A path that does not
+ * merge it now releases the claim, or the block would stay claimed for good
+ * (never merged, its id never reused): a later fetch from it claims it again. */
+static void release_claim(int rc, const struct ac_loc *loc) {
+    if (rc == 1 && ac.tier->merge_done != NULL)
+        ac.tier->merge_done(loc->block);
+}
+
 /* Drops the spilled record (fp, loc): true if it was there. */
 static bool drop_spilled(uint64_t fp, const struct ac_loc *loc) {
-    return ac.tier->drop(fp, loc) >= 0;
+    int rc = ac.tier->drop(fp, loc);
+    release_claim(rc, loc);
+    return rc >= 0;
+}
+
+bool ac_maybe_spilled(uint64_t fp) {
+    struct ac_loc loc;
+    return ac.tier->peek(fp, &loc, 1) > 0;
 }
 
 /* Normally a lookup fetches a spilled key before anything links it again, so
@@ -541,6 +557,8 @@ int ac_migrate_in(uint64_t fp) {
             moved++;
             AC_COUNT(fetched_items, 1);
             AC_COUNT(fetched_bytes, loc.len);
+            if (ac.tier->begin_merge != NULL && ac.tier->begin_merge(loc.block, merge))
+                merge_block(loc.block);   /* as a fetch does (lazy compaction) */
         }
         item_unlock(hv);
     }

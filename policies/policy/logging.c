@@ -100,8 +100,8 @@ static int logging_pick_victims(unsigned int clsid, item **out, int max) {
 
 static void migrate_in_one(uint64_t fp, void *arg) {
     bool *stop = arg;
-    if (*stop)
-        return;
+    if (*stop || !ac_maybe_spilled(fp))
+        return;                 /* the tier's uncounted check: most hot keys are resident */
     int k = ac_migrate_in(fp);
     static unsigned calls;
     if (++calls % 32 == 0)
