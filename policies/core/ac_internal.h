@@ -126,8 +126,8 @@ int ac_spill_items(unsigned int clsid, item **cand, int n, unsigned epoch);
  * (the caller holds no item lock; a policy's migration). Returns how many
  * came back, or -1 when memory could not be had. */
 int ac_migrate_in(uint64_t fp);
-/* ac_spill.c: fp may be spilled (the tier's uncounted check, no I/O when it
- * can rule fp out in memory). */
+/* ac_spill.c: fp may be spilled (the tier's answer from memory alone: no
+ * I/O, not counted, never a false no). */
 bool ac_maybe_spilled(uint64_t fp);
 
 #endif

@@ -382,8 +382,7 @@ static bool drop_spilled(uint64_t fp, const struct ac_loc *loc) {
 }
 
 bool ac_maybe_spilled(uint64_t fp) {
-    struct ac_loc loc;
-    return ac.tier->peek(fp, &loc, 1) > 0;
+    return ac.tier->maybe(fp);
 }
 
 /* Normally a lookup fetches a spilled key before anything links it again, so

@@ -58,6 +58,9 @@ struct ac_tier_ops {
     /* The same without counting, and without I/O when the tier can rule fp
      * out in memory: for book-keeping checks. */
     int    (*peek)(uint64_t fp, struct ac_loc *out, int max);
+    /* fp may be spilled: an answer from memory alone (no I/O, not counted),
+     * never a false "no". */
+    bool   (*maybe)(uint64_t fp);
     int    (*read)(const struct ac_loc *loc, void *buf);      /* loc->len bytes; 0 or -errno */
     /* Forgets (fp, loc): -1 not there; 0 done; 1 done, and loc's block fell
      * below the compaction threshold: merge it whole (tiers with blocks). */

@@ -98,20 +98,24 @@ static int logging_pick_victims(unsigned int clsid, item **out, int max) {
     return n;
 }
 
+/* For each hot key: if the tier may hold it (its uncounted check from memory:
+ * most hot keys are resident), bring it back. The access rings are drained
+ * every 32 hot keys, whether or not one came back, so a walk over a large
+ * hot set does not let them overflow. */
 static void migrate_in_one(uint64_t fp, void *arg) {
     bool *stop = arg;
-    if (*stop || !ac_maybe_spilled(fp))
-        return;                 /* the tier's uncounted check: most hot keys are resident */
-    int k = ac_migrate_in(fp);
     static unsigned calls;
+    if (!*stop && ac_maybe_spilled(fp)) {
+        int k = ac_migrate_in(fp);
+        if (k < 0) {
+            *stop = true;       /* no memory: the rest waits for the next round */
+            st.migrate_in_nomem++;
+        } else {
+            st.migrated_in += (uint64_t)k;
+        }
+    }
     if (++calls % 32 == 0)
         ac_hc_drain(&hc);
-    if (k < 0) {
-        *stop = true;           /* no memory: the rest waits for the next round */
-        st.migrate_in_nomem++;
-    } else {
-        st.migrated_in += (uint64_t)k;
-    }
 }
 
 static void set_victims(unsigned int clsid, item **list, size_t m, unsigned epoch) {

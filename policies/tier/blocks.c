@@ -87,6 +87,10 @@ static int blocks_find(uint64_t fp, struct ac_loc *out, int max) {
     return ac_evicted_count(&table) == 0 ? 0 : ac_evicted_find(&table, fp, out, max);
 }
 
+static bool blocks_maybe(uint64_t fp) {
+    return ac_evicted_count(&table) > 0 && ac_evicted_find(&table, fp, NULL, 0) > 0;
+}
+
 static int blocks_read(const struct ac_loc *loc, void *buf) {
     return ac_block_store_ops.get(store, loc, buf);
 }
@@ -148,6 +152,7 @@ const struct ac_tier_ops ac_tier_blocks = {
     .flush = blocks_flush,
     .find = blocks_find,
     .peek = blocks_find,
+    .maybe = blocks_maybe,
     .read = blocks_read,
     .drop = blocks_drop,
     .read_block = blocks_read_block,

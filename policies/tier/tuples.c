@@ -62,6 +62,10 @@ static int tuples_peek(uint64_t fp, struct ac_loc *out, int max) {
     return ac_cold_maybe(&cold, fp) ? ac_tuple_find(cold.store, fp, out, max) : 0;
 }
 
+static bool tuples_maybe(uint64_t fp) {
+    return ac_cold_maybe(&cold, fp);
+}
+
 static int tuples_read(const struct ac_loc *loc, void *buf) {
     return ac_cold_get(&cold, loc, buf);
 }
@@ -122,6 +126,7 @@ const struct ac_tier_ops ac_tier_tuples = {
     .put = tuples_put,
     .find = tuples_find,
     .peek = tuples_peek,
+    .maybe = tuples_maybe,
     .read = tuples_read,
     .drop = tuples_drop,
     .charged_bytes = tuples_charged_bytes,
