@@ -34,18 +34,25 @@ def fill_small(srv, raw, past: float = 1.3) -> None:
     assert srv.ac()["spilled_items"] > 0
 
 
-def big_class(srv) -> tuple[int, dict]:
-    """The slab class BIG-byte values go to, once it has a page: (id, its stats)."""
+def big_class_or_none(srv) -> tuple[int, dict] | None:
+    """The slab class BIG-byte values go to, once it has a page: (id, its stats); None before."""
     classes: dict[int, dict] = {}
     for k, v in srv.stats("slabs").items():
         cls, _, field = k.partition(":")
         if field:
             classes.setdefault(int(cls), {})[field] = int(v)
     fits = [c for c, s in classes.items() if s["chunk_size"] >= BIG + 100]
-    assert fits, f"no class of {BIG}-byte values yet: {sorted(classes)}"
+    if not fits:
+        return None
     c = min(fits, key=lambda c: classes[c]["chunk_size"])
     assert classes[c]["chunk_size"] < 2 * (BIG + 2000) and classes[c]["chunks_per_page"] == 2, classes[c]
     return c, classes[c]
+
+
+def big_class(srv) -> tuple[int, dict]:
+    found = big_class_or_none(srv)
+    assert found is not None, f"no class of {BIG}-byte values yet"
+    return found
 
 
 def wait_for(pred, what: str, limit: float = 30.0):
@@ -74,7 +81,9 @@ class Upload:
 
 def hold_big_chunks(srv, prefix: str, n: int, used_before: int = 0) -> list[Upload]:
     ups = [Upload(srv, f"{prefix}{i}") for i in range(n)]
-    wait_for(lambda: big_class(srv)[1]["used_chunks"] >= used_before + n, f"{n} uploads holding chunks")
+    # the uploads reach the server at their own pace: the class may not exist at the first look
+    wait_for(lambda: (c := big_class_or_none(srv)) is not None and c[1]["used_chunks"] >= used_before + n,
+             f"{n} uploads holding chunks")
     return ups
 
 
