@@ -287,18 +287,42 @@ class Raw:
                     raise AssertionError(f"metadump: {ln!r}")
         raise TimeoutError("lru_crawler stayed busy")
 
-    # binary protocol: opcode 0x00 GET, 0x1c TOUCH, 0x1d GAT
-    def binary(self, opcode: int, key: str, extras: bytes = b"") -> tuple[int, bytes, bytes]:
-        """Returns (status, extras, value)."""
+    # binary protocol: opcode 0x00 GET, 0x1c TOUCH, 0x1d GAT, ...
+    @staticmethod
+    def binary_request(opcode: int, key: str, extras: bytes = b"", value: bytes = b"",
+                       opaque: int = 0xA5A5) -> bytes:
         k = key.encode()
-        hdr = struct.pack(">BBHBBHIIQ", 0x80, opcode, len(k), len(extras), 0, 0,
-                          len(extras) + len(k), 0xA5A5, 0)
-        self.send(hdr + extras + k)
+        return struct.pack(">BBHBBHIIQ", 0x80, opcode, len(k), len(extras), 0, 0,
+                           len(extras) + len(k) + len(value), opaque, 0) + extras + k + value
+
+    def binary_response(self) -> tuple[int, int, int, bytes, bytes]:
+        """The next response: (opcode, status, opaque, extras, value)."""
         rh = self.read(24)
         magic, op, klen, elen, _dt, status, blen, opaque, _cas = struct.unpack(">BBHBBHIIQ", rh)
-        assert magic == 0x81 and op == opcode and opaque == 0xA5A5, rh
+        assert magic == 0x81, rh
         body = self.read(blen)
-        return status, body[:elen], body[elen + klen:]
+        return op, status, opaque, body[:elen], body[elen + klen:]
+
+    def binary(self, opcode: int, key: str, extras: bytes = b"",
+               value: bytes = b"") -> tuple[int, bytes, bytes]:
+        """One request; returns (status, extras, value)."""
+        self.send(self.binary_request(opcode, key, extras, value))
+        op, status, opaque, ext, val = self.binary_response()
+        assert op == opcode and opaque == 0xA5A5, (op, opaque)
+        return status, ext, val
+
+    def binary_quiet(self, opcode: int, key: str, extras: bytes = b"",
+                     value: bytes = b"") -> list[tuple[int, int, bytes]]:
+        """A quiet request followed by NOOP (0x0a): the responses before the
+        NOOP's, as (opcode, status, value)."""
+        self.send(self.binary_request(opcode, key, extras, value, opaque=1)
+                  + self.binary_request(0x0A, "", opaque=2))
+        got = []
+        while True:
+            op, status, opaque, _ext, val = self.binary_response()
+            if op == 0x0A and opaque == 2:
+                return got
+            got.append((op, status, val))
 
 
 # ---------------------------------------------------------------- test data
