@@ -58,10 +58,14 @@ void ac_item_overwrite(const char *key, size_t nkey, uint32_t hv);
 #define AC_ITEM_TRANSIENT(it) ((it)->slabs_clsid == 0)
 void ac_item_free(item *it);
 /* A lookup that will modify the item (touch) cannot use a transient copy:
- * releases it and returns NULL with the lookup error set. */
+ * releases it and returns NULL with the error to answer set. */
 item *ac_item_for_update(item *it);
-/* The lookup of this thread's last ac_item_find failed with this error text
- * (checksum, I/O, memory), or NULL. */
+/* The error text (checksum, I/O, memory) this thread's current request must
+ * answer, or NULL. Set only by the hooks above that return a bare pointer to
+ * memcached (ac_item_find, ac_item_for_update, ac_alloc): a NULL from them
+ * reads as "absent" to upstream's callers, and widening item_get/item_alloc
+ * would touch some forty call sites. Inside memcached-ac errors are return
+ * values (enum ac_error, ac_internal.h). */
 const char *ac_lookup_error(void);
 /* The same, and forgets it: the error has been answered. */
 const char *ac_take_lookup_error(void);

@@ -96,9 +96,22 @@ int ac_relocate(item *it, unsigned int clsid, bool to_hot);
  * (cold-store policies: a batch). Returns how many left RAM; *why says what
  * the store could not do (AC_REFUSED_NONE: nothing failed). */
 int ac_make_room_locked(unsigned int clsid, enum ac_refusal *why);
-/* ac_spill.c: the error the current request answers instead of NOT_FOUND /
- * NOT_STORED (see ac_text_reply). */
-void ac_set_lookup_error(const char *e);
+/* Why a request cannot be served although its key exists or memory could be
+ * had: the core's functions return it; at the hooks (ac_item_find,
+ * ac_item_for_update, ac_alloc) ac_answer_error hands it to memcached's reply
+ * code, which gets only a NULL item from them (ac_hooks.h). */
+enum ac_error {
+    AC_ERR_NONE = 0,
+    AC_ERR_READ,                   /* reading a spilled record failed */
+    AC_ERR_CHECKSUM,               /* a spilled record failed its checksum */
+    AC_ERR_NOMEM_FETCH,            /* no memory to bring a spilled item back for a modify */
+    AC_ERR_NOMEM_STORE,            /* an allocation was refused (ac_room.c) */
+};
+/* The reply text of e (NULL for AC_ERR_NONE). */
+const char *ac_error_text(enum ac_error e);
+/* ac_spill.c: the current request answers e instead of NOT_FOUND / NOT_STORED
+ * (see ac_text_reply); AC_ERR_NONE clears it. */
+void ac_answer_error(enum ac_error e);
 /* ac_room.c: while on, this thread's allocations only try (one spill round, no
  * borrowing, no waiting, no refusal counted): optional work. Nests. */
 void ac_alloc_optional(bool on);

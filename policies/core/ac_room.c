@@ -149,7 +149,7 @@ static void refuse(enum ac_refusal why) {
     default: AC_COUNT(refused_timeout, 1); break;
     }
     /* an append/prepend that cannot allocate answers this, not NOT_STORED */
-    ac_set_lookup_error("SERVER_ERROR out of memory storing object");
+    ac_answer_error(AC_ERR_NOMEM_STORE);
 }
 
 void *ac_alloc(size_t ntotal, unsigned int id) {

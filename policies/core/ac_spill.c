@@ -21,6 +21,9 @@
 struct scratch { char *p; size_t cap; };
 static __thread struct scratch spill_buf, fetch_buf;
 static __thread item *tl_fetched;
+/* The error this thread's current request answers (ac_hooks.h: the one place
+ * where an error crosses memcached's pointer-returning item API); inside the
+ * core errors travel as return values (enum ac_error). */
 static __thread const char *tl_error;
 
 static char *scratch_get(struct scratch *s, size_t n) {
@@ -41,12 +44,22 @@ bool ac_take_fetched(item *it) {
     return true;
 }
 
+const char *ac_error_text(enum ac_error e) {
+    switch (e) {
+    case AC_ERR_READ: return "SERVER_ERROR anti-caching: reading a spilled item failed";
+    case AC_ERR_CHECKSUM: return "SERVER_ERROR anti-caching: a spilled item failed its checksum";
+    case AC_ERR_NOMEM_FETCH: return "SERVER_ERROR out of memory fetching a spilled item";
+    case AC_ERR_NOMEM_STORE: return "SERVER_ERROR out of memory storing object";
+    default: return NULL;
+    }
+}
+
 const char *ac_lookup_error(void) {
     return tl_error;
 }
 
-void ac_set_lookup_error(const char *e) {
-    tl_error = e;
+void ac_answer_error(enum ac_error e) {
+    tl_error = ac_error_text(e);
 }
 
 const char *ac_take_lookup_error(void) {
@@ -473,31 +486,27 @@ item *ac_item_for_update(item *it) {
         return m;
     }
     do_item_remove(it);              /* a read served without memory: still none */
-    tl_error = "SERVER_ERROR out of memory fetching a spilled item";
+    ac_answer_error(AC_ERR_NOMEM_FETCH);
     return NULL;
 }
 
-/* Reads the record at loc from the tier and verifies it. 0: *r is parsed (it
- * points into this thread's scratch buffer); -1: the lookup's error is set
- * and counted. */
-static int read_record(const struct ac_loc *loc, struct ac_record *r) {
+/* Reads the record at loc from the tier and verifies it (*r then points into
+ * this thread's scratch buffer); a failure is counted. */
+static enum ac_error read_record(const struct ac_loc *loc, struct ac_record *r) {
     char *buf = scratch_get(&fetch_buf, loc->len);
     if (buf == NULL || ac.tier->read(loc, buf) != 0) {
         AC_COUNT(read_errors, 1);
-        tl_error = "SERVER_ERROR anti-caching: reading a spilled item failed";
-        return -1;
+        return AC_ERR_READ;
     }
     if (ac_record_parse(buf, loc->len, r) != AC_REC_OK || r->len != loc->len) {
         AC_COUNT(checksum_errors, 1);
-        tl_error = "SERVER_ERROR anti-caching: a spilled item failed its checksum";
-        return -1;
+        return AC_ERR_CHECKSUM;
     }
-    return 0;
+    return AC_ERR_NONE;
 }
 
 /* A read served from the record: a transient copy, the item stays spilled. */
 static item *read_through(const struct ac_record *r, uint64_t fp, const struct ac_loc *loc) {
-    tl_error = NULL;
     item *it = transient_copy(r, fp, loc);
     if (it != NULL) {
         AC_COUNT(read_through_items, 1);
@@ -564,27 +573,21 @@ int ac_migrate_in(uint64_t fp) {
     return moved;
 }
 
-item *ac_item_find(const char *key, size_t nkey, uint32_t hv, bool do_update) {
-    tl_fetched = NULL;
-    tl_error = NULL;
-    if (!ac_tier_spills()) {
-        ac_fault_mark();             /* the hash walk may fault too */
-        return assoc_find(key, nkey, hv);
-    }
-    item *it = assoc_find(key, nkey, hv);
-    if (it != NULL)
-        return it;
+/* The lookup behind ac_item_find for a key not in RAM: its spilled record, read
+ * back (fetch), served from the record (read-through), or none. *err says why
+ * there is no item when the key does have a record that could not be used. */
+static item *fetch(const char *key, size_t nkey, uint32_t hv, bool do_update, enum ac_error *err) {
     uint64_t fp = ac_key_fp(key, nkey);
     struct ac_loc locs[4];
     int n = ac.tier->find(fp, locs, 4);
     if (n < 0) {
         AC_COUNT(read_errors, 1);
-        tl_error = "SERVER_ERROR anti-caching: reading a spilled item failed";
+        *err = AC_ERR_READ;
         return NULL;
     }
     for (int i = 0; i < n && i < 4; i++) {
         struct ac_record r;
-        if (read_record(&locs[i], &r) != 0)
+        if ((*err = read_record(&locs[i], &r)) != AC_ERR_NONE)
             return NULL;
         if (r.nkey != nkey || memcmp(r.key, key, nkey) != 0)
             continue;      /* another key with the same fingerprint */
@@ -592,12 +595,12 @@ item *ac_item_find(const char *key, size_t nkey, uint32_t hv, bool do_update) {
         if (do_update && !ac.policy->fetch_on_read)
             return read_through(&r, fp, &locs[i]);
         int merge = 0;
-        it = materialize(&r, hv, fp, &locs[i], &merge);
+        item *it = materialize(&r, hv, fp, &locs[i], &merge);
         if (it == NULL && do_update)
             return read_through(&r, fp, &locs[i]);   /* no memory: this read from the record */
         if (it == NULL) {
             AC_COUNT(fetch_nomem, 1);
-            tl_error = "SERVER_ERROR out of memory fetching a spilled item";
+            *err = AC_ERR_NOMEM_FETCH;
             return NULL;
         }
         AC_COUNT(fetched_items, 1);
@@ -608,4 +611,21 @@ item *ac_item_find(const char *key, size_t nkey, uint32_t hv, bool do_update) {
         return it;
     }
     return NULL;
+}
+
+item *ac_item_find(const char *key, size_t nkey, uint32_t hv, bool do_update) {
+    tl_fetched = NULL;
+    tl_error = NULL;
+    if (!ac_tier_spills()) {
+        ac_fault_mark();             /* the hash walk may fault too */
+        return assoc_find(key, nkey, hv);
+    }
+    item *it = assoc_find(key, nkey, hv);
+    if (it != NULL)
+        return it;
+    enum ac_error err = AC_ERR_NONE;
+    it = fetch(key, nkey, hv, do_update, &err);
+    if (it == NULL)
+        ac_answer_error(err);
+    return it;
 }
