@@ -83,6 +83,5 @@ size_t ycsb_config_value_size(const struct ycsb_config *c);
 /* the effective configuration as a JSON object member named `key` */
 void ycsb_config_json(const struct ycsb_config *c, struct ycsb_json *j, const char *key);
 const char *ycsb_dist_name(int dist);
-const char *ycsb_valuekind_name(int kind);
 
 #endif

@@ -132,20 +132,7 @@ void ycsb_json_end_object(struct ycsb_json *j)
     j->need_comma = 1;
 }
 
-void ycsb_json_begin_array(struct ycsb_json *j, const char *key)
-{
-    member(j, key);
-    put(j, "[", 1);
-    j->need_comma = 0;
-}
-
-void ycsb_json_end_array(struct ycsb_json *j)
-{
-    put(j, "]", 1);
-    j->need_comma = 1;
-}
-
-void ycsb_json_strn(struct ycsb_json *j, const char *key, const char *val, size_t n)
+static void ycsb_json_strn(struct ycsb_json *j, const char *key, const char *val, size_t n)
 {
     member(j, key);
     quoted(j, val, n);

@@ -2,7 +2,7 @@
  * the fragment a backend's server_stats() adds).
  *
  * Commas are inserted automatically.  `key` is the member name inside an
- * object and must be NULL for array elements / the top-level value.
+ * object and must be NULL for the top-level value.
  * Non-finite doubles are written as null.  Out of memory makes ycsb_json_ok()
  * false and further writes are ignored. */
 #ifndef YCSB_JSON_H
@@ -26,10 +26,7 @@ const char *ycsb_json_text(const struct ycsb_json *j);
 
 void ycsb_json_begin_object(struct ycsb_json *j, const char *key);
 void ycsb_json_end_object(struct ycsb_json *j);
-void ycsb_json_begin_array(struct ycsb_json *j, const char *key);
-void ycsb_json_end_array(struct ycsb_json *j);
 void ycsb_json_str(struct ycsb_json *j, const char *key, const char *val);
-void ycsb_json_strn(struct ycsb_json *j, const char *key, const char *val, size_t n);
 void ycsb_json_i64(struct ycsb_json *j, const char *key, int64_t v);
 void ycsb_json_u64(struct ycsb_json *j, const char *key, uint64_t v);
 void ycsb_json_double(struct ycsb_json *j, const char *key, double v);

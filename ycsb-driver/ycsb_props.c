@@ -379,11 +379,6 @@ const char *ycsb_dist_name(int dist)
     return dist >= 0 && dist <= YCSB_DIST_TRUEZIPF ? dist_names[dist] : "?";
 }
 
-const char *ycsb_valuekind_name(int kind)
-{
-    return kind >= 0 && kind <= YCSB_VALUE_ZEROS ? kind_names[kind] : "?";
-}
-
 void ycsb_config_json(const struct ycsb_config *c, struct ycsb_json *j, const char *key)
 {
     ycsb_json_begin_object(j, key);

@@ -76,11 +76,6 @@ bool ac_log_sampled(const struct ac_access_log *l) {
     return tl.rng * 0x2545F4914F6CDD1DULL < l->threshold;
 }
 
-void ac_log_append(struct ac_access_log *l, uint64_t fp, uint32_t size) {
-    if (ac_log_sampled(l))
-        ac_log_record(l, fp, size);
-}
-
 void ac_log_record(struct ac_access_log *l, uint64_t fp, uint32_t size) {
     ac_log_record_ref(l, fp, size, 0);
 }

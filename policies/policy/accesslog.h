@@ -46,10 +46,9 @@ void ac_log_destroy(struct ac_access_log *l);
 size_t ac_log_ring_bytes(size_t capacity);
 /* Bytes of the rings allocated so far. */
 size_t ac_log_bytes(const struct ac_access_log *l);
-/* Producer side: logs one access (subject to sampling). Lock-free, never blocks. */
-void ac_log_append(struct ac_access_log *l, uint64_t fp, uint32_t size);
-/* The same in two steps, so a caller computes fp and size only for the sampled
- * accesses: this thread's sampling draw, then the unconditional record. */
+/* Producer side, in two steps so that a caller computes fp and size only for
+ * the sampled accesses: this thread's sampling draw, then the unconditional
+ * record. Lock-free, never blocks. */
 bool ac_log_sampled(const struct ac_access_log *l);
 void ac_log_record(struct ac_access_log *l, uint64_t fp, uint32_t size);
 /* The same with a reference the consumer gets back (effpaging: where the item is). */

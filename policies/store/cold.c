@@ -9,10 +9,6 @@ size_t ac_cold_bloom_bytes_for(size_t bloom_keys) {
     return 2 * ac_bloom_bytes_for(bloom_keys, BLOOM_FP);
 }
 
-size_t ac_cold_bloom_bytes(struct ac_cold *c) {
-    return ac_bloom_bytes(&c->filters[0]) + ac_bloom_bytes(&c->filters[1]);
-}
-
 int ac_cold_open(struct ac_cold *c, const char *dir, size_t bloom_keys, size_t seg_bytes, char *err, size_t errlen) {
     memset(c, 0, sizeof(*c));
     if (ac_bloom_init(&c->filters[0], bloom_keys, BLOOM_FP) != 0

@@ -34,8 +34,6 @@ struct ac_cold_stats {
 int ac_cold_open(struct ac_cold *c, const char *dir, size_t bloom_keys, size_t seg_bytes, char *err, size_t errlen);
 /* Bytes of the two filters one would take, for charging before opening. */
 size_t ac_cold_bloom_bytes_for(size_t bloom_keys);
-/* Bytes of the two filters of an open cold layer. */
-size_t ac_cold_bloom_bytes(struct ac_cold *c);
 int ac_cold_put(struct ac_cold *c, uint64_t fp, const void *rec, size_t len, struct ac_loc *loc);
 /* Locations stored under fp (up to max copied), 0 when the filter rules it
  * out, or -errno. */
