@@ -1,5 +1,6 @@
 # Our sources inside the server (memcached/Makefile, fuzz/Makefile include this):
-# core/ (hooks, registry, options, the request path), policy/, tier/, store/.
+# core/ (hooks, registry, options and their size grammar ac_size.c, the request
+# path), policy/, tier/, store/: every .c and .h of these directories.
 # Compiled with AC_INC: upstream's files include "ac_hooks.h" (core/), ours
 # include "store/...", "policy/..." from policies/.
 AC_DIRS := core policy tier store

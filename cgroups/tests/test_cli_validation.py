@@ -26,6 +26,13 @@ def acg(*args):
      f"acg: --swap: invalid size 'lots'; accepted: {FORMS}"),
     (["--name", "ok", "--memory", "64M", "--swap", "1.5", "--", "true"],
      f"acg: --swap: invalid size '1.5' (a fraction of a byte); accepted: {FORMS}"),
+    (["--name", "ok", "--memory", "64M", "--swap", "0.1K", "--", "true"],
+     f"acg: --swap: invalid size '0.1K' (a fraction of a byte); accepted: {FORMS}"),
+    (["--name", "ok", "--memory", " 64M ", "--", "true"],
+     f"acg: --memory: invalid size ' 64M '; accepted: {FORMS}"),
+    (["--name", "ok", "--memory", "16777216T", "--", "true"],
+     "acg: --memory: invalid size '16777216T' (too large: more than 2^64 - 1 bytes); "
+     f"accepted: {FORMS}"),
     (["--name", "ok", "--memory", "64M"],
      "acg: run: no command given; usage: acg run --name N --memory SIZE [--swap SIZE | --no-swap] -- CMD [ARG...]"),
     (["--name", "ok", "--memory", "64M", "--", "/nonexistent/acg-test-cmd"],

@@ -1,32 +1,88 @@
-"""Sizes and names: accepted forms and the exact error texts."""
+"""Sizes and names: accepted forms and the exact error texts; every size vector of
+docs/sizes.txt (the one grammar, shared with acbench and the C ac_parse_size)."""
+from pathlib import Path
+
 import pytest
 
 from acg_lib.errors import AcgError
-from acg_lib.units import format_size, parse_memory, parse_size, validate_name
+from acg_lib.units import SIZE_REASONS, SizeError, format_size, parse_memory, parse_size, validate_name
 
 FORMS = ("a whole number of bytes (4096) or a number with a binary unit K, M, G or T "
          "(512M, 1G, 1.5G)")
 
 
-@pytest.mark.parametrize("text,value", [
-    ("4096", 4096), ("0", 0), ("1K", 1024), ("1k", 1024), ("512M", 512 << 20),
-    ("1G", 1 << 30), ("1.5G", 1610612736), ("0.5M", 524288), ("2T", 2 << 40),
-    (" 8M ", 8 << 20)])
-def test_parse_size_accepts(text, value):
-    assert parse_size(text) == value
+def _vectors():
+    """docs/sizes.txt: (text, value or "error:REASON") per line (the file's header says how)."""
+    out = []
+    path = Path(__file__).resolve().parents[2] / "docs" / "sizes.txt"
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if line and not line.startswith("#"):
+            quoted, expect = line.split("\t")
+            assert len(quoted) >= 2 and quoted[0] == quoted[-1] == '"', line
+            out.append((quoted[1:-1], expect))
+    return out
 
 
-@pytest.mark.parametrize("text", ["", "12X", "-1", "1e3", "M", "1 G", "1.G", "1GB", "0x10"])
+VECTORS = _vectors()
+
+
+def test_vectors_cover_the_grammar():
+    expects = {e for _, e in VECTORS}
+    assert {"error:syntax", "error:fraction-of-a-byte", "error:too-large"} <= expects
+    assert len(VECTORS) > 80
+
+
+@pytest.mark.parametrize("text,expect", VECTORS)
+def test_size_vectors(text, expect):
+    if expect.startswith("error:"):
+        with pytest.raises(SizeError) as e:
+            parse_size(text, "--swap")
+        reason = expect[len("error:"):]
+        assert e.value.reason == reason
+        note = f" ({SIZE_REASONS[reason]})" if SIZE_REASONS[reason] else ""
+        assert str(e.value) == f"--swap: invalid size {text!r}{note}; accepted: {FORMS}"
+    else:
+        assert parse_size(text) == int(expect)
+
+
+@pytest.mark.parametrize("text", ["", "12X", "-1", "1e3", "M", "1 G", " 8M ", "1.G", ".5K", "1GB",
+                                  "1MiB", "0x10", "1..5K", "8M\n", "\t8M"])
 def test_parse_size_rejects(text):
     with pytest.raises(AcgError) as e:
         parse_size(text, "--swap")
     assert str(e.value) == f"--swap: invalid size {text!r}; accepted: {FORMS}"
 
 
-def test_parse_size_rejects_fractional_bytes():
+def test_parse_size_rejects_non_text():
     with pytest.raises(AcgError) as e:
-        parse_size("1.5", "--memory")
-    assert str(e.value) == f"--memory: invalid size '1.5' (a fraction of a byte); accepted: {FORMS}"
+        parse_size(None, "--swap")
+    assert str(e.value) == f"--swap: invalid size None; accepted: {FORMS}"
+
+
+@pytest.mark.parametrize("text", ["1.5", "0.1K"])
+def test_parse_size_rejects_fractional_bytes(text):
+    with pytest.raises(AcgError) as e:
+        parse_size(text, "--memory")
+    assert str(e.value) == f"--memory: invalid size {text!r} (a fraction of a byte); accepted: {FORMS}"
+
+
+def test_parse_size_rejects_too_large():
+    with pytest.raises(AcgError) as e:
+        parse_size("16777216T", "--memory")
+    assert str(e.value) == ("--memory: invalid size '16777216T' (too large: more than 2^64 - 1 bytes); "
+                            f"accepted: {FORMS}")
+
+
+def test_parse_size_long_texts():
+    # beyond int()'s 4300-digit limit: still a size or a refusal with a reason, never ValueError
+    assert parse_size("0" * 10000 + "1K") == 1024
+    assert parse_size("1." + "0" * 10000 + "K") == 1024
+    with pytest.raises(SizeError) as e:
+        parse_size("9" * 10000)
+    assert e.value.reason == "too-large"
+    with pytest.raises(SizeError) as e:
+        parse_size("0." + "0" * 10000 + "1T")
+    assert e.value.reason == "fraction-of-a-byte"
 
 
 def test_memory_minimum():

@@ -36,7 +36,7 @@ def opt(
         None, "--capacity", "-c", help="Cache sizes in objects, comma-separated (OPT demand/bypass, LRU)."),
     bytes_: Optional[str] = typer.Option(
         None, "--bytes", "-b",
-        help="Cache sizes in bytes, comma-separated, suffixes K/M/G/T (PFOO-L lower bound and "
+        help="Cache sizes in bytes, comma-separated, e.g. 64M,1.5G (docs/sizes.txt) (PFOO-L lower bound and "
              "size-aware Belady upper bound on misses; exact variable-size OPT is NP-hard)."),
     fmt: Format = typer.Option(Format.auto, "--format", "-f", help="Trace format (auto: by the magic)."),
     max_memory: Optional[str] = typer.Option(

@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import Any
 
 from acbench.approaches import APPROACHES
-from acbench.units import UsageError, parse_size
+from acbench.units import UsageError, parse_size, size_forms
 
 # YCSB properties the driver accepts (ycsb-driver/README.md).
 YCSB_PROPERTIES = (
@@ -314,7 +314,8 @@ def _memory(path: Path, t: dict[str, Any]) -> dict[str, Any]:
             m[k] = v if isinstance(v, int) and not isinstance(v, bool) and v >= 0 else parse_size(str(v), k)
             if isinstance(v, bool):
                 raise UsageError("")
-        except UsageError:
+        except UsageError as e:
             auto = "\"auto\" or " if k != "allowance_margin" else ""
-            raise _err(path, f"[memory] {k}", f"{v!r}; accepted: {auto}bytes or a size with K/M/G (e.g. \"24M\")") from None
+            note = f" ({e.detail})" if e.detail else ""
+            raise _err(path, f"[memory] {k}", f"{v!r}{note}; accepted: {auto}{size_forms()}") from None
     return m

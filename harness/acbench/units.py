@@ -1,27 +1,41 @@
-"""Parsing of capacity lists and byte sizes given on the command line."""
+"""Parsing of capacity lists and byte sizes given on the command line or in a spec.
+
+Sizes follow the one grammar of docs/sizes.txt; its Python implementation is acg's
+(cgroups/acg_lib/units.py, imported from the repository by acbench.cgroup.acg())."""
 import re
 
-_SUFFIX = {"": 1, "K": 1 << 10, "M": 1 << 20, "G": 1 << 30, "T": 1 << 40}
-_SIZE_RE = re.compile(r"^\s*(\d+)\s*([KMGT]?)(?:I?B)?\s*$", re.IGNORECASE)
+from acbench.cgroup import acg
 
 
 class UsageError(ValueError):
-    """Bad command-line input; the message says what was wrong and what is accepted."""
+    """Bad command-line input; the message says what was wrong and what is accepted.
+    From parse_size: `detail` says why the text is not a size when more than "not of the
+    form" ("a fraction of a byte", "too large: ..."), else None."""
+
+    detail: str | None = None
+
+
+def size_forms() -> str:
+    """The accepted size forms in words, as every size message says them."""
+    return acg().SIZE_FORMS
 
 
 def parse_size(text: str, what: str) -> int:
-    """An integer number of bytes, optionally with a binary suffix K, M, G, T."""
-    m = _SIZE_RE.match(text)
-    if not m:
-        raise UsageError(
-            f"invalid {what} {text!r}: expected a whole number of bytes, optionally with a "
-            "suffix K, M, G or T (powers of 1024), e.g. 512M"
-        )
-    return int(m.group(1)) * _SUFFIX[m.group(2).upper()]
+    """A number of bytes: docs/sizes.txt (4096, 512M, 1.5G; K, M, G, T are powers of 1024,
+    at most 2^64 - 1). UsageError says why otherwise, e.g. "invalid --max-memory '0.1K' (a
+    fraction of a byte): expected a whole number of bytes (4096) or ..."."""
+    lib = acg()
+    try:
+        return lib.parse_size(text, what)
+    except lib.SizeError as e:
+        note = f" ({e.detail})" if e.detail else ""
+        err = UsageError(f"invalid {what} {text!r}{note}: expected {lib.SIZE_FORMS}")
+        err.detail = e.detail
+        raise err from None
 
 
 def parse_capacities(text: str, option: str, in_bytes: bool) -> list[int]:
-    """A comma-separated list of capacities, each >= 1 (objects, or bytes with suffixes)."""
+    """A comma-separated list of capacities, each >= 1 (objects, or sizes: docs/sizes.txt)."""
     out: list[int] = []
     for part in text.split(","):
         part = part.strip()

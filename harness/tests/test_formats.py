@@ -11,6 +11,8 @@ from acbench import core, traceio
 from acbench.cli import app
 
 KEYS = [0, 2**64 - 1, 42, 0, 42, 7, 2**63]
+# docs/sizes.txt's forms in words (acg's SIZE_FORMS), as every size message says them
+SIZE_FORMS = "a whole number of bytes (4096) or a number with a binary unit K, M, G or T (512M, 1G, 1.5G)"
 SIZES = [1, 2**32 - 1, 100, 3, 100, 0, 65536]
 
 
@@ -158,10 +160,13 @@ def test_empty_oracle_trace(tmp_path: Path) -> None:
     (["-c", "-3"], "invalid capacity '-3' in --capacity: expected whole numbers of objects separated by "
                    "commas, e.g. 1000,10000"),
     (["-b", "0"], "capacity must be at least 1, got '0' in --bytes"),
-    (["-b", "12Q"], "invalid capacity in --bytes '12Q': expected a whole number of bytes, optionally with a "
-                    "suffix K, M, G or T (powers of 1024), e.g. 512M"),
-    (["-c", "1", "--max-memory", "lots"], "invalid --max-memory 'lots': expected a whole number of bytes, "
-                                          "optionally with a suffix K, M, G or T (powers of 1024), e.g. 512M"),
+    (["-b", "12Q"], f"invalid capacity in --bytes '12Q': expected {SIZE_FORMS}"),
+    (["-b", "1M,512MB"], f"invalid capacity in --bytes '512MB': expected {SIZE_FORMS}"),
+    (["-b", "0.1K"], f"invalid capacity in --bytes '0.1K' (a fraction of a byte): expected {SIZE_FORMS}"),
+    (["-b", "16777216T"], "invalid capacity in --bytes '16777216T' (too large: more than 2^64 - 1 bytes): "
+                          f"expected {SIZE_FORMS}"),
+    (["-c", "1", "--max-memory", "lots"], f"invalid --max-memory 'lots': expected {SIZE_FORMS}"),
+    (["-c", "1", "--max-memory", "1.5"], f"invalid --max-memory '1.5' (a fraction of a byte): expected {SIZE_FORMS}"),
 ])
 def test_bad_capacities(actrace: Path, args: list[str], msg: str) -> None:
     code, out, err = cli(str(actrace), *args)

@@ -94,7 +94,14 @@ def test_extra_grid_property(tmp_path: Path) -> None:
     ("[fixed]", "[run]\nturbo = true\n[fixed]",
      "s.toml: [run]: unknown key 'turbo'; accepted: mode, server_threads, perf, timeout_s, network_conns, network_depth"),
     ("[fixed]", "[memory]\nallowance = \"lots\"\n[fixed]",
-     "s.toml: [memory] allowance: 'lots'; accepted: \"auto\" or bytes or a size with K/M/G (e.g. \"24M\")"),
+     "s.toml: [memory] allowance: 'lots'; accepted: \"auto\" or a whole number of bytes (4096) or a number "
+     "with a binary unit K, M, G or T (512M, 1G, 1.5G)"),
+    ("[fixed]", "[memory]\nswap = \"0.1K\"\n[fixed]",
+     "s.toml: [memory] swap: '0.1K' (a fraction of a byte); accepted: \"auto\" or a whole number of bytes "
+     "(4096) or a number with a binary unit K, M, G or T (512M, 1G, 1.5G)"),
+    ("[fixed]", "[memory]\nallowance_margin = \"8 M\"\n[fixed]",
+     "s.toml: [memory] allowance_margin: '8 M'; accepted: a whole number of bytes (4096) or a number "
+     "with a binary unit K, M, G or T (512M, 1G, 1.5G)"),
     ("[fixed]", "[memory]\nitem_footprint = 10\n[fixed]",
      "s.toml: [memory] item_footprint: 10; accepted: \"auto\" (measured) or bytes per item, a whole number >= 48"),
 ])
