@@ -1,5 +1,5 @@
 /* libFuzzer target: the bytes are the string of memcached-ac's `-o` option,
- * handed to our ac_* parser (policies/ac_options.c) the way memcached's -o
+ * handed to our ac_* parser (policies/core/ac_options.c) the way memcached's -o
  * loop does: for every comma-separated suboption starting with "ac_",
  * ac_parse_option() gets the rest of the list (but for a bare ac_help,
  * which exits).
@@ -9,8 +9,8 @@
  *    check is a finding);
  *  - a rejected suboption prints a message (stderr is captured);
  *  - an accepted one leaves ac_opts within the documented ranges;
- *  - no leak: ac_opts (global) is reset after each input, the strings
- *    ac_driver_set keeps are freed. */
+ *  - no leak: ac_opts (global) is reset after each input
+ *    (ac_options_reset: the defaults again, ac_driver_set's strings freed). */
 #include "memcached.h"
 #include "ac_options.h"
 #include "ac_policy.h"
@@ -22,11 +22,9 @@
 int LLVMFuzzerInitialize(int *argc, char ***argv);
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 
-static struct ac_options defaults;
-
 int LLVMFuzzerInitialize(int *argc, char ***argv) {
     (void)argc; (void)argv;
-    defaults = ac_opts;
+    ac_options_init();
     return 0;
 }
 
@@ -63,6 +61,7 @@ static void check_opts(const char *in) {
           (o->log_round == 0 && o->log_round_ns >= 10000000ULL && o->log_round_ns <= 3600ULL * 1000000000ULL), in);
     CHECK(o->log_slice >= 1 && o->log_slice <= 1000000000ULL, in);
     CHECK(o->log_keys == 0 || (o->log_keys >= 1024 && o->log_keys <= (1ULL << 30)), in);
+    CHECK(o->bloom_keys == 0 || (o->bloom_keys >= 1024 && o->bloom_keys <= (1ULL << 30)), in);
     CHECK(o->eff_memory == 0 || o->eff_memory >= (2u << 20), in);
     CHECK(memchr(o->driver, '\0', sizeof(o->driver)) != NULL, in);
     CHECK(memchr(o->driver_out, '\0', sizeof(o->driver_out)) != NULL, in);
@@ -109,9 +108,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     fclose(cap);
     free(msg);
 
-    for (int i = 0; i < ac_opts.n_driver_set; i++)
-        free(ac_opts.driver_set[i]);
-    ac_opts = defaults;
+    ac_options_reset();
     free(in);
     return 0;
 }

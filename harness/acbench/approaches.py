@@ -60,6 +60,9 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
     Approach("alru-tuples", "alru", {"ac_tier": "tuples", "ac_alru_bits": "22", "ac_alru_resolution": "1us",
                                      "ac_alru_samples": "5"}, figures=False,
              about="alru as the paper ran it, over Siberia's cold store"),
+    Approach("logging-buffer", "logging", {"ac_log_charge": "buffer"}, figures=False,
+             about="logging charging only its log rings against -m, as the paper's Table II (the estimate"
+                   " table lives beside -m)"),
     Approach("logging-blocks", "logging", {"ac_tier": "blocks"}, figures=False,
              about="Siberia's classification over H-Store's evicted table and blocks (reads of cold items stay cold)"),
     Approach("ospaging", "ospaging", {"ac_os_backing": "anon"}, pages=True, swap=True, spills=False,

@@ -194,10 +194,10 @@ def test_cold_log_is_cleaned_under_churn(server):
 
 def test_bloom_filter_rebuilt_after_removals(server):
     """The tuples tier's thread rebuilds its Bloom filter from the index once a
-    quarter of its design size (ac_log_keys) has been removed since the last
+    quarter of its design size (ac_bloom_keys) has been removed since the last
     rebuild: removed keys lose their bits, and no key in the store is ruled
     out (every key reads back)."""
-    srv = server(mem=16, threads=2, ac={"ac_policy": "logging", "ac_log_keys": "2000"})
+    srv = server(mem=16, threads=2, ac={"ac_policy": "logging", "ac_bloom_keys": "2000"})
     cli = srv.client()
     keys = [f"bl{i:05d}" for i in range(24000)]             # 1 KB values: ~1.7x -m
     for s in range(0, len(keys), 500):

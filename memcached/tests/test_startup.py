@@ -15,10 +15,15 @@ import pytest
 
 from mc_helpers import BIN, free_port
 
-OPTIONS = ("ac_policy, ac_tier, ac_spill_dir, ac_block_size, ac_merge, ac_compact_fill, ac_evicted_max, "
-           "ac_alloc_wait, ac_borrow_pages, ac_lru_sample, ac_alru_bits, ac_alru_samples, ac_alru_resolution, ac_log_sample, ac_log_alpha, "
-           "ac_log_round, ac_log_slice, ac_log_keys, ac_log_hot_fill, ac_os_backing, ac_eff_memory, "
-           "ac_eff_madv_cold, ac_driver, ac_driver_out, ac_driver_set")
+# in the order -o ac_help lists them: the core's, then each policy's and each
+# tier's own table (the classifier's once, under logging)
+OPTIONS = ("ac_policy, ac_tier, ac_os_backing, ac_spill_dir, ac_alloc_wait, ac_borrow_pages, ac_driver, "
+           "ac_driver_out, ac_driver_set, ac_lru_sample, ac_alru_bits, ac_alru_samples, ac_alru_resolution, "
+           "ac_log_charge, ac_log_sample, ac_log_alpha, ac_log_round, ac_log_slice, ac_log_keys, ac_log_hot_fill, "
+           "ac_eff_memory, ac_eff_madv_cold, ac_block_size, ac_merge, ac_compact_fill, ac_evicted_max, "
+           "ac_bloom_keys")
+OWNERS = ["the core", "policy lru", "policy alru", "policy logging", "the classifier of logging and effpaging",
+          "policy effpaging", "tier blocks", "tier tuples"]
 
 
 def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> str:
@@ -57,7 +62,7 @@ def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> s
     ("ac_lru_sample=0", 'memcached-ac: ac_lru_sample must be an integer N from 1 to 1000000 '
                         '(order updated on 1 in N accesses), got "0"'),
     ("ac_evicted_max=0", 'memcached-ac: ac_evicted_max must be a count of items from 1 to 4294967294 '
-                         '(K/M/G suffixes allowed), got "0"'),
+                         '(K/M/G/T units allowed), got "0"'),
     ("ac_alloc_wait=5", 'memcached-ac: ac_alloc_wait must be 0 or a duration up to 600s with a unit'
                         ' s, ms or us (e.g. 5s), got "5"'),
     ("ac_alloc_wait=601s", 'memcached-ac: ac_alloc_wait must be 0 or a duration up to 600s with a unit'
@@ -71,10 +76,31 @@ def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> s
     ("ac_alloc_wait=500ns", 'memcached-ac: ac_alloc_wait must be 0 or a duration up to 600s with a unit'
                             ' s, ms or us (e.g. 5s), got "500ns"'),
     ("ac_borrow_pages=+1", 'memcached-ac: ac_borrow_pages must be a number of slab pages from 0 to 64'
-                           ' (0: never borrow, only wait), got "+1"'),
+                           ' (0: never borrow, only wait), got "+1" (not a size)'),
     ("ac_eff_memory= -1", 'memcached-ac: ac_eff_memory must be a size of at least 2M (e.g. 512M), the memory'
-                          ' effpaging may lock for its hot region and its classifier, got " -1"'),
+                          ' effpaging may lock for its hot region and its classifier, got " -1" (not a size)'),
     ("ac_help=1", "memcached-ac: ac_help takes no value (-o ac_help)"),
+    # an option of a component that is not in use would have no effect: refused
+    ("ac_policy=lru,ac_alru_bits=22",
+     "memcached-ac: ac_alru_bits is an option of policy alru; it has no effect with ac_policy=lru,ac_tier=blocks"
+     " (-o ac_help lists every option by component)"),
+    ("ac_policy=lru,ac_tier=tuples,ac_block_size=1M",
+     "memcached-ac: ac_block_size is an option of tier blocks; it has no effect with ac_policy=lru,ac_tier=tuples"
+     " (-o ac_help lists every option by component)"),
+    ("ac_log_keys=2000",
+     "memcached-ac: ac_log_keys is an option of the classifier of logging and effpaging; it has no effect with"
+     " ac_policy=none,ac_tier=none (-o ac_help lists every option by component)"),
+    ("ac_policy=logging,ac_bloom_keys=4096,ac_lru_sample=2",
+     "memcached-ac: ac_lru_sample is an option of policy lru; it has no effect with ac_policy=logging,ac_tier=tuples"
+     " (-o ac_help lists every option by component)"),
+    # sizes: the one grammar of docs/sizes.txt
+    ("ac_block_size=1.5K", 'memcached-ac: ac_block_size must be a size from 4K to 64M (e.g. 1M), got "1.5K"'),
+    ("ac_block_size=0.1M", 'memcached-ac: ac_block_size must be a size from 4K to 64M (e.g. 1M), got "0.1M"'
+                           ' (a fraction of a byte)'),
+    ("ac_block_size=1MB", 'memcached-ac: ac_block_size must be a size from 4K to 64M (e.g. 1M), got "1MB"'
+                          ' (not a size)'),
+    ("ac_evicted_max=16777216T", 'memcached-ac: ac_evicted_max must be a count of items from 1 to 4294967294'
+                                 ' (K/M/G/T units allowed), got "16777216T" (too large: more than 2^64 - 1 bytes)'),
 ])
 def test_bad_option(ac, message):
     assert run_expect_failure(ac) == message + "\n"
@@ -98,7 +124,8 @@ def option_blocks(out: str) -> dict[str, str]:
         if line.startswith("   - ac_"):
             key = line.split()[1]
             blocks[key] = line
-        elif key is not None and line.startswith("     ") and not line.startswith("     policies"):
+        elif key is not None and line.startswith("     ") and not line.startswith(("     policies",
+                                                                                       "     options of")):
             blocks[key] += "\n" + line
         else:
             key = None
@@ -120,6 +147,10 @@ def test_ac_help_lists_every_option_with_its_default_and_exits():
     assert "default: 100000; accepted: a count of logged accesses from 1 to 1000000000" in blocks["ac_log_round"]
     assert "default: tuple; accepted: \"tuple\" or \"block\"" in blocks["ac_merge"]
     assert "default: 0.05; accepted: a number in (0, 1]" in blocks["ac_log_alpha"]
+    # grouped by the component that declares them
+    owners = [line[len("     options of "):-1] for line in r.stdout.splitlines()
+              if line.startswith("     options of ")]
+    assert owners == OWNERS
     # the policies and tiers, each on a line of its own list
     pol = r.stdout.index("     policies (ac_policy)")
     tie = r.stdout.index("     tiers (ac_tier):")

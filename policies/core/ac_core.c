@@ -161,6 +161,7 @@ void *ac_slab_memory(size_t len, bool random) {
 }
 
 int ac_init(size_t *item_limit) {
+    ac_options_init();                   /* no -o ac_* at all: the defaults */
     if (ac_opts.driver[0] != '\0') {
         /* the in-process driver is the only client: no network listeners */
         settings.port = 0;
@@ -169,7 +170,7 @@ int ac_init(size_t *item_limit) {
     }
     const struct ac_policy_ops *p;
     const struct ac_tier_ops *t;
-    if (ac_resolve(&p, &t) != 0)
+    if (ac_resolve(&p, &t) != 0 || ac_options_check_used(p, t) != 0)
         return -1;
     if (t == &ac_tier_none)
         return 0;                        /* the stock cache */
@@ -197,9 +198,11 @@ int ac_init(size_t *item_limit) {
     size_t policy_bytes = p->fixed_bytes != NULL ? p->fixed_bytes(settings.maxbytes) : 0;
     ac.fixed_charge = tier_bytes + policy_bytes;
     if (ac.fixed_charge > settings.maxbytes / 2) {
+        char opts[160];
+        ac_options_bookkeeping(p, t, opts, sizeof(opts));
         fprintf(stderr, "memcached-ac: the book-keeping of ac_policy=%s (%zu bytes) and ac_tier=%s (%zu bytes)"
-                " exceeds half of -m (%zu bytes); raise -m%s\n", p->name, policy_bytes, t->name, tier_bytes,
-                settings.maxbytes, t == &ac_tier_blocks ? " or lower ac_block_size" : " or lower ac_log_keys");
+                " exceeds half of -m (%zu bytes); raise -m%s%s\n", p->name, policy_bytes, t->name, tier_bytes,
+                settings.maxbytes, opts[0] != '\0' ? " or lower " : "", opts);
         return -1;
     }
     ac.item_limit = settings.maxbytes - ac.fixed_charge;
@@ -217,7 +220,7 @@ int ac_init(size_t *item_limit) {
             rmdir(ac.dir);
         return -1;
     }
-    if (p->init != NULL && p->init(&ac_opts) != 0) {
+    if (p->init != NULL && p->init() != 0) {
         ac_shutdown();
         return -1;
     }

@@ -71,6 +71,12 @@ static inline bool ac_tier_spills(void) {
  * (once; later calls return the same); random: MADV_RANDOM on it (policy
  * none: OS paging; effpaging maps without). NULL after printing why. */
 void *ac_slab_memory(size_t len, bool random);
+/* ac_options.c: -1 after printing why when an option was given for a
+ * component other than p, t and the core (it would have no effect). */
+int ac_options_check_used(const struct ac_policy_ops *p, const struct ac_tier_ops *t);
+/* ac_options.c: "ac_x or ac_y", the options of p and t that size book-keeping
+ * charged against -m, for messages ("" when none). */
+void ac_options_bookkeeping(const struct ac_policy_ops *p, const struct ac_tier_ops *t, char *buf, size_t n);
 /* ac_registry.c: the policy and the tier -o asked for (an approach name such
  * as ospaging stands for its pair); -1 after printing why. */
 int ac_resolve(const struct ac_policy_ops **p, const struct ac_tier_ops **t);

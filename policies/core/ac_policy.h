@@ -5,13 +5,15 @@
 #ifndef AC_POLICY_H
 #define AC_POLICY_H
 /* memcached.h (no include guard) must be included first. */
-#include "ac_options.h"
+#include "ac_opt.h"
 
 struct ac_policy_ops {
     const char *name;
     const char *summary;
     /* The tiers it works over, NULL-terminated; the first is its default. */
     const char *const *tiers;
+    /* Its -o ac_* options (ac_opt.h); unused entries NULL. */
+    const struct ac_opt_table *options[AC_MAX_OPT_TABLES];
     /* A read of a spilled item brings it back into RAM (H-Store); false: it is
      * served from its record and stays cold until the policy migrates it
      * (Siberia). Modifies always bring it back. */
@@ -19,7 +21,7 @@ struct ac_policy_ops {
     /* Book-keeping it allocates at start for a server of maxbytes, charged
      * against -m (may be NULL: none). */
     size_t (*fixed_bytes)(size_t maxbytes);
-    int    (*init)(const struct ac_options *opts);
+    int    (*init)(void);                       /* its options are set by then */
     void   (*on_insert)(item *it);              /* linked into RAM (item lock held) */
     void   (*on_access)(item *it);              /* hit in RAM: hot path, O(1), no I/O */
     void   (*on_remove)(item *it);              /* unlinked from RAM */

@@ -1,6 +1,7 @@
 /* The components memcached-ac knows: policies (policy/), tiers (tier/), and
  * the approach names that stand for a pair. To add a policy or a tier, add
- * its ops table to the list here (and its file to policy/ or tier/). */
+ * its ops table to the list here (and its file to policy/ or tier/); its
+ * options come with its ops (.options). */
 #include "memcached.h"
 #include "ac_internal.h"
 #include <stdio.h>
@@ -132,4 +133,27 @@ void ac_all_tier_files(void (*fn)(const char *name, void *arg), void *arg) {
     for (size_t i = 0; i < N(tiers); i++)
         for (const char *const *f = tiers[i]->files; *f != NULL; f++)
             fn(*f, arg);
+}
+
+/* Adds each of a component's tables unless it is there already (shared). */
+static void add_tables(const struct ac_opt_table *const *list, const struct ac_opt_table **out, size_t *n,
+                       size_t max) {
+    for (size_t k = 0; k < AC_MAX_OPT_TABLES && list[k] != NULL; k++) {
+        bool seen = false;
+        for (size_t j = 0; j < *n; j++)
+            seen |= out[j] == list[k];
+        if (!seen && *n < max)
+            out[(*n)++] = list[k];
+    }
+}
+
+size_t ac_option_tables(const struct ac_opt_table **out, size_t max) {
+    size_t n = 0;
+    if (max > 0)
+        out[n++] = &ac_core_options;
+    for (size_t i = 0; i < N(policies); i++)
+        add_tables(policies[i]->options, out, &n, max);
+    for (size_t i = 0; i < N(tiers); i++)
+        add_tables(tiers[i]->options, out, &n, max);
+    return n;
 }

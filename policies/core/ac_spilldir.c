@@ -124,9 +124,17 @@ static void remove_ours(const char *name, void *arg) {
         unlink(path);
 }
 
+/* At exit memcached's threads still run: a tier may create a file just after
+ * the names were unlinked (the tuples store's index grows through
+ * cold.idx.new, renamed over cold.idx). So the directory is emptied again
+ * while rmdir finds it not empty, for up to about half a second. */
 void ac_spilldir_remove(const char *dir) {
-    ac_all_tier_files(remove_ours, (void *)dir);
-    rmdir(dir);
+    for (int tries = 0; tries < 50; tries++) {
+        ac_all_tier_files(remove_ours, (void *)dir);
+        if (rmdir(dir) == 0 || errno != ENOTEMPTY)
+            return;
+        usleep(10000);
+    }
 }
 
 int ac_spilldir_prepare(const char *dir) {

@@ -11,6 +11,7 @@
 #ifndef AC_TIER_H
 #define AC_TIER_H
 /* memcached.h (no include guard) must be included first. */
+#include "ac_opt.h"
 #include "store/loc.h"
 #include <stdbool.h>
 #include <stddef.h>
@@ -34,6 +35,8 @@ struct ac_tier_ops {
     const char *name;
     const char *summary;
     const char *const *files;    /* the files it creates in the spill directory, NULL-terminated */
+    /* Its -o ac_* options (ac_opt.h); unused entries NULL. */
+    const struct ac_opt_table *options[AC_MAX_OPT_TABLES];
     /* Kernel tiers: a mapping of len bytes for the slab allocator, which the
      * kernel pages; random: no read-around on a fault (MADV_RANDOM). NULL
      * after printing why. NULL for spilling tiers. */

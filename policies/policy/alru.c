@@ -101,10 +101,17 @@ static uint32_t idle_of(uint32_t now, uint32_t c) {
     return now >= c ? now - c : (clock_max - c) + now;
 }
 
-static int alru_init(const struct ac_options *o) {
-    clock_bits = o->alru_bits;
-    samples = o->alru_samples;
-    resolution_ns = o->alru_resolution_ns;
+struct alru_options {
+    unsigned bits;                    /* ac_alru_bits */
+    unsigned samples;                 /* ac_alru_samples */
+    uint64_t resolution_ns;           /* ac_alru_resolution */
+};
+static struct alru_options opt;
+
+static int alru_init(void) {
+    clock_bits = opt.bits;
+    samples = opt.samples;
+    resolution_ns = opt.resolution_ns;
     clock_max = (uint32_t)((1ULL << clock_bits) - 1);
     for (int i = 0; i < MAX_NUMBER_OF_SLAB_CLASSES; i++) {
         pools[i].n = 0;
@@ -250,10 +257,28 @@ static void alru_stats(ADD_STAT add_stats, void *c) {
 
 static const char *const alru_tiers[] = { "blocks", "tuples", NULL };
 
+static const struct ac_opt alru_opts[] = {
+    { .key = "ac_alru_bits", .type = AC_T_COUNT, AC_FIELD(struct alru_options, bits), .min = 22, .max = 24,
+      .note = "(bits of the access clock)",
+      .def = "24", .def_is_value = true,                  /* Redis LRU_BITS */
+      .help = "bits of the per-item access clock (24 as Redis, 22 as the paper)" },
+    { .key = "ac_alru_samples", .type = AC_T_COUNT, AC_FIELD(struct alru_options, samples), .min = 1, .max = 64,
+      .noun = "an integer",
+      .def = "5", .def_is_value = true,                   /* Redis maxmemory-samples */
+      .help = "items sampled per victim into the pool of 16 (5 as Redis)" },
+    { .key = "ac_alru_resolution", .type = AC_T_DURATION, AC_FIELD(struct alru_options, resolution_ns), .min = 1,
+      .max = 3600 * AC_SEC, .units = AC_U_S | AC_U_MS | AC_U_US | AC_U_NS,
+      .note = "(e.g. 1s as Redis, 1us as the paper)",
+      .def = "1s", .def_is_value = true,                  /* Redis LRU_CLOCK_RESOLUTION */
+      .help = "clock tick (1s as Redis, 1us as the paper)" },
+};
+static const struct ac_opt_table alru_options = AC_OPT_TABLE("policy alru", alru_opts, &opt);
+
 const struct ac_policy_ops ac_policy_alru = {
     .name = "alru",
     .summary = "Redis approximated LRU: sampled clocks and a candidate pool",
     .tiers = alru_tiers,
+    .options = { &alru_options },
     .fetch_on_read = true,
     .init = alru_init,
     .on_insert = alru_touch,

@@ -38,6 +38,12 @@
 
 #define U(x) (unsigned long long)(x)
 
+struct eff_options {
+    size_t memory;                    /* ac_eff_memory (0: what the cgroup allows) */
+    bool madv_cold;                   /* ac_eff_madv_cold */
+};
+static struct eff_options opt;
+
 static struct ac_hotcold hc;
 static char *base;
 static size_t map_bytes, hot_bytes, lock_budget, margin;
@@ -211,7 +217,7 @@ static void eff_round(void) {
         move_class(&cands[a], b - a, &moves);
     }
     st.last_candidates = ncands;
-    if (ac_opts.eff_madv_cold) {
+    if (opt.madv_cold) {
         size_t hot_used, cold_used;
         ac_regions_used(&hot_used, &cold_used);
         if (cold_used > 0 && madvise(base + hot_bytes, cold_used, MADV_COLD) == 0)
@@ -233,7 +239,7 @@ static int size_regions(size_t *keys, size_t *book) {
     margin = hash_table_bytes() + MARGIN_FIXED;
     bool limited = cg_limit != UINT64_MAX;
     uint64_t room = limited && cg_limit > cg_usage ? cg_limit - cg_usage : 0;
-    lock_budget = ac_opts.eff_memory;
+    lock_budget = opt.memory;
     if (lock_budget == 0) {
         if (!limited) {
             fprintf(stderr, "memcached-ac: effpaging: the cgroup %s has no memory limit; give the memory to lock"
@@ -252,7 +258,7 @@ static int size_regions(size_t *keys, size_t *book) {
     if (hot_bytes < 2 * page) {
         fprintf(stderr, "memcached-ac: effpaging: %llu bytes to lock leave no hot region (at least %zu bytes"
                 " after the classifier's %zu bytes)%s\n", U(lock_budget), 2 * page, *book,
-                ac_opts.eff_memory == 0 ? "; the cgroup allows too little" : "; raise ac_eff_memory");
+                opt.memory == 0 ? "; the cgroup allows too little" : "; raise ac_eff_memory");
         return -1;
     }
     uint64_t need = (uint64_t)hot_bytes + *book + margin;
@@ -267,7 +273,7 @@ static int size_regions(size_t *keys, size_t *book) {
     return 0;
 }
 
-static int eff_init(const struct ac_options *o) {
+static int eff_init(void) {
     if (settings.slab_chunk_size_max == settings.slab_page_size) {
         fprintf(stderr, "memcached-ac: effpaging walks its hot region page by page and needs slab pages of"
                 " slab_page_size bytes: slab_chunk_max must be smaller than the page size\n");
@@ -300,7 +306,7 @@ static int eff_init(const struct ac_options *o) {
         ac_slab_base = NULL;
         return -1;
     }
-    uint64_t budget = (uint64_t)((double)hot_bytes * o->log_hot_fill);
+    uint64_t budget = (uint64_t)((double)hot_bytes * ac_cls_opts.hot_fill);
     refs = calloc(ref_slots, sizeof(uint32_t));
     if (refs == NULL || ac_hc_init(&hc, keys, budget, eff_round, "effpaging") != 0) {
         if (refs == NULL)
@@ -361,10 +367,26 @@ static void eff_stats(ADD_STAT add_stats, void *c) {
 
 static const char *const eff_tiers[] = { "swap", NULL };
 
+static const struct ac_word bool_words[] = {
+    { "0", NULL, 0, NULL }, { "1", NULL, 1, NULL }, { NULL, NULL, 0, NULL },
+};
+
+static const struct ac_opt eff_opts[] = {
+    { .key = "ac_eff_memory", .type = AC_T_SIZE, AC_FIELD(struct eff_options, memory), .min = 2 * AC_KIB * AC_KIB, .max = AC_NOMAX,
+      .noun = "a size", .note = "(e.g. 512M), the memory effpaging may lock for its hot region and its classifier",
+      .def = "what the cgroup allows",
+      .help = "memory to lock, hot region + classifier" },
+    { .key = "ac_eff_madv_cold", .type = AC_T_ENUM, AC_FIELD(struct eff_options, madv_cold), .words = bool_words,
+      .def = "0", .def_is_value = true,
+      .help = "1 = MADV_COLD the cold region after each round" },
+};
+static const struct ac_opt_table eff_options = AC_OPT_TABLE("policy effpaging", eff_opts, &opt);
+
 const struct ac_policy_ops ac_policy_effpaging = {
     .name = "effpaging",
     .summary = "efficient OS paging: hot items in an mlocked region, cold ones in a region the kernel pages",
     .tiers = eff_tiers,
+    .options = { &eff_options, &ac_classifier_options },
     .init = eff_init,
     .on_insert = eff_on_insert,
     .on_access = eff_on_access,

@@ -20,21 +20,24 @@ static uint64_t now_ns(void) {
 }
 
 size_t ac_hc_keys(size_t bytes) {
-    return ac_opts.log_keys != 0 ? ac_opts.log_keys : ac_default_keys(bytes);
+    return ac_cls_opts.keys != 0 ? ac_cls_opts.keys : ac_default_keys(bytes);
+}
+
+size_t ac_hc_ring_bytes(void) {
+    return (size_t)(settings.num_threads + 2) * ac_log_ring_bytes(RING_ENTRIES);
 }
 
 size_t ac_hc_fixed_bytes(size_t keys) {
-    return ac_cls_bytes_for_slots(ac_cls_slots_for(keys))
-        + (size_t)(settings.num_threads + 2) * ac_log_ring_bytes(RING_ENTRIES);
+    return ac_cls_bytes_for_slots(ac_cls_slots_for(keys)) + ac_hc_ring_bytes();
 }
 
 int ac_hc_init(struct ac_hotcold *h, size_t keys, uint64_t budget, void (*round)(void), const char *who) {
     memset(h, 0, sizeof(*h));
-    if (ac_cls_init(&h->cls, keys, ac_opts.log_alpha, ac_opts.log_slice) != 0) {
+    if (ac_cls_init(&h->cls, keys, ac_cls_opts.alpha, ac_cls_opts.slice) != 0) {
         fprintf(stderr, "memcached-ac: %s: cannot allocate the estimate table for %zu keys\n", who, keys);
         return -1;
     }
-    if (ac_log_init(&h->log, RING_ENTRIES, ac_opts.log_sample) != 0) {
+    if (ac_log_init(&h->log, RING_ENTRIES, ac_cls_opts.sample) != 0) {
         fprintf(stderr, "memcached-ac: %s: cannot allocate the access-log rings\n", who);
         ac_cls_destroy(&h->cls);
         return -1;
@@ -132,11 +135,11 @@ static void *classifier_main(void *arg) {
     uint64_t last = now_ns();
     while (!h->stopping) {
         size_t n = ac_hc_drain(h);
-        bool due = ac_opts.log_round != 0 ? h->since_round >= ac_opts.log_round
-            : now_ns() - last >= ac_opts.log_round_ns;
+        bool due = ac_cls_opts.round != 0 ? h->since_round >= ac_cls_opts.round
+            : now_ns() - last >= ac_cls_opts.round_ns;
         if (!due && __atomic_load_n(&h->early, __ATOMIC_RELAXED)) {
             /* classify early once there is something new */
-            uint64_t min = ac_opts.log_round != 0 ? ac_opts.log_round / 4 : 1000;
+            uint64_t min = ac_cls_opts.round != 0 ? ac_cls_opts.round / 4 : 1000;
             due = h->since_round >= min;
             h->st.early_rounds += due;
         }
@@ -178,14 +181,14 @@ size_t ac_hc_bytes(const struct ac_hotcold *h) {
 }
 
 void ac_hc_stats(const struct ac_hotcold *h, ADD_STAT add_stats, void *c) {
-    APPEND_STAT("log_sample", "%.3f", ac_opts.log_sample);
-    APPEND_STAT("log_alpha", "%.4f", ac_opts.log_alpha);
-    if (ac_opts.log_round != 0) {
-        APPEND_STAT("log_round_accesses", "%llu", U(ac_opts.log_round));
+    APPEND_STAT("log_sample", "%.3f", ac_cls_opts.sample);
+    APPEND_STAT("log_alpha", "%.4f", ac_cls_opts.alpha);
+    if (ac_cls_opts.round != 0) {
+        APPEND_STAT("log_round_accesses", "%llu", U(ac_cls_opts.round));
     } else {
-        APPEND_STAT("log_round_ms", "%llu", U(ac_opts.log_round_ns / 1000000));
+        APPEND_STAT("log_round_ms", "%llu", U(ac_cls_opts.round_ns / 1000000));
     }
-    APPEND_STAT("log_slice", "%llu", U(ac_opts.log_slice));
+    APPEND_STAT("log_slice", "%llu", U(ac_cls_opts.slice));
     APPEND_STAT("log_rounds", "%llu", U(__atomic_load_n(&h->st.rounds, __ATOMIC_RELAXED)));
     APPEND_STAT("log_early_rounds", "%llu", U(h->st.early_rounds));
     APPEND_STAT("log_last_round_us", "%llu", U(h->st.last_round_ns / 1000));
@@ -203,3 +206,53 @@ void ac_hc_stats(const struct ac_hotcold *h, ADD_STAT add_stats, void *c) {
 
 /* ac_default_keys (core/ac_options.c) sizes by 28 bytes per estimate-table slot */
 typedef char ac_default_keys_matches_the_table[(sizeof(struct ac_est) + sizeof(uint32_t) == 28) ? 1 : -1];
+
+/* ac_log_round: a count of logged accesses ("100000": digits only, so that
+ * "1m" is not read as 1048576 accesses) or a duration of s or ms ("2s") */
+static int parse_log_round(void *values, const struct ac_opt *opt, const char *v) {
+    struct ac_classifier_settings *o = values;
+    uint64_t n;
+    const char *end;
+    if (ac_opt_digits(v, &n, &end) && *end == '\0' && n >= 1 && n <= 1000000000ULL) {
+        o->round = n;
+        o->round_ns = 0;
+        return 0;
+    }
+    if (ac_opt_duration(v, AC_U_S | AC_U_MS, 10000000ULL, 3600 * AC_SEC, &n)) {
+        o->round = 0;
+        o->round_ns = n;
+        return 0;
+    }
+    return ac_opt_refuse(opt, v);
+}
+
+static const struct ac_opt classifier_opts[] = {
+    { .key = "ac_log_sample", .type = AC_T_DOUBLE, AC_FIELD(struct ac_classifier_settings, sample), .lo = 0.0, .hi = 1.0, .lo_open = true,
+      .noun = "a fraction", .note = "(1 logs every access)",
+      .def = "1", .def_is_value = true,
+      .help = "fraction of accesses logged" },
+    { .key = "ac_log_alpha", .type = AC_T_DOUBLE, AC_FIELD(struct ac_classifier_settings, alpha), .lo = 0.0, .hi = 1.0, .lo_open = true,
+      .noun = "a number", .note = "(e.g. 0.05)",
+      .def = "0.05", .def_is_value = true,             /* Levandoski et al. ICDE 2013 */
+      .help = "exponential-smoothing constant (0.05 as Siberia)" },
+    { .key = "ac_log_round", .type = AC_T_CUSTOM, AC_FIELD(struct ac_classifier_settings, round), .parse = parse_log_round,
+      .what = "a count of logged accesses from 1 to 1000000000 (e.g. 100000)"
+              " or a duration from 10ms to 3600s (e.g. 2s, 500ms)",
+      .def = "100000", .def_is_value = true,
+      .help = "classify every N logged accesses or every Ns/Nms" },
+    { .key = "ac_log_slice", .type = AC_T_COUNT, AC_FIELD(struct ac_classifier_settings, slice), .min = 1, .max = 1000000000,
+      .noun = "a count of logged accesses per time slice",
+      .def = "20000", .def_is_value = true,
+      .help = "logged accesses per time slice" },
+    { .key = "ac_log_keys", .type = AC_T_COUNT, AC_FIELD(struct ac_classifier_settings, keys), .min = 1024, .max = AC_KIB * AC_KIB * AC_KIB,
+      .noun = "a count of keys", .note = "(K/M/G/T units allowed)",
+      .def = "an eighth of -m / ac_eff_memory", .bookkeeping = true,
+      .help = "keys the estimate table tracks, 28 B per slot" },
+    { .key = "ac_log_hot_fill", .type = AC_T_DOUBLE, AC_FIELD(struct ac_classifier_settings, hot_fill), .lo = 0.0, .hi = 1.0, .lo_open = true,
+      .noun = "a fraction", .note = "of the item memory",
+      .def = "0.9", .def_is_value = true,
+      .help = "hot-set budget, fraction of item memory (logging) / of the hot region (effpaging)" },
+};
+struct ac_classifier_settings ac_cls_opts;
+const struct ac_opt_table ac_classifier_options = AC_OPT_TABLE("the classifier of logging and effpaging",
+                                                               classifier_opts, &ac_cls_opts);

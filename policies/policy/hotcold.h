@@ -7,12 +7,12 @@
  * classification the thread calls the policy's round function, which moves
  * data; the thread's own links and unlinks are not accesses.
  *
- * Settings (ac_opts): log_sample, log_alpha, log_round / log_round_ns,
- * log_slice, log_keys; the hot-set budget in bytes is the policy's. */
+ * Settings: ac_cls_opts (the ac_log_* options); the hot-set budget in bytes
+ * is the policy's (ac_log_hot_fill of its memory). */
 #ifndef AC_HOTCOLD_H
 #define AC_HOTCOLD_H
 /* memcached.h (no include guard) must be included first. */
-#include "ac_options.h"
+#include "ac_opt.h"
 #include "accesslog.h"
 #include "classify.h"
 #include <pthread.h>
@@ -46,7 +46,9 @@ struct ac_resident {
 /* The keys the estimate table tracks: ac_log_keys, else as many as an eighth
  * of `bytes` holds (at least 1024). */
 size_t ac_hc_keys(size_t bytes);
-/* Memory of the table for keys and of one ring per worker thread plus two. */
+/* Memory of one log ring per worker thread plus two; of those and the
+ * estimate table for keys. */
+size_t ac_hc_ring_bytes(void);
 size_t ac_hc_fixed_bytes(size_t keys);
 /* Allocates the table and the rings; 0, or -1 after printing why. */
 int ac_hc_init(struct ac_hotcold *h, size_t keys, uint64_t budget, void (*round)(void), const char *who);
@@ -74,5 +76,18 @@ size_t ac_hc_collect(struct ac_hotcold *h, unsigned int clsid, struct ac_residen
                      size_t *nhot);
 /* The log_* lines of `stats anticache`. */
 void ac_hc_stats(const struct ac_hotcold *h, ADD_STAT add_stats, void *c);
+/* The classifier's options (ac_log_*), listed by both policies that use it,
+ * and their values. */
+struct ac_classifier_settings {
+    double sample;            /* ac_log_sample: fraction of accesses logged */
+    double alpha;             /* ac_log_alpha: smoothing constant */
+    uint64_t round;           /* ac_log_round: logged accesses per classification (0: by time) */
+    uint64_t round_ns;        /* ac_log_round=Ns: time per classification (0: by count) */
+    uint64_t slice;           /* ac_log_slice: logged accesses per time slice */
+    size_t keys;              /* ac_log_keys: keys the estimate table tracks (0: from memory) */
+    double hot_fill;          /* ac_log_hot_fill: hot-set budget, fraction of the policy's memory */
+};
+extern struct ac_classifier_settings ac_cls_opts;
+extern const struct ac_opt_table ac_classifier_options;
 
 #endif

@@ -25,10 +25,15 @@
  *   moving it into RAM (fetch_on_read false: a transient copy, ac_spill.c); a
  *   modify brings it in; hot keys come back by migration.
  *
- * Memory charged against -m (fixed_bytes, at start): the estimate table and its
- * sort scratch (28 bytes per slot) and one log ring per worker thread plus
- * two; metadata_bytes reports what is allocated, including the victim lists
- * (8 bytes per resident item) and rings of further threads. */
+ * Memory charged against -m (fixed_bytes, at start), ac_log_charge: "all"
+ * (default; equal provisioning: every byte the approach holds comes out of
+ * the same -m) charges the estimate table and its sort scratch (28 bytes per
+ * slot) and one log ring per worker thread plus two; "buffer" charges the
+ * rings only, as the paper's Table II does (Siberia classifies offline, so
+ * its table is not counted): the table then lives beside -m, and the process
+ * holds that much more than the budget. metadata_bytes reports what is
+ * allocated either way, including the victim lists (8 bytes per resident
+ * item) and rings of further threads. */
 #include "memcached.h"
 #include "ac_internal.h"
 #include "hotcold.h"
@@ -52,8 +57,13 @@ static struct {
     uint64_t victims_listed, victims_fallback;
 } st;                                          /* written by the classifier (victims_fallback: atomic) */
 
+struct logging_options {
+    bool charge_all;                  /* ac_log_charge=all (else buffer) */
+};
+static struct logging_options opt;
+
 static size_t logging_fixed_bytes(size_t maxbytes) {
-    return ac_hc_fixed_bytes(ac_hc_keys(maxbytes));
+    return opt.charge_all ? ac_hc_fixed_bytes(ac_hc_keys(maxbytes)) : ac_hc_ring_bytes();
 }
 
 static void logging_on_access(item *it) {
@@ -164,9 +174,9 @@ static void logging_round(void) {
     ac_cls_foreach_hot(&hc.cls, migrate_in_one, &stop);
 }
 
-static int logging_init(const struct ac_options *o) {
+static int logging_init(void) {
     size_t keys = ac_hc_keys(settings.maxbytes);
-    uint64_t budget = (uint64_t)((double)ac.item_limit * o->log_hot_fill);
+    uint64_t budget = (uint64_t)((double)ac.item_limit * ac_cls_opts.hot_fill);
     if (ac_hc_init(&hc, keys, budget, logging_round, "logging") != 0)
         return -1;
     if (ac_hc_start(&hc, "logging") != 0) {
@@ -189,6 +199,8 @@ static size_t logging_metadata_bytes(void) {
 
 static void logging_stats(ADD_STAT add_stats, void *c) {
     ac_hc_stats(&hc, add_stats, c);
+    APPEND_STAT("log_charge", "%s", opt.charge_all ? "all" : "buffer");
+    APPEND_STAT("log_charged_bytes", "%zu", logging_fixed_bytes(settings.maxbytes));
     APPEND_STAT("log_migrated_out", "%llu", U(st.migrated_out));
     APPEND_STAT("log_migrated_in", "%llu", U(st.migrated_in));
     APPEND_STAT("log_migrate_in_nomem", "%llu", U(st.migrate_in_nomem));
@@ -198,10 +210,24 @@ static void logging_stats(ADD_STAT add_stats, void *c) {
 
 static const char *const logging_tiers[] = { "tuples", "blocks", NULL };
 
+static const struct ac_word charge_words[] = {
+    { "all", "the estimate table and the log rings", 1, NULL },
+    { "buffer", "the log rings only, as the paper's Table II; the table lives beside -m", 0, NULL },
+    { NULL, NULL, 0, NULL },
+};
+
+static const struct ac_opt logging_opts[] = {
+    { .key = "ac_log_charge", .type = AC_T_ENUM, AC_FIELD(struct logging_options, charge_all),
+      .words = charge_words, .def = "all", .def_is_value = true,
+      .help = "the classifier's memory charged against -m" },
+};
+static const struct ac_opt_table logging_options = AC_OPT_TABLE("policy logging", logging_opts, &opt);
+
 const struct ac_policy_ops ac_policy_logging = {
     .name = "logging",
     .summary = "Siberia: access logging, smoothed estimates, top-K hot set; reads of cold items stay cold",
     .tiers = logging_tiers,
+    .options = { &logging_options, &ac_classifier_options },
     .init = logging_init,
     .on_insert = logging_on_insert,
     .on_access = logging_on_access,

@@ -9,11 +9,15 @@
 #include "ac_policy.h"
 #include "lru_list.h"
 
+struct lru_options {
+    unsigned sample;                  /* ac_lru_sample */
+};
+static struct lru_options opt;
 static unsigned sample;
 static __thread unsigned tick;
 
-static int lru_init(const struct ac_options *o) {
-    sample = o->lru_sample;
+static int lru_init(void) {
+    sample = opt.sample;
     return 0;
 }
 
@@ -87,10 +91,19 @@ static void lru_stats(ADD_STAT add_stats, void *c) {
 
 static const char *const lru_tiers[] = { "blocks", "tuples", NULL };
 
+static const struct ac_opt lru_opts[] = {
+    { .key = "ac_lru_sample", .type = AC_T_COUNT, AC_FIELD(struct lru_options, sample), .min = 1, .max = 1000000,
+      .noun = "an integer N", .note = "(order updated on 1 in N accesses)",
+      .def = "1", .def_is_value = true,
+      .help = "update the order on 1 in N accesses" },
+};
+static const struct ac_opt_table lru_options = AC_OPT_TABLE("policy lru", lru_opts, &opt);
+
 const struct ac_policy_ops ac_policy_lru = {
     .name = "lru",
     .summary = "exact LRU per slab class (H-Store anti-caching)",
     .tiers = lru_tiers,
+    .options = { &lru_options },
     .fetch_on_read = true,
     .init = lru_init,
     .on_insert = lru_on_insert,

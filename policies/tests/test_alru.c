@@ -9,6 +9,7 @@
 #include "memcached.h"
 #include "../core/ac_policy.h"
 #include "check.h"
+#include "set_option.h"
 #include "victims.h"
 #include <stdarg.h>
 #include <stdlib.h>
@@ -90,9 +91,11 @@ static void make_item(int i, uint32_t at) {
 #define CHECK_VICTIMS(max, want) CHECK_VICTIMS_OF(&ac_policy_alru, max, want)
 
 static void init(unsigned bits, unsigned samples) {
-    struct ac_options o = { .alru_bits = bits, .alru_samples = samples, .alru_resolution_ns = 1000 };
+    set_option(ac_policy_alru.options[0], "ac_alru_bits", bits);
+    set_option(ac_policy_alru.options[0], "ac_alru_samples", samples);
+    set_option(ac_policy_alru.options[0], "ac_alru_resolution", 1000);
     ac_alru_set_clock(scripted_clock);
-    CHECK_EQ(ac_policy_alru.init(&o), 0);
+    CHECK_EQ(ac_policy_alru.init(), 0);
 }
 
 static void test_oldest_sampled_and_pool_kept(void) {

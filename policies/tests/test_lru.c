@@ -8,6 +8,7 @@
 #include "../core/ac_policy.h"
 #include "../policy/lru_list.h"
 #include "check.h"
+#include "set_option.h"
 #include "victims.h"
 #include <stdarg.h>
 #include <string.h>
@@ -61,8 +62,8 @@ static void reset(int n) {
 #define CHECK_VICTIMS(max, want) CHECK_VICTIMS_OF(&ac_policy_lru, max, want)
 
 static void test_exact(void) {
-    struct ac_options o = { .lru_sample = 1 };
-    CHECK_EQ(ac_policy_lru.init(&o), 0);
+    set_option(ac_policy_lru.options[0], "ac_lru_sample", 1);
+    CHECK_EQ(ac_policy_lru.init(), 0);
     reset(6);                                 /* inserted 0..5: 0 is the coldest */
     CHECK_VICTIMS(3, "0 1 2");
     CHECK_VICTIMS(16, "0 1 2 3 4 5");
@@ -105,8 +106,8 @@ static void test_exact(void) {
 }
 
 static void test_sampled(void) {
-    struct ac_options o = { .lru_sample = 3 };
-    CHECK_EQ(ac_policy_lru.init(&o), 0);
+    set_option(ac_policy_lru.options[0], "ac_lru_sample", 3);
+    CHECK_EQ(ac_policy_lru.init(), 0);
     reset(6);
     /* accesses to 0,1,2,3,4,5: the 3rd and the 6th reorder (H-Store aLRU, 1/3) */
     for (int i = 0; i < 6; i++)
@@ -126,8 +127,8 @@ static void test_sampled(void) {
  * were merged (the last merged is the coldest), ahead of every item inserted
  * or accessed before; an access afterwards makes one MRU as usual. */
 static void test_merged_cold_end(void) {
-    struct ac_options o = { .lru_sample = 1 };
-    CHECK_EQ(ac_policy_lru.init(&o), 0);
+    set_option(ac_policy_lru.options[0], "ac_lru_sample", 1);
+    CHECK_EQ(ac_policy_lru.init(), 0);
     reset(8);                                 /* 0 coldest .. 7 */
     /* a fetch linked 5 (requested: MRU) and merged 6 and 7 from its block */
     ac_policy_lru.on_access(&items[5]);

@@ -9,11 +9,19 @@
  * ac_compact_fill is merged whole (lazy compaction). */
 #include "memcached.h"
 #include "ac_tier.h"
-#include "ac_options.h"
 #include "store/block_store.h"
 #include "store/evicted.h"
 #include "store/record.h"
 #include <stdio.h>
+
+/* Its settings (the options below) */
+struct blocks_options {
+    size_t block_size;                  /* ac_block_size (0: the default for -m) */
+    bool merge_block;                   /* ac_merge=block */
+    double compact_fill;                /* ac_compact_fill */
+    size_t evicted_max;                 /* ac_evicted_max (0: no cap) */
+};
+static struct blocks_options opt;
 
 static struct ac_store *store;
 static struct ac_evicted table;
@@ -30,7 +38,7 @@ static unsigned bits_for(size_t v) {
 /* The open block's buffer. H-Store's blocks are 1 MiB; a small server
  * (-m < 16M) gets -m/16, at least 4 KiB. */
 static size_t blocks_fixed_bytes(size_t maxbytes) {
-    block_size = ac_opts.block_size;
+    block_size = opt.block_size;
     if (block_size == 0) {
         block_size = maxbytes / 16 < (1u << 20) ? maxbytes / 16 : (1u << 20);
         if (block_size < 4096)
@@ -49,14 +57,14 @@ static void blocks_close(void) {
 
 static int blocks_open(const char *dir, size_t maxbytes, char *err, size_t errlen) {
     (void)maxbytes;
-    store = ac_block_store_ops.open(dir, block_size, ac_opts.compact_fill, err, errlen);
+    store = ac_block_store_ops.open(dir, block_size, opt.compact_fill, err, errlen);
     if (store == NULL)
         return -1;
     /* a location packs into 64 bits: an offset inside a block (records larger
      * than a block start at 0 in one of their own) and the record's length */
     unsigned off_bits = bits_for(block_size - 1);
     unsigned len_bits = bits_for(ac_record_size(KEY_MAX_LENGTH, (size_t)settings.item_size_max + 2));
-    if (ac_evicted_init(&table, ac_opts.evicted_max, off_bits, len_bits) != 0) {
+    if (ac_evicted_init(&table, opt.evicted_max, off_bits, len_bits) != 0) {
         snprintf(err, errlen, "the evicted table cannot address blocks of %zu bytes holding items of up to %d"
                  " bytes (-I) in 64 bits with 2^16 blocks or more; lower ac_block_size or -I",
                  block_size, settings.item_size_max);
@@ -111,7 +119,7 @@ static ssize_t blocks_read_block(uint32_t block, void **buf) {
 static bool blocks_begin_merge(uint32_t block, bool compact) {
     if (compact)
         return true;
-    return ac_opts.merge_block && ac_block_store_ops.begin_merge(store, block) == 1;
+    return opt.merge_block && ac_block_store_ops.begin_merge(store, block) == 1;
 }
 
 static void blocks_merge_done(uint32_t block) {
@@ -135,16 +143,40 @@ static void blocks_get_stats(struct ac_tier_stats *out) {
 
 static void blocks_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("block_size", "%zu", block_size);
-    APPEND_STAT("merge", "%s", ac_opts.merge_block ? "block" : "tuple");
-    APPEND_STAT("compact_fill", "%.3f", ac_opts.compact_fill);
+    APPEND_STAT("merge", "%s", opt.merge_block ? "block" : "tuple");
+    APPEND_STAT("compact_fill", "%.3f", opt.compact_fill);
 }
 
 static const char *const blocks_files[] = { "blocks.dat", NULL };
+
+static const struct ac_word merge_words[] = {
+    { "tuple", NULL, 0, NULL }, { "block", NULL, 1, NULL }, { NULL, NULL, 0, NULL },
+};
+
+static const struct ac_opt blocks_opts[] = {
+    { .key = "ac_block_size", .type = AC_T_SIZE, AC_FIELD(struct blocks_options, block_size), .min = 4 * AC_KIB, .max = 64 * AC_KIB * AC_KIB,
+      .noun = "a size", .note = "(e.g. 1M)",
+      .def = "1M, or -m/16 if smaller", .bookkeeping = true,
+      .help = "bytes per spill block" },
+    { .key = "ac_merge", .type = AC_T_ENUM, AC_FIELD(struct blocks_options, merge_block), .words = merge_words,
+      .def = "tuple", .def_is_value = true,
+      .help = "tuple: fetch one item; block: fetch its whole block" },
+    { .key = "ac_compact_fill", .type = AC_T_DOUBLE, AC_FIELD(struct blocks_options, compact_fill), .lo = 0.0, .hi = 1.0,
+      .noun = "a number",
+      .def = "0.5", .def_is_value = true,
+      .help = "tuple merge: merge a block whose live fraction falls below" },
+    { .key = "ac_evicted_max", .type = AC_T_COUNT, AC_FIELD(struct blocks_options, evicted_max), .min = 1, .max = (1ULL << 32) - 2,
+      .noun = "a count of items", .note = "(K/M/G/T units allowed)",
+      .def = "no cap",
+      .help = "spilled items at most (the evicted table grows with them, charged against -m)" },
+};
+static const struct ac_opt_table blocks_options = AC_OPT_TABLE("tier blocks", blocks_opts, &opt);
 
 const struct ac_tier_ops ac_tier_blocks = {
     .name = "blocks",
     .summary = "H-Store: evicted table in memory, records packed into blocks written sequentially",
     .files = blocks_files,
+    .options = { &blocks_options },
     .fixed_bytes = blocks_fixed_bytes,
     .open = blocks_open,
     .close = blocks_close,

@@ -16,12 +16,17 @@
 
 #define U(x) (unsigned long long)(x)
 
+struct tuples_options {
+    size_t bloom_keys;                  /* ac_bloom_keys (0: as ac_log_keys's default) */
+};
+static struct tuples_options opt;
+
 static struct ac_cold cold;
 static size_t keys;                     /* the filters' design size */
 static uint64_t removed_since_rebuild;  /* atomic */
 
 static size_t tuples_fixed_bytes(size_t maxbytes) {
-    keys = ac_opts.log_keys != 0 ? ac_opts.log_keys : ac_default_keys(maxbytes);
+    keys = opt.bloom_keys != 0 ? opt.bloom_keys : ac_default_keys(maxbytes);
     return ac_cold_bloom_bytes_for(keys);
 }
 
@@ -116,10 +121,20 @@ static void tuples_stats(ADD_STAT add_stats, void *c) {
 
 static const char *const tuples_files[] = { "cold.dat", "cold.idx", "cold.idx.new", NULL };
 
+static const struct ac_opt tuples_opts[] = {
+    { .key = "ac_bloom_keys", .type = AC_T_COUNT, AC_FIELD(struct tuples_options, bloom_keys), .min = 1024, .max = AC_KIB * AC_KIB * AC_KIB,
+      .noun = "a count of keys", .note = "(K/M/G/T units allowed)",
+      .def = "as ac_log_keys's default", .bookkeeping = true,
+      .help = "keys each of the two Bloom filters is designed for (1 % false positives); "
+              "rebuilt after a quarter of that many removals" },
+};
+static const struct ac_opt_table tuples_options = AC_OPT_TABLE("tier tuples", tuples_opts, &opt);
+
 const struct ac_tier_ops ac_tier_tuples = {
     .name = "tuples",
     .summary = "Siberia: Bloom filter in memory, on-disk index, one record per item in a cleaned log",
     .files = tuples_files,
+    .options = { &tuples_options },
     .fixed_bytes = tuples_fixed_bytes,
     .open = tuples_open,
     .close = tuples_close,
