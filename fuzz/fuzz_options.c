@@ -8,12 +8,14 @@
  *    -fsanitize=integer here as well: a wrapped multiplication in a range
  *    check is a finding);
  *  - a rejected suboption prints a message (stderr is captured);
- *  - an accepted one leaves ac_opts within the documented ranges;
+ *  - an accepted one leaves every option of every component's table
+ *    (ac_opt.h) within the range its table declares;
  *  - no leak: ac_opts (global) is reset after each input
  *    (ac_options_reset: the defaults again, ac_driver_set's strings freed). */
 #include "memcached.h"
 #include "ac_options.h"
 #include "ac_policy.h"
+#include "policy/hotcold.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -36,35 +38,70 @@ static void fail(const char *input, const char *what) {
 
 #define CHECK(cond, input) do { if (!(cond)) fail(input, "accepted, but ac_opts breaks: " #cond); } while (0)
 
-static bool fraction_ok(double d) {
-    return d > 0.0 && d <= 1.0;
+/* a field of the width of an unsigned integer option (bool, unsigned, size_t, uint64_t) */
+static uint64_t load_uint(const char *field, size_t size) {
+    switch (size) {
+    case 1: { uint8_t x; memcpy(&x, field, 1); return x; }
+    case 2: { uint16_t x; memcpy(&x, field, 2); return x; }
+    case 4: { uint32_t x; memcpy(&x, field, 4); return x; }
+    default: { uint64_t x; memcpy(&x, field, 8); return x; }
+    }
 }
 
-/* what ac_options.c and policies/README.md promise about an accepted value */
+/* What every option's table promises about its value (ac_opt.h), checked
+ * from the tables themselves: a new option of any component is covered. */
+static void check_option(const struct ac_opt_table *t, const struct ac_opt *o, const char *in) {
+    const char *field = (const char *)t->values + o->off;
+    switch (o->type) {
+    case AC_T_NAME:
+        CHECK(memchr(field, '\0', o->size) != NULL && (field[0] == '\0' || o->known(field)), in);
+        break;
+    case AC_T_PATH:
+        CHECK(memchr(field, '\0', o->size) != NULL && strlen(field) < o->max, in);
+        CHECK(!o->absolute || field[0] == '\0' || field[0] == '/', in);
+        break;
+    case AC_T_SIZE:
+    case AC_T_COUNT:
+    case AC_T_DURATION: {
+        uint64_t v = load_uint(field, o->size);
+        /* 0: the default a component derives (or a duration's bare 0) */
+        bool zero_ok = !o->def_is_value || (o->type == AC_T_DURATION && o->min == 0);
+        CHECK((v == 0 && zero_ok) || (v >= o->min && v <= o->max), in);
+        break;
+    }
+    case AC_T_DOUBLE: {
+        double d;
+        memcpy(&d, field, sizeof(d));
+        CHECK(d <= o->hi && (o->lo_open ? d > o->lo : d >= o->lo), in);
+        break;
+    }
+    case AC_T_ENUM: {
+        if (o->words[0].text != NULL) {   /* a text field another name option shares (ac_os_backing) */
+            CHECK(memchr(field, '\0', o->size) != NULL, in);
+            break;
+        }
+        bool found = false;
+        for (const struct ac_word *w = o->words; w->word != NULL; w++)
+            found |= load_uint(field, o->size) == w->value;
+        CHECK(found, in);
+        break;
+    }
+    case AC_T_CUSTOM:
+        break;                  /* below, one by one */
+    }
+}
+
 static void check_opts(const char *in) {
+    const struct ac_opt_table *tables[32];
+    size_t n = ac_option_tables(tables, 32);
+    for (size_t t = 0; t < n; t++)
+        for (size_t i = 0; i < tables[t]->n; i++)
+            check_option(tables[t], &tables[t]->opts[i], in);
+    /* the custom ones */
+    const struct ac_classifier_settings *c = &ac_cls_opts;
+    CHECK((c->round >= 1 && c->round <= 1000000000ULL && c->round_ns == 0) ||
+          (c->round == 0 && c->round_ns >= 10000000ULL && c->round_ns <= 3600ULL * 1000000000ULL), in);
     const struct ac_options *o = &ac_opts;
-    CHECK(memchr(o->policy, '\0', sizeof(o->policy)) != NULL && ac_policy_known(o->policy), in);
-    CHECK(memchr(o->tier, '\0', sizeof(o->tier)) != NULL && (o->tier[0] == '\0' || ac_tier_known(o->tier)), in);
-    CHECK(memchr(o->spill_dir, '\0', sizeof(o->spill_dir)) != NULL, in);
-    CHECK(o->spill_dir[0] == '\0' || (o->spill_dir[0] == '/' && strlen(o->spill_dir) < sizeof(o->spill_dir) - 32), in);
-    CHECK(o->block_size == 0 || (o->block_size >= 4096 && o->block_size <= (64u << 20)), in);
-    CHECK(o->compact_fill >= 0.0 && o->compact_fill <= 1.0, in);
-    CHECK(o->evicted_max == 0 || (o->evicted_max >= 1 && o->evicted_max <= 4294967294ULL), in);
-    CHECK(o->alloc_wait_ns <= 600ULL * 1000000000ULL, in);
-    CHECK(o->borrow_pages <= 64, in);
-    CHECK(o->lru_sample >= 1 && o->lru_sample <= 1000000, in);
-    CHECK(o->alru_bits >= 22 && o->alru_bits <= 24, in);
-    CHECK(o->alru_samples >= 1 && o->alru_samples <= 64, in);
-    CHECK(o->alru_resolution_ns >= 1 && o->alru_resolution_ns <= 3600ULL * 1000000000ULL, in);
-    CHECK(fraction_ok(o->log_sample) && fraction_ok(o->log_alpha) && fraction_ok(o->log_hot_fill), in);
-    CHECK((o->log_round >= 1 && o->log_round <= 1000000000ULL && o->log_round_ns == 0) ||
-          (o->log_round == 0 && o->log_round_ns >= 10000000ULL && o->log_round_ns <= 3600ULL * 1000000000ULL), in);
-    CHECK(o->log_slice >= 1 && o->log_slice <= 1000000000ULL, in);
-    CHECK(o->log_keys == 0 || (o->log_keys >= 1024 && o->log_keys <= (1ULL << 30)), in);
-    CHECK(o->bloom_keys == 0 || (o->bloom_keys >= 1024 && o->bloom_keys <= (1ULL << 30)), in);
-    CHECK(o->eff_memory == 0 || o->eff_memory >= (2u << 20), in);
-    CHECK(memchr(o->driver, '\0', sizeof(o->driver)) != NULL, in);
-    CHECK(memchr(o->driver_out, '\0', sizeof(o->driver_out)) != NULL, in);
     CHECK(o->n_driver_set >= 0 && o->n_driver_set <= AC_DRIVER_SET_MAX, in);
     for (int i = 0; i < o->n_driver_set; i++)
         CHECK(o->driver_set[i] != NULL && strchr(o->driver_set[i], '=') != NULL && o->driver_set[i][0] != '=', in);
