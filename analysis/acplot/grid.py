@@ -1,5 +1,5 @@
-"""The Fig-3-style grid: loss vs skew, one panel per memory ratio, one line
-per approach (Zhang et al., ICDE 2015, Fig. 3 layout)."""
+"""The Fig-3-style grid: loss (or any column, e.g. hit rate) vs skew, one panel per memory
+ratio, one line per approach (Zhang et al., ICDE 2015, Fig. 3 layout)."""
 from __future__ import annotations
 
 import os
@@ -12,7 +12,9 @@ matplotlib.use("Agg")
 import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
+from acplot.cells import approach_order  # noqa: E402
 from acplot.loss import ResultsError  # noqa: E402
+from acplot.style import approach_styles, legend_above  # noqa: E402
 
 MEM_RATIOS = (0.75, 0.5, 0.25)
 
@@ -24,6 +26,14 @@ def plot_loss_grid(table: pd.DataFrame, out: str | os.PathLike[str], workload: s
     several workloads need `workload` to pick one. Repeated cells are averaged."""
     if "loss_pp" not in table.columns:
         raise ResultsError("the table has no loss_pp column: build it with loss_table() first")
+    return plot_grid(table, out, "loss_pp", "loss vs OPT (pp)", workload, mem_ratios)
+
+
+def plot_grid(table: pd.DataFrame, out: str | os.PathLike[str], value: str, ylabel: str,
+              workload: str | None = None, mem_ratios: tuple[float, ...] = MEM_RATIOS) -> list[Path]:
+    """The same grid for any column `value` of the table (e.g. hit_rate)."""
+    if value not in table.columns:
+        raise ResultsError(f"the table has no {value} column")
     df = table
     if workload is not None:
         df = df[df["workload"] == workload]
@@ -33,28 +43,29 @@ def plot_loss_grid(table: pd.DataFrame, out: str | os.PathLike[str], workload: s
         raise ResultsError(f"rows of several workloads ({', '.join(sorted(map(str, df['workload'].unique())))}): "
                            "pass workload=")
     fig, axes = plt.subplots(1, len(mem_ratios), figsize=(4 * len(mem_ratios), 3.4), sharey=True, squeeze=False)
+    styles = approach_styles(list(map(str, df["approach"].unique())))
     for ax, ratio in zip(axes[0], mem_ratios):
         panel = df[(df["mem_ratio"] - ratio).abs() < 1e-9]
-        for approach, rows in panel.groupby("approach", sort=True):
-            line = rows.groupby("zipf_theta", sort=True)["loss_pp"].mean()
-            ax.plot(line.index, line.values, marker="o", label=str(approach))
+        for approach in approach_order(list(map(str, panel["approach"].unique()))):
+            rows = panel[panel["approach"].astype(str) == approach]
+            line = rows.groupby("zipf_theta", sort=True)[value].mean()
+            ax.plot(line.index, line.values, label=approach, **styles[approach])
         ax.set_title(f"memory = {Fraction(ratio).limit_denominator(16)} of data")
         ax.set_xlabel("skew θ")
         ax.grid(alpha=0.3)
-    axes[0][0].set_ylabel("loss vs OPT (pp)")
+    axes[0][0].set_ylabel(ylabel)
     handles, labels = axes[0][0].get_legend_handles_labels()
     for ax in axes[0][1:]:
         for h, lab in zip(*ax.get_legend_handles_labels()):
             if lab not in labels:
                 handles.append(h)
                 labels.append(lab)
-    if handles:
-        fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 6), frameon=False)
-    fig.tight_layout(rect=(0, 0, 1, 0.88))
+    fig.tight_layout()
+    legend_above(fig, handles, labels)
     base = Path(out)
     base.parent.mkdir(parents=True, exist_ok=True)
     paths = [base.with_name(base.name + ".png"), base.with_name(base.name + ".pdf")]
     for p in paths:
-        fig.savefig(p)
+        fig.savefig(p, bbox_inches="tight")
     plt.close(fig)
     return paths

@@ -66,3 +66,15 @@ def test_errors() -> None:
         loss_table(df.head(1).assign(hits=0, disk_hits=0))
     with pytest.raises(ResultsError, match="^rows of several workloads \\(A, C\\): pass workload="):
         plot_loss_grid(loss_table(pd.concat([df, df.assign(workload="A")])), "/nonexistent/x")
+
+
+def test_grid_of_another_column(tmp_path: Path) -> None:
+    from acplot.grid import plot_grid
+    from acplot.style import approach_styles
+    png, pdf = plot_grid(loss_table(synthetic()), tmp_path / "hr", "hit_rate", "hit rate", workload="C")
+    assert png.name == "hr.png" and png.stat().st_size > 1000 and pdf.stat().st_size > 1000
+    with pytest.raises(ResultsError, match="^the table has no nope column"):
+        plot_grid(synthetic(), tmp_path / "x", "nope", "?")
+    # one colour per approach in the harness's order, whatever order the names come in
+    assert approach_styles(["logging", "lru"]) == {"lru": {"color": "C0", "marker": "o"},
+                                                   "logging": {"color": "C1", "marker": "o"}}

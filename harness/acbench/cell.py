@@ -332,7 +332,10 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
               "item_memory_limit", "resident_items", "stub_items", "fetched_items", "bytes_written",
               "record_reads", "block_reads", "io_errors", "checksum_errors", "read_major_faults",
               "major_faults", "refused_items", "refused_disk_full", "refused_io_error", "refused_table_full",
-              "refused_timeout", "pages_borrowed"):
+              "refused_timeout", "pages_borrowed",
+              # what the memory is spent on (analysis/acplot/overhead.py, Tables II and III): the policy
+              # and tier, the evicted table, the block buffer, the Bloom filters, the log rings
+              "policy", "tier", "merge", "evicted_table_bytes", "block_size", "bloom_bytes", "log_ring_bytes"):
         out[f"ac_{k}"] = ac.get(k)
     out["resident_items_avg"] = resident_avg(driver, phase)
     return out

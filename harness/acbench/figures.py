@@ -14,6 +14,8 @@ import matplotlib.pyplot as plt  # noqa: E402
 import pandas as pd  # noqa: E402
 
 from acplot import loss_table, plot_loss_grid  # noqa: E402
+from acplot.cells import approach_order  # noqa: E402
+from acplot.style import approach_styles, legend_above  # noqa: E402
 
 FIG4_PANELS = (("throughput_ops_s", "throughput (ops/s)"),
                ("cpu_us_per_op", "CPU (µs per op)"),
@@ -117,7 +119,7 @@ def _save(fig: Any, outdir: Path, stem: str) -> list[Path]:
     paths = []
     for ext in ("png", "pdf"):
         p = outdir / f"{stem}.{ext}"
-        fig.savefig(p)
+        fig.savefig(p, bbox_inches="tight")
         paths.append(p)
     plt.close(fig)
     return paths
@@ -132,6 +134,7 @@ def plot_fig4(df: pd.DataFrame, outdir: Path) -> list[Path]:
     if missing:
         raise PlotError(f"results lack column(s) {', '.join(missing)}")
     data = fig4_frame(df)
+    styles = approach_styles(list(map(str, data["approach"].unique())))
     paths: list[Path] = []
     for wl, wdf in data.groupby("workload", sort=True):
         thetas = sorted(wdf["zipf_theta"].unique(), reverse=True)
@@ -141,9 +144,10 @@ def plot_fig4(df: pd.DataFrame, outdir: Path) -> list[Path]:
             tdf = wdf[wdf["zipf_theta"] == theta]
             for j, (col, label) in enumerate(FIG4_PANELS):
                 ax = axes[i][j]
-                for approach, rows in tdf.groupby("approach", sort=True):
+                for approach in approach_order(list(map(str, tdf["approach"].unique()))):
+                    rows = tdf[tdf["approach"].astype(str) == approach]
                     line = rows.groupby("mem_ratio", sort=True)[col].mean()
-                    ax.plot(line.index, line.values, marker="o", label=str(approach))
+                    ax.plot(line.index, line.values, label=approach, **styles[approach])
                 if col == "throughput_ops_s":
                     ax.set_yscale("log")     # anti-caching next to all-in-RAM spans decades
                 ax.set_xlabel("memory / data (M/D)")
@@ -151,9 +155,7 @@ def plot_fig4(df: pd.DataFrame, outdir: Path) -> list[Path]:
                 ax.set_title(f"θ = {theta:g}")
                 ax.grid(alpha=0.3)
         handles, labels = axes[0][0].get_legend_handles_labels()
-        if handles:
-            fig.legend(handles, labels, loc="upper center", ncol=min(len(labels), 6), frameon=False)
-        fig.suptitle(f"workload {wl}", y=0.995, fontsize=10)
-        fig.tight_layout(rect=(0, 0, 1, 0.93))
+        fig.tight_layout()
+        legend_above(fig, handles, labels, title=f"workload {wl}")
         paths += _save(fig, outdir, f"fig4-{wl}")
     return paths

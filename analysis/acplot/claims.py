@@ -1,0 +1,298 @@
+"""The claims of seed 002 (and three of seed 000) checked against a run's rows. Each check returns
+"reproduced", "contradicted (<our numbers>)" or "not testable with these results: <what is
+missing>", computed from the data; a claim about data the rows do not carry (Fig 2's CPU counters,
+lz4, UVMM, block-merge or block-size variants) says what is missing.
+
+The paper's five approaches are our lru (H-Store's LRU), alru (Redis's aging LRU at 1 µs, 22 bits),
+logging (Siberia), ospaging and effpaging; user-space = lru, alru, logging; kernel = ospaging,
+effpaging. The variants (alru-hstore, alru-redis, ospaging-file, memcached) are drawn in the
+figures but take part only in the claims that name them. A claim holds when it holds in every
+(workload, θ, M/D) slice the run has; otherwise the slice farthest from it is quoted.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Callable
+
+import pandas as pd
+
+from acplot.cells import SLICE, hit_rates, slice_means
+
+PAPER = {"lru": "LRU", "alru": "ALRU", "logging": "Logging", "ospaging": "OS Paging", "effpaging": "Efficient OS Paging"}
+USER = ("lru", "alru", "logging")
+KERNEL = ("ospaging", "effpaging")
+SHORTAGE = 0.25          # the paper's "shortage of memory": M/D 1/4
+FIG2 = ("tracking_method", "instructions_overhead_pct", "l1i_overhead_pct", "l1d_overhead_pct", "time_overhead_pct")
+REPRODUCED = "reproduced"
+
+
+def contradicted(detail: str) -> str:
+    return f"contradicted ({detail})"
+
+
+def not_testable(why: str) -> str:
+    return f"not testable with these results: {why}"
+
+
+@dataclass(frozen=True)
+class Claim:
+    source: str
+    text: str
+    figure: str          # the figure (file stem) that shows it
+    check: Callable[[pd.DataFrame], str]
+
+
+def _slice_name(key: tuple) -> str:
+    wl, theta, ratio = key
+    return f"{wl} θ={theta:g} M/D={ratio:g}"
+
+
+def _values(df: pd.DataFrame, col: str) -> str:
+    return ", ".join(f"{v:g}" for v in sorted(df[col].dropna().unique()))
+
+
+def _present(table: pd.DataFrame, names: tuple[str, ...]) -> list[str]:
+    return [a for a in names if a in table.columns]
+
+
+def _pairwise(df: pd.DataFrame, value: str, better: tuple[str, ...], worse: tuple[str, ...],
+              what: str, fmt: str) -> str:
+    """Holds when in every slice the worst of `better` is above the best of `worse`."""
+    table = slice_means(df, value)
+    b, w = _present(table, better), _present(table, worse)
+    if not b or not w:
+        return not_testable(f"needs cells of {', '.join(better)} and of {', '.join(worse)}; "
+                            f"this run has {', '.join(map(str, table.columns))}")
+    rows = table[b + w].dropna(how="any")
+    if rows.empty:
+        return not_testable(f"no slice (workload, θ, M/D) with all of {', '.join(b + w)}")
+    worst_gap, worst = None, None
+    held = 0
+    for key, r in rows.iterrows():
+        lo, hi = r[b].idxmin(), r[w].idxmax()
+        gap = r[lo] - r[hi]
+        held += gap > 0
+        if worst_gap is None or gap < worst_gap:
+            worst_gap, worst = gap, (key, lo, r[lo], hi, r[hi])
+    if held == len(rows):
+        return REPRODUCED
+    key, lo, vlo, hi, vhi = worst
+    return contradicted(f"holds in {held} of {len(rows)} slices; {_slice_name(key)}: {what} of {lo} "
+                        f"{fmt.format(vlo)} ≤ {hi} {fmt.format(vhi)}")
+
+
+def _with_hit_rate(df: pd.DataFrame) -> pd.DataFrame:
+    return df.assign(hit_rate=hit_rates(df))
+
+
+def kernel_lower_hit_rate(df: pd.DataFrame) -> str:
+    return _pairwise(_with_hit_rate(df), "hit_rate", USER, KERNEL, "hit rate", "{:.3f}")
+
+
+def logging_highest_hit_rate(df: pd.DataFrame) -> str:
+    others = tuple(a for a in PAPER if a != "logging")
+    return _pairwise(_with_hit_rate(df), "hit_rate", ("logging",), others, "hit rate", "{:.3f}")
+
+
+def lru_alru_degrade(df: pd.DataFrame) -> str:
+    """Throughput (Fig 4) falls from the highest to the lowest θ at every M/D, and from the largest
+    to the smallest M/D at every θ, for lru and alru."""
+    thetas, ratios = sorted(df["zipf_theta"].unique()), sorted(df["mem_ratio"].unique())
+    if len(thetas) < 2 or len(ratios) < 2:
+        return not_testable(f"needs at least two θ and two M/D; this run has θ {_values(df, 'zipf_theta')}, "
+                            f"M/D {_values(df, 'mem_ratio')}")
+    table = slice_means(df, "throughput_ops_s")
+    names = _present(table, ("lru", "alru"))
+    if not names:
+        return not_testable("no lru or alru cells")
+    checks = []     # (ratio low/high, description)
+    for a in names:
+        s = table[a].dropna()
+        for wl in s.index.get_level_values("workload").unique():
+            w = s.xs(wl, level="workload")
+            for ratio in ratios:
+                hi, lo = w.get((thetas[-1], ratio)), w.get((thetas[0], ratio))
+                if hi is not None and lo is not None:
+                    checks.append((lo / hi, f"{a} {wl} M/D={ratio:g}: θ {thetas[0]:g} {lo:,.0f} vs "
+                                            f"θ {thetas[-1]:g} {hi:,.0f} ops/s"))
+            for theta in thetas:
+                hi, lo = w.get((theta, ratios[-1])), w.get((theta, ratios[0]))
+                if hi is not None and lo is not None:
+                    checks.append((lo / hi, f"{a} {wl} θ={theta:g}: M/D {ratios[0]:g} {lo:,.0f} vs "
+                                            f"M/D {ratios[-1]:g} {hi:,.0f} ops/s"))
+    if not checks:
+        return not_testable("lru/alru lack the corner cells (highest and lowest θ and M/D)")
+    bad = [c for c in checks if c[0] >= 1]
+    if not bad:
+        return REPRODUCED
+    worst = max(bad)
+    return contradicted(f"throughput does not fall in {len(bad)} of {len(checks)} comparisons; {worst[1]}")
+
+
+def kernel_win_shortage(df: pd.DataFrame) -> str:
+    short = df[df["mem_ratio"] <= SHORTAGE + 1e-9]
+    if short.empty:
+        return not_testable(f"no cell at a memory shortage (M/D ≤ {SHORTAGE:g}); this run has M/D "
+                            f"{_values(df, 'mem_ratio')}")
+    table = slice_means(short, "throughput_ops_s")
+    b, w = _present(table, KERNEL), _present(table, USER)
+    if not b or not w:
+        return not_testable("needs kernel (ospaging, effpaging) and user-space (lru, alru, logging) cells "
+                            f"at M/D ≤ {SHORTAGE:g}")
+    rows = table[b + w].dropna(how="any")
+    if rows.empty:
+        return not_testable(f"no slice at M/D ≤ {SHORTAGE:g} with all of {', '.join(b + w)}")
+    held, worst = 0, None
+    for key, r in rows.iterrows():
+        k, u = r[b].idxmax(), r[w].idxmax()
+        ratio = r[k] / r[u]
+        held += ratio > 1
+        if worst is None or ratio < worst[0]:
+            worst = (ratio, key, k, r[k], u, r[u])
+    if held == len(rows):
+        return REPRODUCED
+    _, key, k, vk, u, vu = worst
+    return contradicted(f"holds in {held} of {len(rows)} slices; {_slice_name(key)}: best kernel {k} "
+                        f"{vk:,.0f} ops/s ≤ best user-space {u} {vu:,.0f} ops/s")
+
+
+def effpaging_beats_ospaging(df: pd.DataFrame) -> str:
+    return _pairwise(df, "throughput_ops_s", ("effpaging",), ("ospaging",), "throughput", "{:,.0f} ops/s")
+
+
+def _fig2(df: pd.DataFrame, method: str, column: str, low: float, high: float, what: str) -> str:
+    missing = [c for c in FIG2 if c not in df.columns]
+    if missing:
+        return not_testable(f"needs Fig 2's per-access CPU cost of each tracking method (acbench fig2: "
+                            f"instructions, L1I/L1D misses, time); the rows lack {', '.join(missing)}")
+    rows = df[df["tracking_method"] == method][column].dropna()
+    if rows.empty:
+        return not_testable(f"no Fig 2 row for tracking method {method!r}")
+    v = rows.mean()
+    return REPRODUCED if low <= v <= high else contradicted(f"{what} {v:.1f} %")
+
+
+def vma_over_80(df: pd.DataFrame) -> str:
+    return _fig2(df, "vma", "time_overhead_pct", 80, float("inf"), "VMA protection adds")
+
+
+def alru_l1i_90(df: pd.DataFrame) -> str:
+    return _fig2(df, "alru", "l1i_overhead_pct", 80, 100, "ALRU's share of L1I misses")
+
+
+def lz4_cuts_spill_io(df: pd.DataFrame) -> str:
+    """Spill bytes written with lz4 at least 20 % below the same policy/tier/cell without it."""
+    need = ("ac_compression", "ac_policy", "ac_tier", "ac_bytes_written")
+    missing = [c for c in need if c not in df.columns]
+    if missing:
+        return not_testable(f"no cell ran with lz4 compression (the rows lack {', '.join(missing)})")
+    keys = ["ac_policy", "ac_tier", *SLICE]
+    t = df.pivot_table(index=keys, columns="ac_compression", values="ac_bytes_written", aggfunc="mean")
+    if "lz4" not in t.columns or "none" not in t.columns or t[["lz4", "none"]].dropna().empty:
+        return not_testable("no cell pair with and without lz4 (same policy, tier, workload, θ, M/D)")
+    pairs = t[["lz4", "none"]].dropna()
+    cut = 1 - pairs["lz4"] / pairs["none"]
+    return REPRODUCED if (cut > 0.2).all() else contradicted(f"smallest cut {100 * cut.min():.1f} %")
+
+
+def uvmm_best(df: pd.DataFrame) -> str:
+    if "uvmm" not in set(df["approach"]):
+        return not_testable("no cells of approach uvmm")
+    d = _with_hit_rate(df)
+    out = []
+    for value in ("hit_rate", "throughput_ops_s"):
+        table = slice_means(d, value)
+        table = table[_present(table, ("uvmm", *PAPER))].dropna(how="any")
+        for key, r in table.iterrows():
+            if r.idxmax() != "uvmm":
+                out.append(f"{_slice_name(key)}: {value} of {r.idxmax()} {r.max():.4g} > uvmm {r['uvmm']:.4g}")
+    return REPRODUCED if not out else contradicted(f"{len(out)} slice/metric(s) not best; {out[0]}")
+
+
+def _variants(df: pd.DataFrame, column: str) -> pd.DataFrame:
+    """Throughput per variant value of `column` within the same policy, tier and slice."""
+    keys = ["ac_policy", "ac_tier", *SLICE]
+    d = df.dropna(subset=[column])
+    return d.pivot_table(index=keys, columns=column, values="throughput_ops_s", aggfunc="mean")
+
+
+def tuple_merge_beats_block(df: pd.DataFrame) -> str:
+    if not {"ac_merge", "ac_policy", "ac_tier"} <= set(df.columns):
+        return not_testable("the rows lack ac_merge (the blocks tier's merge setting)")
+    t = _variants(df, "ac_merge")
+    if not {"tuple", "block"} <= set(t.columns) or t[["tuple", "block"]].dropna().empty:
+        merges = ", ".join(sorted(map(str, df["ac_merge"].dropna().unique()))) or "none"
+        return not_testable(f"needs block-merge and tuple-merge cells of the same policy and slice; "
+                            f"merge settings in this run: {merges}")
+    pairs = t[["tuple", "block"]].dropna()
+    ratio = pairs["tuple"] / pairs["block"]
+    if (ratio > 1).all():
+        return REPRODUCED
+    return contradicted(f"tuple/block throughput {ratio.min():.2f} at {_slice_name(ratio.idxmin()[2:])}")
+
+
+def larger_blocks_lower(df: pd.DataFrame) -> str:
+    if not {"ac_block_size", "ac_policy", "ac_tier"} <= set(df.columns):
+        return not_testable("the rows lack ac_block_size")
+    t = _variants(df, "ac_block_size")
+    multi = t[t.notna().sum(axis=1) >= 2]
+    if multi.empty:
+        sizes = ", ".join(f"{v:.0f}" for v in sorted(df["ac_block_size"].dropna().unique())) or "none"
+        return not_testable(f"needs two block sizes for the same policy and slice; block sizes here: {sizes} B")
+    ratios = multi.apply(lambda r: r.dropna().iloc[-1] / r.dropna().iloc[0], axis=1)   # largest / smallest
+    if (ratios < 1).all():
+        return REPRODUCED
+    return contradicted(f"largest/smallest block throughput {ratios.max():.2f} at {_slice_name(ratios.idxmax()[2:])}")
+
+
+def alru_sampling_near_baseline(df: pd.DataFrame) -> str:
+    """H-Store's aLRU (alru-hstore) within 7 % (seed 000: 2–7 %) of the throughput without anti-caching
+    (memcached) where the data fits in memory (M/D ≥ 1)."""
+    fits = df[df["mem_ratio"] >= 1]
+    table = slice_means(fits, "throughput_ops_s") if not fits.empty else pd.DataFrame()
+    if fits.empty or not {"alru-hstore", "memcached"} <= set(table.columns):
+        return not_testable(f"needs alru-hstore and memcached cells with all data in memory (M/D ≥ 1); "
+                            f"this run has M/D {_values(df, 'mem_ratio')}")
+    pairs = table[["alru-hstore", "memcached"]].dropna()
+    ratio = pairs["alru-hstore"] / pairs["memcached"]
+    if (ratio >= 0.93).all():
+        return REPRODUCED
+    return contradicted(f"alru-hstore at {100 * ratio.min():.0f} % of memcached's throughput, "
+                        f"{_slice_name(ratio.idxmin())}")
+
+
+CLAIMS = (
+    Claim("002 §IV-C, Fig 3", "Kernel approaches (OS Paging, Efficient OS Paging) have lower hit rates than "
+          "user-space ones (LRU, ALRU, Logging)", "fig3-hitrate", kernel_lower_hit_rate),
+    Claim("002 §IV-C, Fig 3", "Logging has the highest hit rate", "fig3-hitrate", logging_highest_hit_rate),
+    Claim("002 §IV-F, Fig 4", "LRU/ALRU throughput degrades as skew drops and memory shrinks", "fig4",
+          lru_alru_degrade),
+    Claim("002 §IV-F, Fig 4", "Under memory shortage (M/D 1/4) kernel approaches win on throughput", "fig4",
+          kernel_win_shortage),
+    Claim("002 §IV-F, Fig 4", "Efficient OS paging beats OS paging (throughput)", "fig4", effpaging_beats_ospaging),
+    Claim("002 §IV-B, Fig 2", "VMA protection tracking costs > 80 %", "fig2", vma_over_80),
+    Claim("002 §IV-B, Fig 2", "ALRU accounts for ~90 % of L1I misses", "fig2", alru_l1i_90),
+    Claim("002 §IV-E", "lz4 cuts spill I/O by > 20 %", "fig4", lz4_cuts_spill_io),
+    Claim("002 §VI", "UVMM is best overall (hit rate and throughput)", "fig3-hitrate, fig4", uvmm_best),
+    Claim("000 §5.1", "Tuple merge beats block merge (throughput)", "", tuple_merge_beats_block),
+    Claim("000 §5.2", "Larger blocks lower throughput", "", larger_blocks_lower),
+    Claim("000 §5.4", "aLRU sampling is within a few % (≤ 7 %) of the throughput without anti-caching",
+          "", alru_sampling_near_baseline),
+)
+REQUIRED = ("approach", *SLICE, "hits", "disk_hits", "throughput_ops_s")
+
+
+def check_claims(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per claim: source, claim, verdict, figure."""
+    from acplot.runs import require
+    require(df, REQUIRED, "the reproduction report")
+    rows = [{"source": c.source, "claim": c.text, "verdict": c.check(df), "figure": c.figure} for c in CLAIMS]
+    return pd.DataFrame(rows)
+
+
+def verdict_kind(verdict: str) -> str:
+    """reproduced / contradicted / not testable."""
+    for kind in (REPRODUCED, "contradicted", "not testable"):
+        if verdict.startswith(kind):
+            return kind
+    raise ValueError(f"not a verdict: {verdict!r}")

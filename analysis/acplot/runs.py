@@ -1,0 +1,91 @@
+"""Where a notebook's input and output are: the run directory in ACBENCH_RESULTS (cells.parquet or
+cells.csv of `acbench run`, or a committed experiments/results/<name>/cells.csv) and the figure
+directory in ACBENCH_FIGURES. Every problem is a ResultsError that says what is wrong."""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Iterable
+
+import pandas as pd
+
+from acplot.loss import ResultsError
+
+RESULTS_ENV = "ACBENCH_RESULTS"
+FIGURES_ENV = "ACBENCH_FIGURES"
+CELL_FILES = ("cells.parquet", "cells.csv")
+
+
+def results_path(path: str | os.PathLike[str] | None = None) -> Path:
+    """`path`, or the directory / file named by ACBENCH_RESULTS."""
+    if path is None:
+        value = os.environ.get(RESULTS_ENV, "")
+        if not value:
+            raise ResultsError(f"{RESULTS_ENV} is not set: point it to a run directory with cells.parquet "
+                               "or cells.csv (e.g. build/results/ci/regress)")
+        path = value
+    return Path(path)
+
+
+def load_run(path: str | os.PathLike[str] | None = None) -> pd.DataFrame:
+    """The rows of a run: DIR/cells.parquet, else DIR/cells.csv, or a .parquet/.csv file itself.
+    Only rows with status ok are kept (an oom_killed cell has no metrics)."""
+    p = results_path(path)
+    if p.is_dir():
+        found = [p / f for f in CELL_FILES if (p / f).is_file()]
+        if not found:
+            raise ResultsError(f"{p}: no {' or '.join(CELL_FILES)} (is this a run directory of `acbench run`?)")
+        p = found[0]
+    elif not p.exists():
+        raise ResultsError(f"{p}: no such file or directory")
+    if p.suffix == ".parquet":
+        df = pd.read_parquet(p)
+    elif p.suffix == ".csv":
+        df = pd.read_csv(p)
+    else:
+        raise ResultsError(f"{p}: accepted: a run directory, a .parquet or a .csv file")
+    if "status" in df.columns:
+        df = df[df["status"].fillna("ok") == "ok"]
+    if df.empty:
+        raise ResultsError(f"{p}: no rows with status ok")
+    return df.reset_index(drop=True)
+
+
+def figures_dir(path: str | os.PathLike[str] | None = None) -> Path:
+    """`path`, or ACBENCH_FIGURES; created if missing."""
+    if path is None:
+        value = os.environ.get(FIGURES_ENV, "")
+        if not value:
+            raise ResultsError(f"{FIGURES_ENV} is not set: name the directory for figures and tables")
+        path = value
+    out = Path(path)
+    out.mkdir(parents=True, exist_ok=True)
+    return out
+
+
+def require(df: pd.DataFrame, columns: Iterable[str], purpose: str) -> None:
+    """Raises ResultsError naming every column of `columns` that df lacks."""
+    missing = [c for c in columns if c not in df.columns]
+    if missing:
+        raise ResultsError(f"results lack column(s) {', '.join(missing)} needed for {purpose}")
+
+
+def describe_run(df: pd.DataFrame) -> dict[str, str]:
+    """What the run holds, for a notebook's header: approaches, workloads, θ, M/D, records, revision."""
+    def values(col: str, fmt: str = "{}") -> str:
+        if col not in df.columns:
+            return "–"
+        vals = sorted(df[col].dropna().unique(), key=lambda v: (isinstance(v, str), v))
+        return ", ".join(fmt.format(v) for v in vals) or "–"
+
+    return {"cells": str(len(df)), "approaches": values("approach"), "workloads": values("workload"),
+            "θ": values("zipf_theta", "{:g}"), "M/D": values("mem_ratio", "{:g}"),
+            "records": values("p_recordcount", "{:.0f}"), "git revision": values("git_revision"),
+            "date": _span(df, "date")}
+
+
+def _span(df: pd.DataFrame, col: str) -> str:
+    if col not in df.columns or df[col].dropna().empty:
+        return "–"
+    vals = sorted(map(str, df[col].dropna()))
+    return vals[0] if vals[0] == vals[-1] else f"{vals[0]} .. {vals[-1]}"

@@ -1,0 +1,60 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # Reproduction report — seed 002 (and three claims of seed 000)
+#
+# Every claim listed in issue 16, with a verdict computed from the run in `ACBENCH_RESULTS`:
+# **reproduced**, **contradicted** (with our numbers) or **not testable with these results**
+# (with what is missing). The checks and their definitions are in `analysis/acplot/claims.py`
+# (a claim holds when it holds in every workload × θ × M/D slice of the run). Writes report.md
+# and report.csv to `ACBENCH_FIGURES`; the figures named there come from the fig3 and fig4
+# notebooks of the same execution.
+
+# %%
+import pandas as pd
+from IPython.display import Image, Markdown, display
+
+from acplot.claims import PAPER, check_claims, verdict_kind
+from acplot.runs import describe_run, figures_dir, load_run
+
+df = load_run()
+out = figures_dir()
+run = describe_run(df)
+verdicts = check_claims(df)
+verdicts.to_csv(out / "report.csv", index=False)
+pd.Series(run, name="run")
+
+# %%
+counts = verdicts["verdict"].map(verdict_kind).value_counts()
+counts
+
+# %%
+lines = ["# Reproduction report", "",
+         "Run: " + "; ".join(f"{k} {v}" for k, v in run.items()), "",
+         "Approaches of the paper: " + ", ".join(f"{v} = `{k}`" for k, v in PAPER.items()), "",
+         "| source | claim | verdict | figure |", "|---|---|---|---|"]
+for r in verdicts.itertuples():
+    files = sorted(p.name for stem in r.figure.split(", ") if stem for p in out.glob(f"{stem}-*.png"))
+    shown = ", ".join(f"[{f}]({f})" for f in files) or "–"
+    lines.append(f"| {r.source} | {r.claim} | {r.verdict} | {shown} |")
+lines += ["", ", ".join(f"{n} {k}" for k, n in counts.items())]
+report = "\n".join(lines) + "\n"
+(out / "report.md").write_text(report)
+display(Markdown(report))
+
+# %% [markdown]
+# ## The figures the claims are read from
+
+# %%
+for stem in sorted({s for f in verdicts["figure"] for s in f.split(", ") if s}):
+    for p in sorted(out.glob(f"{stem}-*.png")):
+        display(Markdown(f"**{p.name}**"))
+        display(Image(filename=str(p)))

@@ -1,0 +1,121 @@
+"""The reproduction report's verdicts (acplot.claims) on small synthetic runs."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from acplot import ResultsError
+from acplot.claims import (CLAIMS, alru_l1i_90, alru_sampling_near_baseline, check_claims, effpaging_beats_ospaging,
+                           kernel_lower_hit_rate, kernel_win_shortage, larger_blocks_lower, logging_highest_hit_rate,
+                           lru_alru_degrade, lz4_cuts_spill_io, tuple_merge_beats_block, uvmm_best, verdict_kind,
+                           vma_over_80)
+
+# hit rate (of 1000 reads) and throughput per approach, the same in every slice unless changed
+HIT = {"lru": 850, "alru": 840, "logging": 900, "ospaging": 800, "effpaging": 810, "memcached": 880}
+OPS = {"lru": 100e3, "alru": 110e3, "logging": 20e3, "ospaging": 30e3, "effpaging": 40e3, "memcached": 900e3}
+
+
+def run(thetas=(0.99,), ratios=(0.5,), hit=None, ops=None, workloads=("readonly",)) -> pd.DataFrame:
+    """One row per approach and slice; hit/ops: approach -> value or function(θ, M/D) -> value."""
+    hit, ops = {**HIT, **(hit or {})}, {**OPS, **(ops or {})}
+    val = lambda v, t, r: v(t, r) if callable(v) else v  # noqa: E731
+    return pd.DataFrame([{"approach": a, "workload": wl, "zipf_theta": t, "mem_ratio": r,
+                          "hits": val(hit[a], t, r), "disk_hits": 1000 - val(hit[a], t, r), "misses": 0,
+                          "throughput_ops_s": val(ops[a], t, r)}
+                         for wl in workloads for t in thetas for r in ratios for a in HIT])
+
+
+def test_hit_rate_claims() -> None:
+    assert kernel_lower_hit_rate(run()) == "reproduced"
+    assert logging_highest_hit_rate(run()) == "reproduced"
+    df = run(thetas=(0.99, 0.5), hit={"logging": lambda t, r: 900 if t > 0.9 else 700})
+    assert kernel_lower_hit_rate(df) == ("contradicted (holds in 1 of 2 slices; readonly θ=0.5 M/D=0.5: "
+                                         "hit rate of logging 0.700 ≤ effpaging 0.810)")
+    assert logging_highest_hit_rate(df) == ("contradicted (holds in 1 of 2 slices; readonly θ=0.5 M/D=0.5: "
+                                            "hit rate of logging 0.700 ≤ lru 0.850)")
+    assert kernel_lower_hit_rate(run()[lambda d: d.approach != "ospaging"][lambda d: d.approach != "effpaging"]) \
+        .startswith("not testable with these results: needs cells of lru, alru, logging and of ospaging, effpaging")
+
+
+def test_degrade() -> None:
+    assert lru_alru_degrade(run()) == ("not testable with these results: needs at least two θ and two M/D; "
+                                       "this run has θ 0.99, M/D 0.5")
+    falls = lambda t, r: 1e5 * t * r  # noqa: E731 - less skew, less memory: fewer ops/s
+    assert lru_alru_degrade(run((0.99, 0.5), (0.75, 0.25), ops={"lru": falls, "alru": falls})) == "reproduced"
+    rises = lambda t, r: 1e5 * r / t  # noqa: E731 - rises as θ drops
+    v = lru_alru_degrade(run((0.99, 0.5), (0.75, 0.25), ops={"lru": falls, "alru": rises}))
+    assert v == ("contradicted (throughput does not fall in 2 of 8 comparisons; alru readonly M/D=0.75: "
+                 "θ 0.5 150,000 vs θ 0.99 75,758 ops/s)")
+
+
+def test_shortage_and_effpaging() -> None:
+    assert kernel_win_shortage(run()) == ("not testable with these results: no cell at a memory shortage "
+                                          "(M/D ≤ 0.25); this run has M/D 0.5")
+    assert kernel_win_shortage(run(ratios=(0.25,), ops={"effpaging": 200e3})) == "reproduced"
+    assert kernel_win_shortage(run(ratios=(0.5, 0.25))) == (
+        "contradicted (holds in 0 of 1 slices; readonly θ=0.99 M/D=0.25: best kernel effpaging 40,000 ops/s "
+        "≤ best user-space alru 110,000 ops/s)")
+    assert effpaging_beats_ospaging(run()) == "reproduced"
+    assert effpaging_beats_ospaging(run(ops={"effpaging": 25e3})) == (
+        "contradicted (holds in 0 of 1 slices; readonly θ=0.99 M/D=0.5: throughput of effpaging 25,000 ops/s "
+        "≤ ospaging 30,000 ops/s)")
+
+
+def test_fig2_lz4_uvmm() -> None:
+    df = run()
+    assert vma_over_80(df).startswith("not testable with these results: needs Fig 2's per-access CPU cost")
+    assert "the rows lack tracking_method, instructions_overhead_pct" in alru_l1i_90(df)
+    fig2 = pd.DataFrame([{"tracking_method": "vma", "time_overhead_pct": 85.0, "l1i_overhead_pct": 5.0},
+                         {"tracking_method": "alru", "time_overhead_pct": 3.0, "l1i_overhead_pct": 60.0}])
+    fig2 = fig2.assign(instructions_overhead_pct=0.0, l1d_overhead_pct=0.0)
+    assert vma_over_80(fig2) == "reproduced"
+    assert alru_l1i_90(fig2) == "contradicted (ALRU's share of L1I misses 60.0 %)"
+    assert lz4_cuts_spill_io(df).startswith("not testable with these results: no cell ran with lz4 compression")
+    lz = pd.concat([df.assign(ac_compression="none", ac_bytes_written=1000),
+                    df.assign(ac_compression="lz4", ac_bytes_written=700)]).assign(ac_policy="lru", ac_tier="blocks")
+    assert lz4_cuts_spill_io(lz) == "reproduced"
+    assert lz4_cuts_spill_io(lz.assign(ac_bytes_written=lambda d: d["ac_bytes_written"].clip(lower=900))) == \
+        "contradicted (smallest cut 10.0 %)"
+    assert uvmm_best(df) == "not testable with these results: no cells of approach uvmm"
+    uv = pd.concat([df, df[df.approach == "lru"].assign(approach="uvmm", hits=990, disk_hits=10,
+                                                         throughput_ops_s=500e3)])
+    assert uvmm_best(uv) == "reproduced"
+    assert uvmm_best(uv.assign(throughput_ops_s=lambda d: d["throughput_ops_s"].where(d.approach != "uvmm", 1.0))) \
+        .startswith("contradicted (1 slice/metric(s) not best; readonly θ=0.99 M/D=0.5: throughput_ops_s of alru")
+
+
+def test_seed000() -> None:
+    df = run().assign(ac_policy="lru", ac_tier="blocks", ac_merge="tuple", ac_block_size=1048576)
+    assert tuple_merge_beats_block(df) == ("not testable with these results: needs block-merge and tuple-merge cells "
+                                           "of the same policy and slice; merge settings in this run: tuple")
+    lru = df[df.approach == "lru"]
+    both = pd.concat([lru, lru.assign(ac_merge="block", throughput_ops_s=50e3)])
+    assert tuple_merge_beats_block(both) == "reproduced"
+    assert tuple_merge_beats_block(both.assign(throughput_ops_s=60e3)) == \
+        "contradicted (tuple/block throughput 1.00 at readonly θ=0.99 M/D=0.5)"
+    assert larger_blocks_lower(df) == ("not testable with these results: needs two block sizes for the same policy "
+                                       "and slice; block sizes here: 1048576 B")
+    sizes = pd.concat([lru.assign(ac_block_size=262144, throughput_ops_s=120e3), lru])
+    assert larger_blocks_lower(sizes) == "reproduced"
+    assert larger_blocks_lower(sizes.assign(throughput_ops_s=1.0)).startswith("contradicted (largest/smallest block")
+    assert alru_sampling_near_baseline(run()) == (
+        "not testable with these results: needs alru-hstore and memcached cells with all data in memory (M/D ≥ 1); "
+        "this run has M/D 0.5")
+    fits = run(ratios=(1.0,))
+    fits = pd.concat([fits, fits[fits.approach == "lru"].assign(approach="alru-hstore", throughput_ops_s=850e3)])
+    assert alru_sampling_near_baseline(fits) == "reproduced"                 # 850k of 900k: 94 %
+    assert alru_sampling_near_baseline(fits.assign(throughput_ops_s=lambda d: d["throughput_ops_s"].where(
+        d.approach != "alru-hstore", 450e3))) == "contradicted (alru-hstore at 50 % of memcached's throughput, " \
+                                                  "readonly θ=0.99 M/D=1)"
+
+
+def test_check_claims() -> None:
+    v = check_claims(run())
+    assert len(v) == len(CLAIMS) == 12 and list(v.columns) == ["source", "claim", "verdict", "figure"]
+    kinds = v["verdict"].map(verdict_kind)
+    assert set(kinds) <= {"reproduced", "contradicted", "not testable"}
+    assert (kinds == "reproduced").sum() == 3           # kernel lower, logging highest, effpaging > ospaging
+    with pytest.raises(ResultsError, match="^results lack column\\(s\\) throughput_ops_s needed for the reproduction"):
+        check_claims(run().drop(columns=["throughput_ops_s"]))
+    with pytest.raises(ValueError, match="not a verdict"):
+        verdict_kind("maybe")

@@ -1,0 +1,52 @@
+"""analysis/run_notebooks.py: a failing notebook is named with its cell's error; a good run writes
+the executed notebook and its outputs (a report from a cells.csv-only run directory)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+pytest.importorskip("jupytext")
+pytest.importorskip("nbclient")
+
+RUNNER = Path(__file__).resolve().parents[1] / "run_notebooks.py"
+
+
+def runner(results: Path, out: Path, *names: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, str(RUNNER), "--results", str(results), "--out", str(out), *names],
+                          capture_output=True, text=True, timeout=300)
+
+
+def test_missing_results_fail_by_name(tmp_path: Path) -> None:
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    p = runner(empty, tmp_path / "nb", "tables")
+    assert p.returncode == 1
+    assert (f"notebook tables failed in cell 1 ('import pandas as pd'): ResultsError: {empty}: "
+            "no cells.parquet or cells.csv (is this a run directory of `acbench run`?)") in p.stderr
+    assert "run_notebooks: 1 notebook(s) failed: tables" in p.stderr
+    assert (tmp_path / "nb" / "tables.ipynb").is_file()       # kept, with the error, for inspection
+
+
+def test_unknown_notebook(tmp_path: Path) -> None:
+    p = runner(tmp_path, tmp_path / "nb", "fig99")
+    assert p.returncode == 1 and "run_notebooks: no notebook fig99 in" in p.stderr
+
+
+def test_report_from_csv(tmp_path: Path) -> None:
+    run = tmp_path / "run"
+    run.mkdir()
+    pd.DataFrame([{"approach": a, "workload": "readonly", "zipf_theta": 0.99, "mem_ratio": 0.5, "hits": h,
+                   "disk_hits": 1000 - h, "misses": 0, "throughput_ops_s": t, "status": "ok"}
+                  for a, h, t in (("lru", 850, 1e5), ("logging", 900, 2e4), ("ospaging", 800, 3e4))]
+                 ).to_csv(run / "cells.csv", index=False)
+    p = runner(run, tmp_path / "nb", "report")
+    assert p.returncode == 0, p.stderr
+    assert "notebook report: ok" in p.stdout
+    report = (tmp_path / "nb" / "figures" / "report.md").read_text()
+    assert "| Logging has the highest hit rate | reproduced |" in report
+    assert "no cells of approach uvmm" in report
+    assert (tmp_path / "nb" / "report.ipynb").stat().st_size > 1000

@@ -1,0 +1,84 @@
+"""acplot.runs (input/output of a notebook) and acplot.cells (per-slice means)."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from acplot import ResultsError
+from acplot.cells import approach_order, by_cell, hit_rates, slice_means
+from acplot.runs import describe_run, figures_dir, load_run, require
+
+
+def rows() -> pd.DataFrame:
+    return pd.DataFrame([
+        {"approach": "logging", "workload": "C", "zipf_theta": 0.99, "mem_ratio": 0.5, "hits": 60, "disk_hits": 40,
+         "misses": 0, "status": "ok"},
+        {"approach": "lru", "workload": "C", "zipf_theta": 0.99, "mem_ratio": 0.5, "hits": 80, "disk_hits": 20,
+         "misses": 0, "status": "ok"},
+        {"approach": "lru", "workload": "C", "zipf_theta": 0.99, "mem_ratio": 0.5, "hits": 70, "disk_hits": 30,
+         "misses": 0, "status": "ok"},
+        {"approach": "memcached", "workload": "C", "zipf_theta": 0.5, "mem_ratio": 0.5, "hits": 50, "disk_hits": 0,
+         "misses": 50, "status": "ok"},
+        {"approach": "lru", "workload": "C", "zipf_theta": 0.5, "mem_ratio": 0.5, "hits": 0, "disk_hits": 0,
+         "misses": 0, "status": "oom_killed"},
+    ])
+
+
+def test_load_run_parquet_csv_and_status(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    rows().to_csv(tmp_path / "cells.csv", index=False)
+    monkeypatch.setenv("ACBENCH_RESULTS", str(tmp_path))
+    df = load_run()
+    assert len(df) == 4 and set(df["status"]) == {"ok"}            # the oom_killed row is left out
+    rows().assign(hits=1).to_parquet(tmp_path / "cells.parquet")   # parquet wins over csv
+    assert (load_run(tmp_path)["hits"] == 1).all()
+    assert len(load_run(tmp_path / "cells.csv")) == 4
+
+
+def test_load_run_errors(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ACBENCH_RESULTS", raising=False)
+    with pytest.raises(ResultsError, match="^ACBENCH_RESULTS is not set"):
+        load_run()
+    with pytest.raises(ResultsError, match="no cells.parquet or cells.csv"):
+        load_run(tmp_path)
+    with pytest.raises(ResultsError, match="no such file or directory"):
+        load_run(tmp_path / "nope")
+    rows().head(0).to_csv(tmp_path / "cells.csv", index=False)
+    with pytest.raises(ResultsError, match="no rows with status ok"):
+        load_run(tmp_path)
+    with pytest.raises(ResultsError, match="^results lack column\\(s\\) x, y needed for Fig 9$"):
+        require(rows(), ["hits", "x", "y"], "Fig 9")
+
+
+def test_figures_dir(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("ACBENCH_FIGURES", raising=False)
+    with pytest.raises(ResultsError, match="^ACBENCH_FIGURES is not set"):
+        figures_dir()
+    monkeypatch.setenv("ACBENCH_FIGURES", str(tmp_path / "a" / "b"))
+    assert figures_dir() == tmp_path / "a" / "b" and (tmp_path / "a" / "b").is_dir()
+
+
+def test_hit_rates_and_slices() -> None:
+    df = rows()
+    df = df[df["status"] == "ok"]
+    assert hit_rates(df).tolist() == [0.6, 0.8, 0.7, 0.5]           # memcached's misses count as reads
+    with pytest.raises(ResultsError, match="rows with no reads have no hit rate: lru"):
+        hit_rates(rows())
+    t = slice_means(df.assign(hr=hit_rates(df)), "hr")
+    # harness order: memcached, lru, ..., logging; θ from high to low; repetitions averaged
+    assert list(t.columns) == ["memcached", "lru", "logging"]
+    assert t.index.tolist() == [("C", 0.99, 0.5), ("C", 0.5, 0.5)]
+    assert t.loc[("C", 0.99, 0.5), "lru"] == pytest.approx(0.75)
+    assert pd.isna(t.loc[("C", 0.99, 0.5), "memcached"])
+    b = by_cell(df.assign(hr=hit_rates(df)), "hr")
+    assert b.index.tolist() == [("C", "memcached"), ("C", "lru"), ("C", "logging")]
+    assert list(b.columns) == [(0.99, 0.5), (0.5, 0.5)]
+    assert b.loc[("C", "lru"), (0.99, 0.5)] == pytest.approx(0.75)
+    assert approach_order(["zz", "logging", "aa", "lru"]) == ["lru", "logging", "aa", "zz"]
+
+
+def test_describe_run() -> None:
+    d = describe_run(rows().assign(date=["2026-01-02", "2026-01-01", "2026-01-03", "2026-01-01", "x"]).head(4))
+    assert d["θ"] == "0.5, 0.99" and d["approaches"] == "logging, lru, memcached" and d["cells"] == "4"
+    assert d["date"] == "2026-01-01 .. 2026-01-03" and d["records"] == "–"
