@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import json
 import os
+import signal
 import subprocess
 import sys
 import time
@@ -58,8 +59,12 @@ class AcgRuns:
         self.backend = real_backend()
 
     def start(self, *args: str, name: str | None = None) -> subprocess.Popen:
+        # SIGINT at its default for acg and the command it runs: a suite started in the background
+        # by a shell without job control (make test from `cmd &`) inherits it ignored, so neither
+        # acg nor its command would ever see the SIGINT a test sends (60 s timeout)
         p = subprocess.Popen([str(ACG), *args], stdout=subprocess.PIPE,
-                             stderr=subprocess.PIPE, text=True)
+                             stderr=subprocess.PIPE, text=True,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
         self.procs.append(p)
         if name is not None and self.backend is not None:
             self.paths.append(self.backend.group_path(f"{name}.{p.pid}"))
