@@ -625,7 +625,7 @@ item *ac_item_find(const char *key, size_t nkey, uint32_t hv, bool do_update) {
         return it;
     enum ac_error err = AC_ERR_NONE;
     it = fetch(key, nkey, hv, do_update, &err);
-    if (it == NULL)
-        ac_answer_error(err);
+    /* served (a read-through may follow a refused allocation): no error stays */
+    ac_answer_error(it == NULL ? err : AC_ERR_NONE);
     return it;
 }
