@@ -60,6 +60,19 @@ def parse_size(text: str, option: str = "size") -> int:
     return value
 
 
+def size_vectors(path) -> list[tuple[str, str]]:
+    """The test vectors of docs/sizes.txt, for the tests of every implementation of the
+    grammar: (text, value or "error:REASON") per line; a line is `"TEXT"<TAB>EXPECT`, the
+    text taken literally between its quotes, `#` lines are comments."""
+    out = []
+    for line in open(path, encoding="utf-8").read().splitlines():
+        if line and not line.startswith("#"):
+            quoted, expect = line.split("\t")
+            if len(quoted) < 2 or quoted[0] != '"' or quoted[-1] != '"':
+                raise ValueError(f"{path}: not a vector line: {line!r}")
+            out.append((quoted[1:-1], expect))
+    return out
+
 def parse_memory(text: str, option: str = "--memory") -> int:
     """Parse a memory limit and insist on the 4 MiB minimum."""
     value = parse_size(text, option)

@@ -5,25 +5,14 @@ from pathlib import Path
 import pytest
 
 from acg_lib.errors import AcgError
-from acg_lib.units import SIZE_REASONS, SizeError, format_size, parse_memory, parse_size, validate_name
+from acg_lib.units import (SIZE_REASONS, SizeError, format_size, parse_memory, parse_size, size_vectors,
+                           validate_name)
 
 FORMS = ("a whole number of bytes (4096) or a number with a binary unit K, M, G or T "
          "(512M, 1G, 1.5G)")
 
 
-def _vectors():
-    """docs/sizes.txt: (text, value or "error:REASON") per line (the file's header says how)."""
-    out = []
-    path = Path(__file__).resolve().parents[2] / "docs" / "sizes.txt"
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line and not line.startswith("#"):
-            quoted, expect = line.split("\t")
-            assert len(quoted) >= 2 and quoted[0] == quoted[-1] == '"', line
-            out.append((quoted[1:-1], expect))
-    return out
-
-
-VECTORS = _vectors()
+VECTORS = size_vectors(Path(__file__).resolve().parents[2] / "docs" / "sizes.txt")
 
 
 def test_vectors_cover_the_grammar():

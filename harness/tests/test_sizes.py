@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from acbench import paths
+from acbench.cgroup import acg
 from acbench.units import UsageError, parse_capacities, parse_size, size_forms
 
 DETAIL = {"syntax": None, "fraction-of-a-byte": "a fraction of a byte",
@@ -15,19 +16,8 @@ DETAIL = {"syntax": None, "fraction-of-a-byte": "a fraction of a byte",
 FORMS = "a whole number of bytes (4096) or a number with a binary unit K, M, G or T (512M, 1G, 1.5G)"
 
 
-def _vectors() -> list[tuple[str, str]]:
-    """docs/sizes.txt: (text, value or "error:REASON") per line (the file's header says how)."""
-    out = []
-    path = Path(__file__).resolve().parents[2] / "docs" / "sizes.txt"
-    for line in path.read_text(encoding="utf-8").splitlines():
-        if line and not line.startswith("#"):
-            quoted, expect = line.split("\t")
-            assert len(quoted) >= 2 and quoted[0] == quoted[-1] == '"', line
-            out.append((quoted[1:-1], expect))
-    return out
-
-
-VECTORS = _vectors()
+# the vectors as acg reads them (acg_lib.units.size_vectors: the one reader of the file's format)
+VECTORS = acg().units.size_vectors(Path(__file__).resolve().parents[2] / "docs" / "sizes.txt")
 
 
 def test_same_repository() -> None:
