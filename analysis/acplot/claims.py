@@ -40,6 +40,7 @@ class Claim:
     text: str
     figure: str          # the figure (file stem) that shows it
     check: Callable[[pd.DataFrame], str]
+    data: str = "cells"  # what check reads: the run's cells, or "fig2": the table of `acbench fig2`
 
 
 def _slice_name(key: tuple) -> str:
@@ -160,24 +161,40 @@ def effpaging_beats_ospaging(df: pd.DataFrame) -> str:
     return _pairwise(df, "throughput_ops_s", ("effpaging",), ("ospaging",), "throughput", "{:,.0f} ops/s")
 
 
-def _fig2(df: pd.DataFrame, method: str, column: str, low: float, high: float, what: str) -> str:
+def _fig2(df: pd.DataFrame, method: str, column: str) -> float | str:
+    """The method's value of column in the Fig 2 table, or the not-testable verdict."""
     missing = [c for c in FIG2 if c not in df.columns]
     if missing:
-        return not_testable(f"needs Fig 2's per-access CPU cost of each tracking method (acbench fig2: "
-                            f"instructions, L1I/L1D misses, time); the rows lack {', '.join(missing)}")
+        return not_testable(f"needs Fig 2's per-access CPU cost of each tracking method (the table of "
+                            f"`acbench fig2`, ACBENCH_FIG2); the rows lack {', '.join(missing)}")
     rows = df[df["tracking_method"] == method][column].dropna()
     if rows.empty:
         return not_testable(f"no Fig 2 row for tracking method {method!r}")
-    v = rows.mean()
-    return REPRODUCED if low <= v <= high else contradicted(f"{what} {v:.1f} %")
+    return float(rows.mean())
 
 
 def vma_over_80(df: pd.DataFrame) -> str:
-    return _fig2(df, "vma", "time_overhead_pct", 80, float("inf"), "VMA protection adds")
+    """Time per access measured natively (the fault's kernel part included)."""
+    v = _fig2(df, "vma", "time_overhead_pct")
+    if isinstance(v, str):
+        return v
+    return REPRODUCED if v > 80 else contradicted(f"VMA protection adds {v:.1f} % time per access")
 
 
 def alru_l1i_90(df: pd.DataFrame) -> str:
-    return _fig2(df, "alru", "l1i_overhead_pct", 80, 100, "ALRU's share of L1I misses")
+    """The paper puts it down to the timer's context switches: kernel code, which a user-space cache
+    simulator (callgrind, our source without hardware counters) does not see."""
+    v = _fig2(df, "alru", "l1i_overhead_pct")
+    if isinstance(v, str):
+        return v
+    if 80 <= v <= 100:
+        return REPRODUCED
+    source = str(df["counter_source"].iloc[0]) if "counter_source" in df.columns else ""
+    if "callgrind" in source:
+        return not_testable(f"ALRU adds {v:.1f} % L1I misses in user space; the misses the paper attributes to "
+                            f"the timer's context switches are the kernel's, which callgrind's cache simulation "
+                            f"does not see (no hardware counters here)")
+    return contradicted(f"ALRU's share of L1I misses {v:.1f} %")
 
 
 def lz4_cuts_spill_io(df: pd.DataFrame) -> str:
@@ -270,8 +287,8 @@ CLAIMS = (
     Claim("002 §IV-F, Fig 4", "Under memory shortage (M/D 1/4) kernel approaches win on throughput", "fig4",
           kernel_win_shortage),
     Claim("002 §IV-F, Fig 4", "Efficient OS paging beats OS paging (throughput)", "fig4", effpaging_beats_ospaging),
-    Claim("002 §IV-B, Fig 2", "VMA protection tracking costs > 80 %", "fig2", vma_over_80),
-    Claim("002 §IV-B, Fig 2", "ALRU accounts for ~90 % of L1I misses", "fig2", alru_l1i_90),
+    Claim("002 §IV-B, Fig 2", "VMA protection tracking costs > 80 %", "fig2", vma_over_80, "fig2"),
+    Claim("002 §IV-B, Fig 2", "ALRU accounts for ~90 % of L1I misses", "fig2", alru_l1i_90, "fig2"),
     Claim("002 §IV-E", "lz4 cuts spill I/O by > 20 %", "fig4", lz4_cuts_spill_io),
     Claim("002 §VI", "UVMM is best overall (hit rate and throughput)", "fig3-hitrate, fig4", uvmm_best),
     Claim("000 §5.1", "Tuple merge beats block merge (throughput)", "", tuple_merge_beats_block),
@@ -282,11 +299,14 @@ CLAIMS = (
 REQUIRED = ("approach", *SLICE, "hits", "disk_hits", "throughput_ops_s")
 
 
-def check_claims(df: pd.DataFrame) -> pd.DataFrame:
-    """One row per claim: source, claim, verdict, figure."""
+def check_claims(df: pd.DataFrame, fig2: pd.DataFrame | None = None) -> pd.DataFrame:
+    """One row per claim: source, claim, verdict, figure. fig2: the table of `acbench fig2` (None:
+    its claims are not testable)."""
     from acplot.runs import require
     require(df, REQUIRED, "the reproduction report")
-    rows = [{"source": c.source, "claim": c.text, "verdict": c.check(df), "figure": c.figure} for c in CLAIMS]
+    f2 = fig2 if fig2 is not None else pd.DataFrame()
+    rows = [{"source": c.source, "claim": c.text, "verdict": c.check(f2 if c.data == "fig2" else df),
+             "figure": c.figure} for c in CLAIMS]
     return pd.DataFrame(rows)
 
 

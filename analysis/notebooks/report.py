@@ -14,22 +14,32 @@
 # Every claim listed in issue 16, with a verdict computed from the run in `ACBENCH_RESULTS`:
 # **reproduced**, **contradicted** (with our numbers) or **not testable with these results**
 # (with what is missing). The checks and their definitions are in `analysis/acplot/claims.py`
-# (a claim holds when it holds in every workload × θ × M/D slice of the run). Writes report.md
-# and report.csv to `ACBENCH_FIGURES`; the figures named there come from the fig3 and fig4
-# notebooks of the same execution.
+# (a claim holds when it holds in every workload × θ × M/D slice of the run); Fig 2's claims are
+# checked against the table of `acbench fig2` (`ACBENCH_FIG2`, else the committed
+# experiments/results/fig2/fig2.csv). Writes report.md and report.csv to `ACBENCH_FIGURES`; the
+# figures named there come from the fig2, fig3 and fig4 notebooks of the same execution.
 
 # %%
 import pandas as pd
 from IPython.display import Image, Markdown, display
 
 from acplot.claims import PAPER, check_claims, verdict_kind
+from acplot.fig2 import fig2_path, load_fig2
 from acplot.runs import describe_run, figures_dir, load_run
 
 df = load_run()
 out = figures_dir()
 run = describe_run(df)
-verdicts = check_claims(df)
+f2 = fig2_path()
+verdicts = check_claims(df, load_fig2(f2) if f2 is not None else None)
 verdicts.to_csv(out / "report.csv", index=False)
+
+
+def figures_of(stem: str) -> list:
+    """The PNGs a figure stem names: STEM.png (fig2) or STEM-<workload>.png (fig3, fig4)."""
+    return sorted([*out.glob(f"{stem}.png"), *out.glob(f"{stem}-*.png")])
+
+
 pd.Series(run, name="run")
 
 # %%
@@ -42,7 +52,7 @@ lines = ["# Reproduction report", "",
          "Approaches of the paper: " + ", ".join(f"{v} = `{k}`" for k, v in PAPER.items()), "",
          "| source | claim | verdict | figure |", "|---|---|---|---|"]
 for r in verdicts.itertuples():
-    files = sorted(p.name for stem in r.figure.split(", ") if stem for p in out.glob(f"{stem}-*.png"))
+    files = sorted(p.name for stem in r.figure.split(", ") if stem for p in figures_of(stem))
     shown = ", ".join(f"[{f}]({f})" for f in files) or "–"
     lines.append(f"| {r.source} | {r.claim} | {r.verdict} | {shown} |")
 lines += ["", ", ".join(f"{n} {k}" for k, n in counts.items())]
@@ -55,6 +65,6 @@ display(Markdown(report))
 
 # %%
 for stem in sorted({s for f in verdicts["figure"] for s in f.split(", ") if s}):
-    for p in sorted(out.glob(f"{stem}-*.png")):
+    for p in figures_of(stem):
         display(Markdown(f"**{p.name}**"))
         display(Image(filename=str(p)))

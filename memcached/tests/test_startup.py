@@ -5,6 +5,7 @@ removed at exit."""
 from __future__ import annotations
 
 import os
+import re
 import socket
 import stat
 import subprocess
@@ -19,11 +20,11 @@ from mc_helpers import BIN, free_port
 # tier's own table (the classifier's once, under logging)
 OPTIONS = ("ac_policy, ac_tier, ac_os_backing, ac_spill_dir, ac_alloc_wait, ac_borrow_pages, ac_driver, "
            "ac_driver_out, ac_driver_set, ac_lru_sample, ac_alru_bits, ac_alru_samples, ac_alru_resolution, "
-           "ac_log_charge, ac_log_sample, ac_log_alpha, ac_log_round, ac_log_slice, ac_log_keys, ac_log_hot_fill, "
-           "ac_eff_memory, ac_eff_madv_cold, ac_block_size, ac_merge, ac_compact_fill, ac_evicted_max, "
-           "ac_bloom_keys")
+           "ac_alru_clock, ac_log_charge, ac_log_sample, ac_log_alpha, ac_log_round, ac_log_slice, ac_log_keys, "
+           "ac_log_hot_fill, ac_eff_memory, ac_eff_madv_cold, ac_vma_reset, ac_vma_granule, ac_vma_samples, "
+           "ac_block_size, ac_merge, ac_compact_fill, ac_evicted_max, ac_bloom_keys")
 OWNERS = ["the core", "policy lru", "policy alru", "policy logging", "the classifier of logging and effpaging",
-          "policy effpaging", "tier blocks", "tier tuples"]
+          "policy effpaging", "policy vma", "tier blocks", "tier tuples"]
 
 
 def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> str:
@@ -35,7 +36,7 @@ def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> s
 
 
 @pytest.mark.parametrize("ac,message", [
-    ("ac_policy=x", 'memcached-ac: unknown ac_policy "x"; valid policies: none, lru, alru, logging, effpaging, ospaging'),
+    ("ac_policy=x", 'memcached-ac: unknown ac_policy "x"; valid policies: none, lru, alru, logging, effpaging, vma, ospaging'),
     ("ac_tier=disk", 'memcached-ac: unknown ac_tier "disk"; valid tiers: none, blocks, tuples, swap, mmapfile'),
     # pairs that cannot work: refused at start, with the tiers the policy works over
     ("ac_policy=lru,ac_tier=swap",
@@ -52,6 +53,21 @@ def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> s
      "memcached-ac: ac_policy=effpaging cannot work over ac_tier=tuples; valid tiers for policy effpaging: swap"),
     ("ac_policy=ospaging,ac_tier=blocks",
      "memcached-ac: ac_policy=ospaging cannot work over ac_tier=blocks; valid tiers for policy none: none, swap, mmapfile"),
+    ("ac_policy=vma,ac_tier=swap",
+     "memcached-ac: ac_policy=vma cannot work over ac_tier=swap; valid tiers for policy vma: blocks, tuples"),
+    # vma protects the slab memory: a socket touching it would get EFAULT
+    ("ac_policy=vma", "memcached-ac: ac_policy=vma protects the slab memory (PROT_NONE) to see accesses, and the"
+                      " kernel cannot read or write protected pages for a socket (EFAULT): it runs only with the"
+                      " in-process driver (-o ac_driver=FILE)"),
+    ("ac_policy=vma,ac_vma_reset=100us", 'memcached-ac: ac_vma_reset must be a duration from 1ms to 3600s with a'
+                                         ' unit s or ms (the paper: 1s), got "100us"'),
+    ("ac_policy=vma,ac_vma_granule=2k", 'memcached-ac: ac_vma_granule must be a size from 4K to 1G (a multiple of'
+                                        ' the page size, e.g. 64K), got "2k"'),
+    ("ac_policy=vma,ac_vma_samples=0", 'memcached-ac: ac_vma_samples must be an integer from 1 to 64, got "0"'),
+    ("ac_policy=alru,ac_alru_clock=tick",
+     'memcached-ac: ac_alru_clock must be "auto" (a timer for a resolution of 1ms or more, else per access (Redis'
+     ' LRU_CLOCK)), "timer" (a thread advances it every resolution (the paper\'s 1us timer)) or "access"'
+     ' (CLOCK_MONOTONIC read on every access), got "tick"'),
     ("ac_foo=1", f'memcached-ac: unknown option "ac_foo"; valid anti-caching options: {OPTIONS}'),
     ("ac_policy=lru,ac_bar", f'memcached-ac: unknown option "ac_bar"; valid anti-caching options: {OPTIONS}'),
     ("ac_block_size=1", 'memcached-ac: ac_block_size must be a size from 4K to 64M (e.g. 1M), got "1"'),
@@ -106,7 +122,7 @@ def test_bad_option(ac, message):
     assert run_expect_failure(ac) == message + "\n"
 
 
-POLICIES = ("none", "lru", "alru", "logging", "effpaging", "ospaging")
+POLICIES = ("none", "lru", "alru", "logging", "effpaging", "vma", "ospaging")
 TIERS = ("none", "blocks", "tuples", "swap", "mmapfile")
 
 
@@ -182,6 +198,29 @@ def test_book_keeping_larger_than_half_of_memory(tmp_path):
     err = run_expect_failure(f"ac_policy=lru,ac_spill_dir={tmp_path}/s,ac_block_size=9M")
     assert err == ("memcached-ac: the book-keeping of ac_policy=lru (0 bytes) and ac_tier=blocks (9437184 bytes)"
                    " exceeds half of -m (16777216 bytes); raise -m or lower ac_block_size\n"), err
+    assert not (tmp_path / "s").exists()
+
+
+WORKLOADC = Path(__file__).resolve().parents[2] / "experiments" / "workloads" / "workloadc"
+
+
+def test_vma_granule_refusals_name_what_fits(tmp_path):
+    """vma (in-process driver): a granule that is no page multiple, and more granules than
+    vm.max_map_count leaves room for, are refused before anything is mapped or created."""
+    drv = f"ac_driver={WORKLOADC},ac_spill_dir={tmp_path}/s"
+    err = run_expect_failure(f"ac_policy=vma,ac_vma_granule=6k,{drv}")
+    assert err == "memcached-ac: ac_vma_granule must be a multiple of the page size (4096 bytes), got 6144 bytes\n"
+    maps = int(Path("/proc/sys/vm/max_map_count").read_text())
+    mem = 8 * maps // 1024                  # MB: about twice as many 4 KiB granules as the map count
+    err = run_expect_failure(f"ac_policy=vma,{drv}", mem=mem)
+    m = re.fullmatch(r"memcached-ac: ac_policy=vma: the slab memory \((\d+) bytes\) is (\d+) granules of 4096 "
+                     r"bytes, each of which can become a mapping of its own: more than vm.max_map_count "
+                     rf"\({maps}\) less 4096 for the rest of the process; set ac_vma_granule to (\d+) or more, "
+                     r"or raise vm.max_map_count\n", err)
+    assert m, err
+    size, granules, need = (int(x) for x in m.groups())
+    assert granules == size // 4096 and granules > maps - 4096
+    assert need % 4096 == 0 and -(-size // need) <= maps - 4096 < -(-size // (need - 4096))
     assert not (tmp_path / "s").exists()
 
 

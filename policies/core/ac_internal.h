@@ -67,10 +67,6 @@ void *ac_grab_item(item *it, unsigned int clsid, uint32_t *hvp);
 static inline bool ac_tier_spills(void) {
     return ac.tier->put != NULL;
 }
-/* ac_core.c, kernel tiers: the slab memory, len bytes, mapped by the tier
- * (once; later calls return the same); random: MADV_RANDOM on it (policy
- * none: OS paging; effpaging maps without). NULL after printing why. */
-void *ac_slab_memory(size_t len, bool random);
 /* ac_options.c: -1 after printing why when an option was given for a
  * component other than p, t and the core (it would have no effect). */
 int ac_options_check_used(const struct ac_policy_ops *p, const struct ac_tier_ops *t);

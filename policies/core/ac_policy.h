@@ -37,7 +37,7 @@ struct ac_policy_ops {
 };
 
 extern const struct ac_policy_ops ac_policy_none, ac_policy_lru, ac_policy_alru, ac_policy_logging,
-    ac_policy_effpaging;
+    ac_policy_effpaging, ac_policy_vma;
 
 /* ac_room.c: the page epoch. A policy that keeps item pointers as hints
  * beyond the spill lock (alru's pools, logging's victim lists) notes it when
@@ -47,5 +47,19 @@ unsigned ac_page_epoch(void);
 
 /* alru: replaces the clock source (before init; for tests with a scripted clock) */
 void ac_alru_set_clock(uint32_t (*now)(void));
+
+/* ac_core.c: the slab memory in one mapping of len bytes (once; later calls
+ * return the same): a kernel tier's (random: MADV_RANDOM on it; policy none:
+ * OS paging; effpaging maps without), else an anonymous one (policy vma over a
+ * spilling tier). NULL after printing why. */
+void *ac_slab_memory(size_t len, bool random);
+/* ac_core.c: what the slab allocator gets of -m (after the book-keeping
+ * charged at start), and whether the in-process driver is the only client (no
+ * socket: every access to item memory is the process's own). */
+size_t ac_slab_limit(void);
+bool ac_in_process(void);
+
+/* vma: starts a new epoch now, as its reset thread does every ac_vma_reset (tests) */
+void ac_vma_reset_now(void);
 
 #endif

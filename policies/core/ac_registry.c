@@ -11,6 +11,7 @@
 
 static const struct ac_policy_ops *const policies[] = {
     &ac_policy_none, &ac_policy_lru, &ac_policy_alru, &ac_policy_logging, &ac_policy_effpaging,
+    &ac_policy_vma,
 };
 
 static const char *const no_files[] = { NULL };

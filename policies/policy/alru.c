@@ -6,9 +6,12 @@
  *   LRU_BITS, down to the paper's 22) in the spare bytes of memcached's item
  *   header (the 6 padding bytes after nkey): no list links are used.
  * - The clock counts ac_alru_resolution units (Redis: LRU_CLOCK_RESOLUTION
- *   1000 ms; the paper: 1 us) modulo 2^bits. As in Redis's LRU_CLOCK(), a
- *   resolution of 1 ms or more is served from a value a timer thread advances;
- *   a finer one is read from CLOCK_MONOTONIC on every access.
+ *   1000 ms; the paper: 1 us) modulo 2^bits. ac_alru_clock says where an
+ *   access reads it: "timer", a value a timer thread advances every
+ *   resolution (the paper's setting, §IV-B-2: a 1 us timer, so that no
+ *   access pays for reading the time); "access", CLOCK_MONOTONIC read on
+ *   every access; "auto" (default), as Redis's LRU_CLOCK(): the timer for a
+ *   resolution of 1 ms or more, the clock per access below.
  * - An insert or an access stores the current clock in the item.
  * - Eviction (Redis evictionPoolPopulate / performEvictions): each victim
  *   takes ac_alru_samples random items of the slab class (Redis
@@ -29,6 +32,7 @@
 #include "victim_checks.h"
 #include <stddef.h>
 #include <string.h>
+#include <sys/prctl.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -57,7 +61,7 @@ static uint32_t clock_max;                /* 2^bits - 1 */
 static uint64_t resolution_ns = 1000000000ULL;
 static volatile uint32_t cached_clock;
 static uint32_t (*clock_source)(void);
-static uint64_t stat_samples, stat_skipped, stat_victims, stat_stale;
+static uint64_t stat_samples, stat_skipped, stat_victims, stat_stale, stat_ticks;
 
 static uint32_t clock_direct(void) {
     struct timespec ts;
@@ -73,9 +77,13 @@ static uint32_t clock_cached(void) {
 static void *timer_main(void *arg) {
     (void)arg;
     struct timespec step = { (time_t)(resolution_ns / 1000000000ULL), (long)(resolution_ns % 1000000000ULL) };
+    /* the kernel's default timer slack (50 us) would stretch a 1 us tick */
+    if (resolution_ns < 1000000ULL)
+        prctl(PR_SET_TIMERSLACK, 1UL, 0UL, 0UL, 0UL);
     for (;;) {
         nanosleep(&step, NULL);
         cached_clock = clock_direct();
+        __atomic_add_fetch(&stat_ticks, 1, __ATOMIC_RELAXED);
     }
     return NULL;
 }
@@ -101,10 +109,13 @@ static uint32_t idle_of(uint32_t now, uint32_t c) {
     return now >= c ? now - c : (clock_max - c) + now;
 }
 
+enum { CLOCK_AUTO, CLOCK_TIMER, CLOCK_ACCESS };
+
 struct alru_options {
     unsigned bits;                    /* ac_alru_bits */
     unsigned samples;                 /* ac_alru_samples */
     uint64_t resolution_ns;           /* ac_alru_resolution */
+    unsigned clock;                   /* ac_alru_clock: CLOCK_* */
 };
 static struct alru_options opt;
 
@@ -119,7 +130,7 @@ static int alru_init(void) {
     }
     if (clock_source == NULL) {
         cached_clock = clock_direct();
-        if (resolution_ns >= 1000000ULL) {
+        if (opt.clock == CLOCK_TIMER || (opt.clock == CLOCK_AUTO && resolution_ns >= 1000000ULL)) {
             pthread_t timer;
             if (pthread_create(&timer, NULL, timer_main, NULL) != 0) {
                 fprintf(stderr, "memcached-ac: alru: cannot start the clock thread\n");
@@ -249,6 +260,9 @@ static void alru_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("alru_samples", "%u", samples);
     APPEND_STAT("alru_resolution_ns", "%llu", (unsigned long long)resolution_ns);
     APPEND_STAT("alru_clock", "%u", clock_source != NULL ? clock_source() & clock_max : 0);
+    APPEND_STAT("alru_clock_source", "%s", clock_source == clock_cached ? "timer"
+                : clock_source == clock_direct ? "access" : "other");
+    APPEND_STAT("alru_timer_ticks", "%llu", (unsigned long long)__atomic_load_n(&stat_ticks, __ATOMIC_RELAXED));
     APPEND_STAT("alru_sampled", "%llu", (unsigned long long)__atomic_load_n(&stat_samples, __ATOMIC_RELAXED));
     APPEND_STAT("alru_sample_skipped", "%llu", (unsigned long long)__atomic_load_n(&stat_skipped, __ATOMIC_RELAXED));
     APPEND_STAT("alru_victims", "%llu", (unsigned long long)__atomic_load_n(&stat_victims, __ATOMIC_RELAXED));
@@ -256,6 +270,13 @@ static void alru_stats(ADD_STAT add_stats, void *c) {
 }
 
 static const char *const alru_tiers[] = { "blocks", "tuples", NULL };
+
+static const struct ac_word clock_words[] = {
+    { "auto", "a timer for a resolution of 1ms or more, else per access (Redis LRU_CLOCK)", CLOCK_AUTO, NULL },
+    { "timer", "a thread advances it every resolution (the paper's 1us timer)", CLOCK_TIMER, NULL },
+    { "access", "CLOCK_MONOTONIC read on every access", CLOCK_ACCESS, NULL },
+    { NULL, NULL, 0, NULL },
+};
 
 static const struct ac_opt alru_opts[] = {
     { .key = "ac_alru_bits", .type = AC_T_COUNT, AC_FIELD(struct alru_options, bits), .min = 22, .max = 24,
@@ -271,6 +292,9 @@ static const struct ac_opt alru_opts[] = {
       .note = "(e.g. 1s as Redis, 1us as the paper)",
       .def = "1s", .def_is_value = true,                  /* Redis LRU_CLOCK_RESOLUTION */
       .help = "clock tick (1s as Redis, 1us as the paper)" },
+    { .key = "ac_alru_clock", .type = AC_T_ENUM, AC_FIELD(struct alru_options, clock),
+      .words = clock_words, .def = "auto", .def_is_value = true,
+      .help = "where an access reads the clock: auto, timer or access" },
 };
 static const struct ac_opt_table alru_options = AC_OPT_TABLE("policy alru", alru_opts, &opt);
 
