@@ -28,15 +28,18 @@ KERNEL_TIERS = ("swap", "mmapfile")
 
 # Table II: the paper's method for each policy (a policy "none" over a kernel tier: the page table)
 TRACKING_METHOD = {"lru": "LRU", "alru": "ALRU", "logging": "Access Trace Logging",
-                   "effpaging": "Access Trace Logging", "none": "Page Table"}
+                   "effpaging": "Access Trace Logging", "none": "Page Table", "vma": "VMA Protection"}
+VMA_STRUCT = 176         # bytes of the kernel's vm_area_struct (the paper's Table II)
 # Table III: the paper's method for each tier
 BOOKKEEPING_METHOD = {"blocks": "Index with Evicted Table", "tuples": "Bloom Filter", "swap": "Page Table",
                       "mmapfile": "Page Table"}
 
 
-def paper_tracking_ratio(method: str, size: float, log_buffer: float, records: float) -> float:
+def paper_tracking_ratio(method: str, size: float, log_buffer: float, records: float,
+                         granule: float = PAGE) -> float:
     """Table II at item size `size`: LRU 8/(8+S) (two 4-byte offsets), ALRU (22/8)/(22/8+S),
-    logging C/(C + count × S) with C the log buffer, page table < 8/(8+4096) (an upper bound)."""
+    logging C/(C + count × S) with C the log buffer, page table < 8/(8+4096), VMA protection
+    < 176/(176 + Size_vma) with Size_vma our granule (both upper bounds)."""
     if method == "LRU":
         return 8 / (8 + size)
     if method == "ALRU":
@@ -45,6 +48,8 @@ def paper_tracking_ratio(method: str, size: float, log_buffer: float, records: f
         return log_buffer / (log_buffer + records * size)
     if method == "Page Table":
         return 8 / (8 + PAGE)
+    if method == "VMA Protection":
+        return VMA_STRUCT / (VMA_STRUCT + granule)
     raise ResultsError(f"no Table II formula for {method!r}")
 
 
@@ -101,9 +106,12 @@ def overhead_cells(df: pd.DataFrame) -> pd.DataFrame:
     out["tracking_ratio"] = tracking / (tracking + resident * size)
     out["bookkeeping_ratio"] = (book / (book + stubs * size)).where(stubs > 0)
     out["paper_tracking"] = d["ac_policy"].map(TRACKING_METHOD)
+    granule = (d["ac_vma_granule_bytes"].fillna(PAGE) if "ac_vma_granule_bytes" in d.columns
+               else pd.Series(PAGE, index=d.index)).astype(float)
     out["paper_tracking_ratio"] = [
-        paper_tracking_ratio(m, s, c, n) for m, s, c, n in
-        zip(out["paper_tracking"], size, d["ac_log_ring_bytes"].fillna(0), d["p_recordcount"].astype(float))]
+        paper_tracking_ratio(m, s, c, n, g) for m, s, c, n, g in
+        zip(out["paper_tracking"], size, d["ac_log_ring_bytes"].fillna(0), d["p_recordcount"].astype(float),
+            granule)]
     out["paper_bookkeeping"] = d["ac_tier"].map(BOOKKEEPING_METHOD)
     out["paper_bookkeeping_ratio"] = [paper_bookkeeping_ratio(m, s) for m, s in zip(out["paper_bookkeeping"], size)]
     return out.reset_index(drop=True)

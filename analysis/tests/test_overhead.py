@@ -71,10 +71,21 @@ def test_summary_means_and_percent() -> None:
 def test_formulas() -> None:
     assert paper_tracking_ratio("ALRU", 1000, 0, 0) == pytest.approx(2.75 / 1002.75)
     assert paper_tracking_ratio("Page Table", 1000, 0, 0) == pytest.approx(8 / 4104)
+    # VMA protection: one 176-byte vm_area_struct per granule at most (4 KiB unless given)
+    assert paper_tracking_ratio("VMA Protection", 1000, 0, 0) == pytest.approx(176 / 4272)
+    assert paper_tracking_ratio("VMA Protection", 1000, 0, 0, 65536) == pytest.approx(176 / 65712)
     with pytest.raises(ResultsError, match="no Table II formula for 'VMA'"):
         paper_tracking_ratio("VMA", 1000, 0, 0)
     with pytest.raises(ResultsError, match="no Table III formula"):
         paper_bookkeeping_ratio("x", 1000)
+
+
+def test_vma_cell_uses_its_granule() -> None:
+    vma = rows().head(1).assign(approach="vma", ac_policy="vma", ac_vma_granule_bytes=16384,
+                                ac_metadata_bytes=4 * 100 + 20000 + 65536)
+    c = overhead_cells(pd.concat([rows(), vma])).set_index("approach").loc["vma"]
+    assert c["paper_tracking"] == "VMA Protection" and c["tracking_bytes"] == 400
+    assert c["paper_tracking_ratio"] == pytest.approx(176 / (176 + 16384))
 
 
 def test_errors() -> None:

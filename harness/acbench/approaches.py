@@ -14,7 +14,8 @@ so the CI baseline checks them exactly; `fills_limit` that its item pages take w
 cgroup limit leaves (ospaging, ospaging-file, effpaging's cold region), so its allowance is the
 calibrated overhead alone, without safety factor or floor (slack would be item memory beyond
 OPT's budget); `figures` that it is one of the paper's approaches (not a component pair of
-experiments/components.toml), which the figure specs run.
+experiments/components.toml), which the figure specs run; `in_process_only` that it cannot run
+in network mode (refused before any cell starts).
 """
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ class Approach:
     deterministic: bool = False      # with one driver thread its counts repeat exactly (no timing-dependent thread)
     fills_limit: bool = False        # item pages take whatever the cgroup limit leaves: allowance without slack
     figures: bool = True             # one of the paper's approaches (its figure specs run every one of these)
+    in_process_only: bool = False    # refused in network mode (policy vma: a socket would see EFAULT)
     about: str = ""
 
 
@@ -65,6 +67,12 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
                    " table lives beside -m)"),
     Approach("logging-blocks", "logging", {"ac_tier": "blocks"}, figures=False,
              about="Siberia's classification over H-Store's evicted table and blocks (reads of cold items stay cold)"),
+    # VMA protection tracking (seed 002 §IV-B): in-process mode only (a socket would see EFAULT)
+    Approach("vma", "vma", figures=False, in_process_only=True,
+             about="VMA protection tracking (mprotect + SIGSEGV, reset every 1 s), page-granular not-recently-used"
+                   " victims, over H-Store's blocks"),
+    Approach("vma-tuples", "vma", {"ac_tier": "tuples"}, figures=False, in_process_only=True,
+             about="VMA protection tracking over Siberia's cold store"),
     Approach("ospaging", "ospaging", {"ac_os_backing": "anon"}, pages=True, swap=True, spills=False,
              resident="budget", fills_limit=True, about="OS paging: no eviction, slab memory in one anonymous mapping, the kernel swaps"),
     Approach("ospaging-file", "ospaging", {"ac_os_backing": "file"}, pages=True, spills=False,

@@ -1,7 +1,8 @@
 """The `acbench` command line: one module per command, registered here."""
 import typer
 
-from acbench import check_env, cleanup_cmd, compare_cmd, fig2_cmd, opt_cmd, plot_cmd, report_cmd, run_cmd
+from acbench import (check_env, cleanup_cmd, compare_cmd, fig2_cmd, opt_cmd, plot_cmd, report_cmd, run_cmd,
+                     tables_cmd)
 
 app = typer.Typer(
     name="acbench",
@@ -27,3 +28,4 @@ compare_cmd.register(app)
 report_cmd.register(app)
 cleanup_cmd.register(app)
 fig2_cmd.register(app)
+tables_cmd.register(app)
