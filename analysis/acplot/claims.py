@@ -203,13 +203,18 @@ def lz4_cuts_spill_io(df: pd.DataFrame) -> str:
     missing = [c for c in need if c not in df.columns]
     if missing:
         return not_testable(f"no cell ran with lz4 compression (the rows lack {', '.join(missing)})")
-    keys = ["ac_policy", "ac_tier", *SLICE]
+    kinds = ["p_valuekind"] if "p_valuekind" in df.columns else []
+    keys = ["ac_policy", "ac_tier", *SLICE, *kinds]
     t = df.pivot_table(index=keys, columns="ac_compression", values="ac_bytes_written", aggfunc="mean")
     if "lz4" not in t.columns or "none" not in t.columns or t[["lz4", "none"]].dropna().empty:
         return not_testable("no cell pair with and without lz4 (same policy, tier, workload, θ, M/D)")
     pairs = t[["lz4", "none"]].dropna()
     cut = 1 - pairs["lz4"] / pairs["none"]
-    return REPRODUCED if (cut > 0.2).all() else contradicted(f"smallest cut {100 * cut.min():.1f} %")
+    if (cut > 0.2).all():
+        return REPRODUCED
+    worst = cut.idxmin()
+    where = f" ({worst[0]} over {worst[1]}, {worst[-1]} values)" if kinds else ""
+    return contradicted(f"smallest cut {100 * cut.min():.1f} %{where}")
 
 
 def uvmm_best(df: pd.DataFrame) -> str:

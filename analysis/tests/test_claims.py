@@ -87,6 +87,11 @@ def test_fig2_lz4_uvmm() -> None:
     assert lz4_cuts_spill_io(lz) == "reproduced"
     assert lz4_cuts_spill_io(lz.assign(ac_bytes_written=lambda d: d["ac_bytes_written"].clip(lower=900))) == \
         "contradicted (smallest cut 10.0 %)"
+    # values of two kinds are compared apart: text shrinks, YCSB's random characters do not
+    kinds = pd.concat([lz.assign(p_valuekind="text"),
+                       lz.assign(p_valuekind="ycsb", ac_bytes_written=1000)])
+    assert lz4_cuts_spill_io(kinds) == "contradicted (smallest cut 0.0 % (lru over blocks, ycsb values))"
+    assert lz4_cuts_spill_io(kinds[kinds.p_valuekind == "text"]) == "reproduced"
     assert uvmm_best(df) == "not testable with these results: no cells of approach uvmm"
     uv = pd.concat([df, df[df.approach == "lru"].assign(approach="uvmm", hits=990, disk_hits=10,
                                                          throughput_ops_s=500e3)])

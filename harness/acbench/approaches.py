@@ -67,6 +67,13 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
                    " table lives beside -m)"),
     Approach("logging-blocks", "logging", {"ac_tier": "blocks"}, figures=False,
              about="Siberia's classification over H-Store's evicted table and blocks (reads of cold items stay cold)"),
+    # compressed spilled records (seed 002 §IV-E: lz4 against spill I/O); experiments/compression.toml
+    Approach("lru-lz4", "lru", {"ac_compress": "lz4"}, deterministic=True, figures=False,
+             about="lru with each spilled value lz4-compressed (kept as is when it would not shrink)"),
+    Approach("lru-zstd", "lru", {"ac_compress": "zstd"}, deterministic=True, figures=False,
+             about="lru with each spilled value zstd-compressed (level 1)"),
+    Approach("logging-lz4", "logging", {"ac_compress": "lz4"}, figures=False,
+             about="logging with each spilled value lz4-compressed"),
     # VMA protection tracking (seed 002 §IV-B): in-process mode only (a socket would see EFAULT)
     Approach("vma", "vma", figures=False, in_process_only=True,
              about="VMA protection tracking (mprotect + SIGSEGV, reset every 1 s), page-granular not-recently-used"

@@ -327,13 +327,19 @@ class Raw:
 
 # ---------------------------------------------------------------- test data
 
-def value_for(rng: random.Random, key: str, version: int, size: int) -> bytes:
+def value_for(rng: random.Random, key: str, version: int, size: int, compressible: bool = False) -> bytes:
     """Deterministic bytes of exactly size bytes, starting with the key and version
-    (so a value served under the wrong key or from an older version is visible)."""
+    (so a value served under the wrong key or from an older version is visible).
+    compressible: the rest is made of 16 random 8-byte words (lz4 and zstd shrink it
+    about 2-3x); otherwise random bytes (no codec shrinks them)."""
     tag = f"<{key}#{version}>".encode()
     if size <= len(tag):
         return rng.randbytes(size)
-    return tag + rng.randbytes(size - len(tag))
+    n = size - len(tag)
+    if not compressible:
+        return tag + rng.randbytes(n)
+    words = [rng.randbytes(8) for _ in range(16)]
+    return tag + b"".join(rng.choices(words, k=n // 8 + 1))[:n]
 
 
 def log_uniform_size(rng: random.Random, lo: int = 1, hi: int = 500 * 1024) -> int:

@@ -64,8 +64,10 @@ class Run:
 
 class Workload:
     def __init__(self, srv, mem_mib: int, seed: int, total_factor: float = 4.0,
-                 max_size: int = 500 * 1024, min_old_ops: int = 1200, refresh_every: int = 150):
+                 max_size: int = 500 * 1024, min_old_ops: int = 1200, refresh_every: int = 150,
+                 compressible: bool = False):
         self.srv = srv
+        self.compressible = compressible
         self.cli = srv.client()
         self.rng = random.Random(seed)
         self.mem = mem_mib * MiB
@@ -107,7 +109,7 @@ class Workload:
         self.version[key] += 1
         if size is None:
             size = mixed_size(self.rng, self.max_size)
-        return value_for(self.rng, key, self.version[key], size)
+        return value_for(self.rng, key, self.version[key], size, self.compressible)
 
     def do_set(self, key: str, value: bytes | None = None, flags: int | None = None) -> None:
         value = self.new_value(key) if value is None else value
@@ -178,7 +180,7 @@ class Workload:
         op = "prepend" if prepend else "append"
         self.run.ops[op] += 1
         self.version[key] += 1
-        extra = value_for(self.rng, key, self.version[key], self.rng.randint(1, 3000))
+        extra = value_for(self.rng, key, self.version[key], self.rng.randint(1, 3000), self.compressible)
         old, flags = self.model[key]
         try:
             res = (self.cli.prepend if prepend else self.cli.append)(key, extra, noreply=False)
@@ -253,7 +255,7 @@ class Workload:
             k = self.fresh_key()
             self.version[k] += 1
             size = int(2000 ** self.rng.random())
-            batch[k] = (value_for(self.rng, k, self.version[k], size), self.rng.getrandbits(32))
+            batch[k] = (value_for(self.rng, k, self.version[k], size, self.compressible), self.rng.getrandbits(32))
         try:
             failed = self.cli.set_many(batch, noreply=False)
         except MemcacheServerError:

@@ -22,9 +22,9 @@ OPTIONS = ("ac_policy, ac_tier, ac_os_backing, ac_spill_dir, ac_alloc_wait, ac_b
            "ac_driver_out, ac_driver_set, ac_lru_sample, ac_alru_bits, ac_alru_samples, ac_alru_resolution, "
            "ac_alru_clock, ac_log_charge, ac_log_sample, ac_log_alpha, ac_log_round, ac_log_slice, ac_log_keys, "
            "ac_log_hot_fill, ac_eff_memory, ac_eff_madv_cold, ac_vma_reset, ac_vma_granule, ac_vma_samples, "
-           "ac_block_size, ac_merge, ac_compact_fill, ac_evicted_max, ac_bloom_keys")
+           "ac_block_size, ac_merge, ac_compact_fill, ac_evicted_max, ac_compress, ac_bloom_keys")
 OWNERS = ["the core", "policy lru", "policy alru", "policy logging", "the classifier of logging and effpaging",
-          "policy effpaging", "policy vma", "tier blocks", "tier tuples"]
+          "policy effpaging", "policy vma", "tier blocks", "spilled records (tiers blocks and tuples)", "tier tuples"]
 
 
 def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> str:
@@ -68,6 +68,12 @@ def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> s
      'memcached-ac: ac_alru_clock must be "auto" (a timer for a resolution of 1ms or more, else per access (Redis'
      ' LRU_CLOCK)), "timer" (a thread advances it every resolution (the paper\'s 1us timer)) or "access"'
      ' (CLOCK_MONOTONIC read on every access), got "tick"'),
+    ("ac_policy=lru,ac_compress=gzip",
+     'memcached-ac: ac_compress must be "none" (values stored as they are), "lz4" (liblz4, fast) or "zstd"'
+     ' (libzstd level 1, smaller), got "gzip"'),
+    ("ac_policy=ospaging,ac_compress=lz4",
+     "memcached-ac: ac_compress is an option of spilled records (tiers blocks and tuples); it has no effect with"
+     " ac_policy=none,ac_tier=swap (-o ac_help lists every option by component)"),
     ("ac_foo=1", f'memcached-ac: unknown option "ac_foo"; valid anti-caching options: {OPTIONS}'),
     ("ac_policy=lru,ac_bar", f'memcached-ac: unknown option "ac_bar"; valid anti-caching options: {OPTIONS}'),
     ("ac_block_size=1", 'memcached-ac: ac_block_size must be a size from 4K to 64M (e.g. 1M), got "1"'),

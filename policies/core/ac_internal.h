@@ -28,6 +28,8 @@ struct ac_counters {
     uint64_t read_through_items;   /* reads served from a record without memory for it */
     uint64_t spill_failures;       /* a spill that could not be done (table full, I/O) */
     uint64_t overwritten_unread;   /* spilled records a plain set dropped without reading */
+    /* ac_compress: value bytes offered to the codec, and as stored; records left as they were */
+    uint64_t compress_in_bytes, compress_out_bytes, compress_skipped;
     /* ac_room.c: allocations given up, by reason; the slow path's other events */
     uint64_t refused_items, refused_disk_full, refused_io_error, refused_table_full, refused_timeout;
     uint64_t alloc_room_taken;     /* spilled, but another request took the room: again */
@@ -53,6 +55,8 @@ extern struct ac_counters ac_cnt;
 /* ac_core.c, kernel-paged policies: a lookup begins (not in the in-process
  * driver's own window): notes this thread's major-fault count. */
 void ac_fault_mark(void);
+/* ac_spill.c: the codec spilled records use ("none", "lz4", "zstd"). */
+const char *ac_compression(void);
 /* ac_spill.c: marks the item this thread fetched last (for disk-hit counting). */
 bool ac_take_fetched(item *it);
 /* ac_spill.c: a key is linked into RAM: any spilled copy of it is stale. */

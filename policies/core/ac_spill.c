@@ -11,6 +11,7 @@
 #include "memcached.h"
 #include "ac_internal.h"
 #include "ac_chunk.h"
+#include "store/compress.h"
 #include "store/record.h"
 #include <errno.h>
 #include <stdlib.h>
@@ -19,7 +20,7 @@
 /* Per-thread scratch buffers: one for building records, one for reading them
  * (a fetch may spill while it holds the record it read). */
 struct scratch { char *p; size_t cap; };
-static __thread struct scratch spill_buf, fetch_buf;
+static __thread struct scratch spill_buf, fetch_buf, codec_buf, value_buf;
 static __thread item *tl_fetched;
 /* The error this thread's current request answers (ac_hooks.h: the one place
  * where an error crosses memcached's pointer-returning item API); inside the
@@ -87,6 +88,46 @@ static bool item_dead(item *it) {
     return (it->exptime != 0 && it->exptime <= current_time) || item_is_flushed(it);
 }
 
+/* The spilled records' own options (tiers blocks and tuples list this table). */
+struct record_options {
+    unsigned compress;               /* ac_compress: an AC_CODEC_* */
+};
+static struct record_options rec_opt;
+
+static const struct ac_word compress_words[] = {
+    { "none", "values stored as they are", AC_CODEC_NONE, NULL },
+    { "lz4", "liblz4, fast", AC_CODEC_LZ4, NULL },
+    { "zstd", "libzstd level 1, smaller", AC_CODEC_ZSTD, NULL },
+    { NULL, NULL, 0, NULL },
+};
+
+static const struct ac_opt record_opts[] = {
+    { .key = "ac_compress", .type = AC_T_ENUM, AC_FIELD(struct record_options, compress),
+      .words = compress_words, .def = "none", .def_is_value = true,
+      .help = "compress each spilled value (kept as is when it would not shrink)" },
+};
+const struct ac_opt_table ac_record_options = AC_OPT_TABLE("spilled records (tiers blocks and tuples)",
+                                                           record_opts, &rec_opt);
+
+const char *ac_compression(void) {
+    return ac_codec_name((int)rec_opt.compress);
+}
+
+/* Compresses the sealed record buf (*lenp bytes) in place when ac_compress asks. */
+static void compress_record(char *buf, size_t *lenp, size_t nbytes) {
+    int codec = (int)rec_opt.compress;
+    size_t cap = ac_compress_bound(codec, nbytes);
+    char *tmp = cap > 0 ? scratch_get(&codec_buf, cap) : NULL;
+    if (tmp == NULL)
+        return;                          /* stored as is: still a valid record */
+    size_t len = ac_record_compress(buf, *lenp, codec, tmp, cap);
+    AC_COUNT(compress_in_bytes, nbytes);
+    AC_COUNT(compress_out_bytes, nbytes - (*lenp - len));
+    if (len == *lenp)
+        AC_COUNT(compress_skipped, 1);
+    *lenp = len;
+}
+
 /* Builds the record of a resident item in this thread's spill buffer. */
 static char *item_to_record(item *it, size_t *lenp) {
     size_t len = ac_record_size(it->nkey, it->nbytes);
@@ -113,7 +154,19 @@ static char *item_to_record(item *it, size_t *lenp) {
     }
     ac_record_seal(buf, len);
     *lenp = len;
+    if (rec_opt.compress != AC_CODEC_NONE)
+        compress_record(buf, lenp, (size_t)it->nbytes);
     return buf;
+}
+
+/* Parses and verifies a record of len bytes and expands a compressed value
+ * into this thread's value buffer (r->value then points there). */
+static enum ac_record_status parse_record(const char *buf, size_t len, struct ac_record *r) {
+    enum ac_record_status st = ac_record_parse(buf, len, r);
+    if (st != AC_REC_OK || r->codec == AC_CODEC_NONE)
+        return st;
+    char *dst = scratch_get(&value_buf, r->nbytes);
+    return dst != NULL && ac_record_expand(r, dst) == 0 ? AC_REC_OK : AC_REC_CRC;
 }
 
 /* Copies n value bytes into a freshly allocated item, chunked or not. */
@@ -337,7 +390,7 @@ static void merge_block(uint32_t block) {
     size_t off = 0;
     while (off + AC_RECORD_HDR <= (size_t)len) {
         struct ac_record r;
-        if (ac_record_parse((char *)buf + off, (size_t)len - off, &r) != AC_REC_OK) {
+        if (parse_record((char *)buf + off, (size_t)len - off, &r) != AC_REC_OK) {
             AC_COUNT(checksum_errors, 1);
             break;
         }
@@ -498,7 +551,7 @@ static enum ac_error read_record(const struct ac_loc *loc, struct ac_record *r) 
         AC_COUNT(read_errors, 1);
         return AC_ERR_READ;
     }
-    if (ac_record_parse(buf, loc->len, r) != AC_REC_OK || r->len != loc->len) {
+    if (parse_record(buf, loc->len, r) != AC_REC_OK || r->len != loc->len) {
         AC_COUNT(checksum_errors, 1);
         return AC_ERR_CHECKSUM;
     }
@@ -525,7 +578,7 @@ static int record_of(const char *key, size_t nkey, uint64_t fp, struct ac_record
     for (int i = 0; i < n && i < 4; i++) {
         char *buf = scratch_get(&fetch_buf, locs[i].len);
         if (buf == NULL || ac.tier->read(&locs[i], buf) != 0
-                || ac_record_parse(buf, locs[i].len, r) != AC_REC_OK || r->len != locs[i].len)
+                || parse_record(buf, locs[i].len, r) != AC_REC_OK || r->len != locs[i].len)
             continue;
         if (r->nkey == nkey && memcmp(r->key, key, nkey) == 0) {
             *loc = locs[i];

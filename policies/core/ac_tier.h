@@ -31,6 +31,10 @@ struct ac_tier_stats {
     uint64_t io_errors;
 };
 
+/* ac_spill.c: the options of the records the core builds (ac_compress); a
+ * spilling tier lists this table in its .options. */
+extern const struct ac_opt_table ac_record_options;
+
 struct ac_tier_ops {
     const char *name;
     const char *summary;

@@ -265,6 +265,7 @@ int ac_tuple_put(struct ac_tuple_store *s, uint64_t fp, const void *rec, size_t 
         s->st.records++;
         s->st.live_bytes += len;
         s->st.puts++;
+        s->st.put_bytes += len;
     }
     pthread_mutex_unlock(&s->lock);
     return rc;

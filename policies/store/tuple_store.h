@@ -37,6 +37,7 @@ struct ac_tuple_stats {
     uint64_t index_slots;    /* slots of the on-disk index */
     uint64_t index_bytes;
     uint64_t puts, removes, gets, index_reads, index_writes, index_grows;
+    uint64_t put_bytes;      /* record bytes the puts wrote */
     uint64_t io_errors;
 };
 

@@ -1,11 +1,15 @@
-/* Unit tests of the spill store: record format and CRC-32C, block packing, one
- * write per block, reads back byte-exact, the lazy-compaction threshold, extent
- * reuse, oversized records, and checksum failures. */
+/* Unit tests of the spill store: record format and CRC-32C, compressed records
+ * (lz4, zstd: byte-exact back, incompressible values left as they are, damage
+ * caught), block packing, one write per block, reads back byte-exact, the
+ * lazy-compaction threshold, extent reuse, oversized records, and checksum
+ * failures. */
 #define _GNU_SOURCE
 #include "check.h"
 #include "../store/block_store.h"
+#include "../store/compress.h"
 #include "../store/crc32c.h"
 #include "../store/record.h"
+#include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
@@ -53,6 +57,68 @@ static void test_crc_and_record(void) {
     CHECK_EQ(caught, (int)len * 8);
     CHECK_EQ(ac_record_parse(buf, len - 1, &r), AC_REC_SHORT);
     CHECK_EQ(ac_record_parse(buf, 10, &r), AC_REC_SHORT);
+}
+
+/* A record of key "t" whose n-byte value is text (compressible) or pseudo-random bytes. */
+static size_t make_value_record(char *buf, char *val, size_t n, bool text) {
+    uint64_t x = 88172645463325252ULL;
+    for (size_t j = 0; j < n; j++) {
+        x ^= x << 13, x ^= x >> 7, x ^= x << 17;
+        val[j] = text ? "the quick brown fox jumps over the lazy dog "[j % 44] : (char)x;
+    }
+    struct ac_record r = { .len = (uint32_t)ac_record_size(1, n), .nbytes = (uint32_t)n, .time = 7, .cas = 99,
+                           .nkey = 1, .key = "t", .value = val };
+    ac_record_pack(buf, &r);
+    return r.len;
+}
+
+static void test_compressed_records(void) {
+    enum { N = 3000 };
+    static char buf[AC_RECORD_HDR + 1 + N], val[N], tmp[2 * N + 1024], out[N];
+    CHECK(ac_codec_name(AC_CODEC_ZSTD) != NULL && strcmp(ac_codec_name(AC_CODEC_LZ4), "lz4") == 0);
+    CHECK(ac_codec_name(AC_CODEC_MAX + 1) == NULL);
+    for (int codec = AC_CODEC_LZ4; codec <= AC_CODEC_ZSTD; codec++) {
+        CHECK(ac_compress_bound(codec, N) <= sizeof(tmp));
+        /* text: smaller, parses, expands byte-exact; the header keeps the value's own length */
+        size_t len = make_value_record(buf, val, N, true);
+        size_t clen = ac_record_compress(buf, len, codec, tmp, sizeof(tmp));
+        CHECK(clen < len / 4);
+        struct ac_record r;
+        CHECK_EQ(ac_record_parse(buf, clen, &r), AC_REC_OK);
+        CHECK_EQ(r.codec, codec);
+        CHECK_EQ(r.nbytes, N);
+        CHECK_EQ(r.stored, clen - AC_RECORD_HDR - 1);
+        CHECK_EQ(r.cas, 99);
+        CHECK(r.nkey == 1 && r.key[0] == 't');
+        CHECK_EQ(ac_record_expand(&r, out), 0);
+        CHECK(r.value == out && r.codec == AC_CODEC_NONE && r.stored == N);
+        CHECK(memcmp(out, val, N) == 0);
+        /* a second compression of a compressed record changes nothing */
+        CHECK_EQ(ac_record_compress(buf, clen, codec, tmp, sizeof(tmp)), clen);
+        /* damage under a valid CRC (a wrong codec byte, a payload the codec rejects) is caught at expand */
+        CHECK_EQ(ac_record_parse(buf, clen, &r), AC_REC_OK);
+        buf[33] = (char)(codec == AC_CODEC_LZ4 ? AC_CODEC_ZSTD : AC_CODEC_LZ4);
+        ac_record_seal(buf, clen);
+        CHECK_EQ(ac_record_parse(buf, clen, &r), AC_REC_OK);
+        CHECK_EQ(ac_record_expand(&r, out), -1);
+        buf[33] = (char)(AC_CODEC_MAX + 1);
+        ac_record_seal(buf, clen);
+        CHECK_EQ(ac_record_parse(buf, clen, &r), AC_REC_CRC);          /* no such codec */
+        /* random bytes do not shrink: the record stays as it was */
+        len = make_value_record(buf, val, N, false);
+        CHECK_EQ(ac_record_compress(buf, len, codec, tmp, sizeof(tmp)), len);
+        CHECK_EQ(ac_record_parse(buf, len, &r), AC_REC_OK);
+        CHECK(r.codec == AC_CODEC_NONE && r.stored == N && memcmp(r.value, val, N) == 0);
+        CHECK_EQ(ac_record_expand(&r, out), 0);
+        CHECK(r.value != out);                                        /* nothing to expand */
+    }
+    /* a "compressed" record claiming to be no smaller than its value is refused */
+    size_t len = make_value_record(buf, val, 100, true);
+    buf[33] = AC_CODEC_LZ4;
+    ac_record_seal(buf, len);
+    struct ac_record r;
+    CHECK_EQ(ac_record_parse(buf, len, &r), AC_REC_CRC);
+    CHECK_EQ(ac_decompress(AC_CODEC_NONE, val, 10, out, 10), -1);
 }
 
 static off_t file_size(const char *path) {
@@ -200,6 +266,7 @@ int main(void) {
         return 2;
     }
     test_crc_and_record();
+    test_compressed_records();
     test_packing_and_reads();
     test_all_dead_open_block_is_not_written();
     rmdir(dir);

@@ -92,6 +92,8 @@ static void tuples_get_stats(struct ac_tier_stats *out) {
     *out = (struct ac_tier_stats){
         .spilled = cs.store.records, .bytes_on_disk = cs.store.file_bytes, .live_bytes = cs.store.live_bytes,
         .record_reads = cs.store.gets, .io_errors = cs.store.io_errors,
+        /* records written: spills and the cleaner's moves (the index's slot writes apart: cold_index_writes) */
+        .bytes_written = cs.store.put_bytes + cs.store.gc_moved_bytes,
     };
 }
 
@@ -117,6 +119,7 @@ static void tuples_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("cold_index_grows", "%llu", U(cs.store.index_grows));
     APPEND_STAT("cold_record_reads", "%llu", U(cs.store.gets));
     APPEND_STAT("cold_index_reads", "%llu", U(cs.store.index_reads));
+    APPEND_STAT("cold_index_writes", "%llu", U(cs.store.index_writes));
 }
 
 static const char *const tuples_files[] = { "cold.dat", "cold.idx", "cold.idx.new", NULL };
@@ -134,7 +137,7 @@ const struct ac_tier_ops ac_tier_tuples = {
     .name = "tuples",
     .summary = "Siberia: Bloom filter in memory, on-disk index, one record per item in a cleaned log",
     .files = tuples_files,
-    .options = { &tuples_options },
+    .options = { &tuples_options, &ac_record_options },
     .fixed_bytes = tuples_fixed_bytes,
     .open = tuples_open,
     .close = tuples_close,
