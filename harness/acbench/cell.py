@@ -332,11 +332,17 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
               "item_memory_limit", "resident_items", "stub_items", "fetched_items", "bytes_written",
               "record_reads", "block_reads", "io_errors", "checksum_errors", "read_major_faults",
               "major_faults", "refused_items", "refused_disk_full", "refused_io_error", "refused_table_full",
-              "refused_timeout", "pages_borrowed",
+              "refused_timeout", "pages_borrowed", "spilled_bytes", "fetched_bytes",
               # what the memory is spent on (analysis/acplot/overhead.py, Tables II and III): the policy
-              # and tier, the evicted table, the block buffer, the Bloom filters, the log rings
-              "policy", "tier", "merge", "evicted_table_bytes", "block_size", "bloom_bytes", "log_ring_bytes"):
+              # and tier, the evicted table, the block buffer, the Bloom filters, the log rings, vma's granule
+              "policy", "tier", "merge", "evicted_table_bytes", "block_size", "bloom_bytes", "log_ring_bytes",
+              "vma_granule_bytes",
+              # compressed records (the report's lz4 claim) and the bytes the core asked the tier for
+              "compression", "compress_in_bytes", "compress_out_bytes", "compress_skipped",
+              "record_read_bytes", "block_read_bytes"):
         out[f"ac_{k}"] = ac.get(k)
+    out["read_amplification"] = read_amplification(out.get("disk_read_bytes"), ac,
+                                                   (ph.get("server_start") or {}).get("anticache") or {})
     out["resident_items_avg"] = resident_avg(driver, phase)
     return out
 
@@ -357,6 +363,17 @@ WINDOW_KEYS = {"cpu_user_s": "cpu_user_s", "cpu_sys_s": "cpu_sys_s", "major_faul
                "invol_ctx_switches": "invol_ctx_switches", "read_bytes": "io_read_bytes",
                "write_bytes": "io_write_bytes", "pswpin": "swap_ins", "pswpout": "swap_outs",
                "disk_reads": "disk_read_ios", "disk_writes": "disk_write_ios"}
+
+
+def read_amplification(disk_read_bytes: Any, end: dict[str, Any], start: dict[str, Any]) -> float | None:
+    """Bytes the cell's device read in the run window per byte of record or block the core asked
+    the tier for in it (record_read_bytes + block_read_bytes at the run's end less at its start);
+    None when either is unknown or nothing was asked for."""
+    keys = ("record_read_bytes", "block_read_bytes")
+    if disk_read_bytes is None or any(not isinstance(end.get(k), (int, float)) for k in keys):
+        return None
+    asked = sum(end[k] - (start.get(k) or 0) for k in keys)
+    return disk_read_bytes / asked if asked > 0 else None
 
 
 def run_window(res: dict[str, Any] | None) -> dict[str, Any]:

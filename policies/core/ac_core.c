@@ -354,6 +354,8 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("bytes_written", "%llu", (unsigned long long)ts_.bytes_written);
     APPEND_STAT("record_reads", "%llu", (unsigned long long)ts_.record_reads);
     APPEND_STAT("block_reads", "%llu", (unsigned long long)ts_.block_reads);
+    APPEND_STAT("record_read_bytes", "%llu", (unsigned long long)AC_READ(record_read_bytes));
+    APPEND_STAT("block_read_bytes", "%llu", (unsigned long long)AC_READ(block_read_bytes));
     APPEND_STAT("merged_blocks", "%llu", (unsigned long long)AC_READ(merged_blocks));
     APPEND_STAT("merged_items", "%llu", (unsigned long long)AC_READ(merged_items));
     APPEND_STAT("io_errors", "%llu", (unsigned long long)(ts_.io_errors + AC_READ(read_errors)));

@@ -30,6 +30,9 @@ struct ac_counters {
     uint64_t overwritten_unread;   /* spilled records a plain set dropped without reading */
     /* ac_compress: value bytes offered to the codec, and as stored; records left as they were */
     uint64_t compress_in_bytes, compress_out_bytes, compress_skipped;
+    /* bytes of records and of whole blocks the core read from the tier (disk reads beyond
+     * them are the read amplification: readahead, page granularity, index reads) */
+    uint64_t record_read_bytes, block_read_bytes;
     /* ac_room.c: allocations given up, by reason; the slow path's other events */
     uint64_t refused_items, refused_disk_full, refused_io_error, refused_table_full, refused_timeout;
     uint64_t alloc_room_taken;     /* spilled, but another request took the room: again */

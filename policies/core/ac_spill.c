@@ -159,6 +159,15 @@ static char *item_to_record(item *it, size_t *lenp) {
     return buf;
 }
 
+/* A record read from the tier; the bytes asked for are counted (record_read_bytes:
+ * what the disk reads are compared with, read amplification). */
+static int tier_read(const struct ac_loc *loc, void *buf) {
+    int rc = ac.tier->read(loc, buf);
+    if (rc == 0)
+        AC_COUNT(record_read_bytes, loc->len);
+    return rc;
+}
+
 /* Parses and verifies a record of len bytes and expands a compressed value
  * into this thread's value buffer (r->value then points there). */
 static enum ac_record_status parse_record(const char *buf, size_t len, struct ac_record *r) {
@@ -387,6 +396,7 @@ static void merge_block(uint32_t block) {
         ac.tier->merge_done(block);
         return;
     }
+    AC_COUNT(block_read_bytes, (uint64_t)len);
     size_t off = 0;
     while (off + AC_RECORD_HDR <= (size_t)len) {
         struct ac_record r;
@@ -463,7 +473,7 @@ void ac_drop_stale_copies(item *it) {
     for (int i = 0; i < n && i < 4; i++) {
         char *buf = scratch_get(&fetch_buf, locs[i].len);
         struct ac_record r;
-        int rc = buf == NULL ? -ENOMEM : ac.tier->read(&locs[i], buf);
+        int rc = buf == NULL ? -ENOMEM : tier_read(&locs[i], buf);
         bool ours = rc != 0 || ac_record_parse(buf, locs[i].len, &r) != AC_REC_OK
             || (r.nkey == it->nkey && memcmp(r.key, ITEM_key(it), it->nkey) == 0);
         if (ours)
@@ -547,7 +557,7 @@ item *ac_item_for_update(item *it) {
  * this thread's scratch buffer); a failure is counted. */
 static enum ac_error read_record(const struct ac_loc *loc, struct ac_record *r) {
     char *buf = scratch_get(&fetch_buf, loc->len);
-    if (buf == NULL || ac.tier->read(loc, buf) != 0) {
+    if (buf == NULL || tier_read(loc, buf) != 0) {
         AC_COUNT(read_errors, 1);
         return AC_ERR_READ;
     }
@@ -577,7 +587,7 @@ static int record_of(const char *key, size_t nkey, uint64_t fp, struct ac_record
     int n = ac.tier->peek(fp, locs, 4);
     for (int i = 0; i < n && i < 4; i++) {
         char *buf = scratch_get(&fetch_buf, locs[i].len);
-        if (buf == NULL || ac.tier->read(&locs[i], buf) != 0
+        if (buf == NULL || tier_read(&locs[i], buf) != 0
                 || parse_record(buf, locs[i].len, r) != AC_REC_OK || r->len != locs[i].len)
             continue;
         if (r->nkey == nkey && memcmp(r->key, key, nkey) == 0) {
@@ -596,7 +606,7 @@ int ac_migrate_in(uint64_t fp) {
          * be stale by the time the lock is held (fetched, moved by cleaning) */
         char *buf = scratch_get(&fetch_buf, locs[i].len);
         struct ac_record r;
-        if (buf == NULL || ac.tier->read(&locs[i], buf) != 0
+        if (buf == NULL || tier_read(&locs[i], buf) != 0
                 || ac_record_parse(buf, locs[i].len, &r) != AC_REC_OK || r.len != locs[i].len)
             continue;      /* left in place: a request for it answers the error */
         char key[KEY_MAX_LENGTH + 1];

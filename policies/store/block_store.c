@@ -61,6 +61,7 @@ static struct ac_store *bs_open(const char *dir, size_t block_size, double fill,
         free(s);
         return NULL;
     }
+    spill_file_random(s->fd);
     s->block_size = block_size;
     s->fill = fill;
     s->open_id = NO_BLOCK;

@@ -113,6 +113,7 @@ static int create_index(const char *path, uint64_t nslots, char *err, size_t err
         if (err) snprintf(err, errlen, "cannot create %s: %s", path, strerror(errno));
         return -errno;
     }
+    spill_file_random(fd);             /* probes land where the hash puts them */
     /* a sparse file of zero slots (S_EMPTY = 0) */
     if (ftruncate(fd, (off_t)(nslots * SLOT)) != 0) {
         int e = errno;
@@ -218,6 +219,7 @@ struct ac_tuple_store *ac_tuple_open(const char *dir, size_t seg_bytes, char *er
         free(s);
         return NULL;
     }
+    spill_file_random(s->dat);
     s->nslots = INITIAL_SLOTS;
     s->idx = create_index(s->idx_path, s->nslots, err, errlen);
     if (s->idx < 0) {
