@@ -30,17 +30,27 @@ for policy in $policies; do
     # from the committed corpus only and lasts what it should (libFuzzer first
     # runs every input of its corpus directories, whatever -max_total_time says);
     # runs (long): they are kept in build/fuzz/work/TARGET for the next long run
-    time) args+=(-max_total_time="$count" "$FZ/tmp/${name//[\/+]/-}.corpus" "$HERE/corpus/$target") ;;
+    time) args+=(-max_total_time="$count" "$FZ/tmp/${name//[\/+]/-}.$$.corpus" "$HERE/corpus/$target") ;;
     runs) args+=(-runs="$count" "$work" "$HERE/corpus/$target") ;;
     *) echo "run.sh: unknown mode $mode" >&2; exit 2 ;;
     esac
-    # the protocol target's socket and spill directory; removed even after a crash
-    tmp="$FZ/tmp/${name//[\/+]/-}"
+    # the protocol target's socket and spill directory, one per run.sh process
+    # (a second make of the same configuration once removed a running one's
+    # socket: the directory names the PID); a dead run's are removed here
+    base="$FZ/tmp/${name//[\/+]/-}"
+    for d in "$base".*; do
+        pid=${d#"$base".}; pid=${pid%.corpus}
+        [ -e "$d" ] && [[ $pid =~ ^[0-9]+$ ]] && [ ! -d "/proc/$pid" ] && rm -rf "$d"
+    done
+    tmp="$base.$$"
     rm -rf "$tmp" "$tmp.corpus" && mkdir -p "$tmp" "$tmp.corpus"
     SECONDS=0
-    # POLICY[+flush]: the protocol target's policy; +flush: flush_all allowed
-    pol=${policy%+flush}; flush=0; [ "$pol" != "$policy" ] && flush=1
-    TMPDIR=$tmp AC_FUZZ_POLICY=${pol/-/lru} AC_FUZZ_FLUSH=$flush "$bin" "${args[@]}" >"$log" 2>&1
+    # POLICY[+flush][+lz4|+zstd]: the protocol target's policy; +flush: flush_all
+    # allowed; +lz4, +zstd: spilled values compressed (ac_compress)
+    pol=${policy%%+*}; flush=0; opts=""
+    case "+${policy#"$pol"}+" in *+flush+*) flush=1 ;; esac
+    case "+${policy#"$pol"}+" in *+lz4+*) opts=ac_compress=lz4 ;; *+zstd+*) opts=ac_compress=zstd ;; esac
+    TMPDIR=$tmp AC_FUZZ_POLICY=${pol/-/lru} AC_FUZZ_FLUSH=$flush AC_FUZZ_OPTS=$opts "$bin" "${args[@]}" >"$log" 2>&1
     st=$?
     rm -rf "$tmp" "$tmp.corpus"
     secs=$SECONDS
