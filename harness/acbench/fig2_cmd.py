@@ -24,7 +24,8 @@ def _write_csv(path: Path, rows: list[dict]) -> None:
 def run_fig2(
     out: Optional[Path] = typer.Option(None, "--out", help="Output directory (default build/results/fig2)."),
     records: int = typer.Option(100_000, "--records", help="YCSB records (10 x 100 B), all held in RAM."),
-    reads: int = typer.Option(1_000_000, "--reads", help="Reads per timed run."),
+    reads: int = typer.Option(10_000_000, "--reads", help="Reads per timed run (long enough for several of "
+                              "vma's 1 s protection resets)."),
     cg_reads: int = typer.Option(200_000, "--cg-reads", help="Reads in the callgrind run of each method."),
     repeats: int = typer.Option(3, "--repeats", help="Timed runs per method (the median is reported)."),
     theta: float = typer.Option(0.99, "--theta", help="Zipf θ of the reads (true Zipf over the records)."),
@@ -47,7 +48,7 @@ def run_fig2(
                                   progress=lambda s: _err.print(s, markup=False))
     except fig2.Fig2Error as e:
         _err.print(f"acbench fig2: error: {e}", markup=False)
-        raise typer.Exit(2 if "must" in str(e) or "unknown" in str(e) else 1)
+        raise typer.Exit(2 if isinstance(e, fig2.Fig2UsageError) else 1)
     _write_csv(outdir / "fig2.csv", rows)
     _write_csv(outdir / "fig2-runs.csv", runs)
     from acplot.fig2 import METRICS, plot_fig2

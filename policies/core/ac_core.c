@@ -8,7 +8,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -155,20 +154,9 @@ size_t ac_charged_bytes(void) {
     return ac.fixed_charge + ac.tier->charged_bytes();
 }
 
-/* A spilling tier maps no slab memory of its own: a policy that needs the slab
- * pages in one mapping (vma) gets a plain anonymous one. */
-static void *anonymous_map(size_t len) {
-    void *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
-    if (p == MAP_FAILED) {
-        fprintf(stderr, "memcached-ac: slab memory: anonymous mapping of %zu bytes failed: %s\n", len, strerror(errno));
-        return NULL;
-    }
-    return p;
-}
-
 void *ac_slab_memory(size_t len, bool random) {
     if (ac_slab_base == NULL)
-        ac_slab_base = ac.tier->map != NULL ? ac.tier->map(len, random) : anonymous_map(len);
+        ac_slab_base = ac.tier->map(len, random);
     return ac_slab_base;
 }
 
@@ -244,9 +232,9 @@ int ac_init(size_t *item_limit) {
         ac_shutdown();
         return -1;
     }
-    if (ac_slab_base != NULL && settings.memory_file != NULL) {
-        fprintf(stderr, "memcached-ac: ac_policy=%s maps the slab memory itself and cannot be combined with -e"
-                " (restartable memory)\n", p->name);
+    if (ac_page_source_set() && settings.memory_file != NULL) {
+        fprintf(stderr, "memcached-ac: ac_policy=%s gives the slab pages from its own mapping and cannot be"
+                " combined with -e (restartable memory preallocates them)\n", p->name);
         ac_shutdown();
         return -1;
     }

@@ -45,6 +45,10 @@ bool ac_borrow_page(void);
 /* slabs.c memory_release (slabs_lock held): a slab page leaves memcached. It
  * is freed once no policy's item-pointer hint can still lead into it. */
 void ac_page_free(void *page);
+/* slabs.c memory_allocate (malloc mode): a slab page of size bytes, from the
+ * policy's page source when it set one (vma: its protected mapping), else
+ * malloc. NULL when there is none. */
+void *ac_page_alloc(size_t size);
 /* assoc_find, then the evicted table: a spilled item is read back, verified and
  * linked again (item lock for hv held). When no memory can be had for it, a
  * read (do_update) gets a transient copy instead: served from the record, never

@@ -60,6 +60,12 @@ extern struct ac_counters ac_cnt;
 void ac_fault_mark(void);
 /* ac_spill.c: the codec spilled records use ("none", "lz4", "zstd"). */
 const char *ac_compression(void);
+/* ac_core.c, kernel tiers: the slab memory, len bytes, mapped by the tier
+ * (once; later calls return the same); random: MADV_RANDOM on it (policy
+ * none: OS paging; effpaging maps without). NULL after printing why. */
+void *ac_slab_memory(size_t len, bool random);
+/* ac_room.c: a policy set a page source (ac_page_source). */
+bool ac_page_source_set(void);
 /* ac_spill.c: marks the item this thread fetched last (for disk-hit counting). */
 bool ac_take_fetched(item *it);
 /* ac_spill.c: a key is linked into RAM: any spilled copy of it is stale. */

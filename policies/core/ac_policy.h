@@ -48,16 +48,20 @@ unsigned ac_page_epoch(void);
 /* alru: replaces the clock source (before init; for tests with a scripted clock) */
 void ac_alru_set_clock(uint32_t (*now)(void));
 
-/* ac_core.c: the slab memory in one mapping of len bytes (once; later calls
- * return the same): a kernel tier's (random: MADV_RANDOM on it; policy none:
- * OS paging; effpaging maps without), else an anonymous one (policy vma over a
- * spilling tier). NULL after printing why. */
-void *ac_slab_memory(size_t len, bool random);
 /* ac_core.c: what the slab allocator gets of -m (after the book-keeping
  * charged at start), and whether the in-process driver is the only client (no
  * socket: every access to item memory is the process's own). */
 size_t ac_slab_limit(void);
 bool ac_in_process(void);
+/* ac_room.c: slab pages are carved from [base, base + len) instead of malloc'd
+ * (policy vma, at init); memcached keeps its malloc mode: the budget moves,
+ * pages are borrowed and released (released ones are reused). The mapping
+ * needs room past the limit: ac_slab_headroom() bytes (each class's first
+ * page, borrowed pages). */
+void ac_page_source(char *base, size_t len);
+size_t ac_slab_headroom(void);
+/* Pages carved, reused from the released ones, released so far. */
+void ac_page_source_stats(uint64_t *carved, uint64_t *reused, uint64_t *released);
 
 /* vma: starts a new epoch now, as its reset thread does every ac_vma_reset (tests) */
 void ac_vma_reset_now(void);

@@ -118,10 +118,13 @@ static void compress_record(char *buf, size_t *lenp, size_t nbytes) {
     int codec = (int)rec_opt.compress;
     size_t cap = ac_compress_bound(codec, nbytes);
     char *tmp = cap > 0 ? scratch_get(&codec_buf, cap) : NULL;
-    if (tmp == NULL)
-        return;                          /* stored as is: still a valid record */
-    size_t len = ac_record_compress(buf, *lenp, codec, tmp, cap);
     AC_COUNT(compress_in_bytes, nbytes);
+    if (tmp == NULL) {                   /* stored as is: still a valid record */
+        AC_COUNT(compress_out_bytes, nbytes);
+        AC_COUNT(compress_skipped, 1);
+        return;
+    }
+    size_t len = ac_record_compress(buf, *lenp, codec, tmp, cap);
     AC_COUNT(compress_out_bytes, nbytes - (*lenp - len));
     if (len == *lenp)
         AC_COUNT(compress_skipped, 1);
@@ -168,14 +171,26 @@ static int tier_read(const struct ac_loc *loc, void *buf) {
     return rc;
 }
 
-/* Parses and verifies a record of len bytes and expands a compressed value
- * into this thread's value buffer (r->value then points there). */
-static enum ac_record_status parse_record(const char *buf, size_t len, struct ac_record *r) {
-    enum ac_record_status st = ac_record_parse(buf, len, r);
-    if (st != AC_REC_OK || r->codec == AC_CODEC_NONE)
-        return st;
+/* A verified record's compressed value expanded into this thread's value
+ * buffer (r->value then points there): AC_ERR_NONE; AC_ERR_CHECKSUM when it
+ * does not expand to its length or claims more than an item can hold (a bad
+ * record under a good CRC); AC_ERR_READ when the buffer cannot be had. */
+static enum ac_error expand_value(struct ac_record *r) {
+    if (r->codec == AC_CODEC_NONE)
+        return AC_ERR_NONE;
+    if (r->nbytes > (uint32_t)settings.item_size_max + 2)
+        return AC_ERR_CHECKSUM;
     char *dst = scratch_get(&value_buf, r->nbytes);
-    return dst != NULL && ac_record_expand(r, dst) == 0 ? AC_REC_OK : AC_REC_CRC;
+    if (dst == NULL)
+        return AC_ERR_READ;
+    return ac_record_expand(r, dst) == 0 ? AC_ERR_NONE : AC_ERR_CHECKSUM;
+}
+
+/* Parses and verifies a record of exactly len bytes and expands its value. */
+static enum ac_error parse_record(const char *buf, size_t len, struct ac_record *r) {
+    if (ac_record_parse(buf, len, r) != AC_REC_OK || r->len != len)
+        return AC_ERR_CHECKSUM;
+    return expand_value(r);
 }
 
 /* Copies n value bytes into a freshly allocated item, chunked or not. */
@@ -400,7 +415,7 @@ static void merge_block(uint32_t block) {
     size_t off = 0;
     while (off + AC_RECORD_HDR <= (size_t)len) {
         struct ac_record r;
-        if (parse_record((char *)buf + off, (size_t)len - off, &r) != AC_REC_OK) {
+        if (ac_record_parse((char *)buf + off, (size_t)len - off, &r) != AC_REC_OK) {
             AC_COUNT(checksum_errors, 1);
             break;
         }
@@ -418,6 +433,13 @@ static void merge_block(uint32_t block) {
         void *lk = item_trylock(hv);
         if (lk == NULL)
             continue;
+        enum ac_error e = expand_value(&r);     /* only the records brought back are expanded */
+        if (e != AC_ERR_NONE) {
+            if (e == AC_ERR_CHECKSUM)
+                AC_COUNT(checksum_errors, 1);
+            item_trylock_unlock(lk);
+            continue;                          /* stays spilled: a request for it answers the error */
+        }
         int ignored;
         ac_alloc_free_only(true);      /* block-mates come back into free chunks only */
         item *it = materialize(&r, hv, fp, &loc, &ignored);
@@ -561,11 +583,12 @@ static enum ac_error read_record(const struct ac_loc *loc, struct ac_record *r) 
         AC_COUNT(read_errors, 1);
         return AC_ERR_READ;
     }
-    if (parse_record(buf, loc->len, r) != AC_REC_OK || r->len != loc->len) {
+    enum ac_error e = parse_record(buf, loc->len, r);
+    if (e == AC_ERR_CHECKSUM)
         AC_COUNT(checksum_errors, 1);
-        return AC_ERR_CHECKSUM;
-    }
-    return AC_ERR_NONE;
+    else if (e == AC_ERR_READ)
+        AC_COUNT(read_errors, 1);
+    return e;
 }
 
 /* A read served from the record: a transient copy, the item stays spilled. */
@@ -587,8 +610,7 @@ static int record_of(const char *key, size_t nkey, uint64_t fp, struct ac_record
     int n = ac.tier->peek(fp, locs, 4);
     for (int i = 0; i < n && i < 4; i++) {
         char *buf = scratch_get(&fetch_buf, locs[i].len);
-        if (buf == NULL || tier_read(&locs[i], buf) != 0
-                || parse_record(buf, locs[i].len, r) != AC_REC_OK || r->len != locs[i].len)
+        if (buf == NULL || tier_read(&locs[i], buf) != 0 || parse_record(buf, locs[i].len, r) != AC_ERR_NONE)
             continue;
         if (r->nkey == nkey && memcmp(r->key, key, nkey) == 0) {
             *loc = locs[i];

@@ -2,8 +2,10 @@
  * ICDE 2015, §IV-B "VMA protection", Table II and Fig 2; the access observer
  * of their reference [38]), over any spilling tier.
  *
- * Tracking. The slab memory is one mapping (ac_slab_memory), cut into granules
- * of ac_vma_granule bytes (a multiple of the OS page). Every ac_vma_reset (1 s,
+ * Tracking. The slab pages come from one anonymous mapping of vma's
+ * (ac_page_source: memcached stays in its malloc mode, so the budget still
+ * moves, pages are borrowed and released), cut into granules of
+ * ac_vma_granule bytes (a multiple of the OS page). Every ac_vma_reset (1 s,
  * the paper's flag reset interval) a thread starts a new epoch and protects
  * the whole mapping (PROT_NONE). The first access to a granule after that
  * faults: the SIGSEGV handler stores the epoch in the granule's slot and opens
@@ -80,11 +82,14 @@ static void chain(int sig, siginfo_t *si, void *ctx) {
     } else if (previous.sa_handler != SIG_DFL && previous.sa_handler != SIG_IGN && previous.sa_handler != NULL) {
         previous.sa_handler(sig);
     } else {
-        /* as without us: the access is repeated and the default action ends the process */
+        /* as without us: the default action ends the process, for a fault (the
+         * access is repeated) and for a SIGSEGV another process sent (raised
+         * again: pending until the handler returns) */
         struct sigaction dfl;
         memset(&dfl, 0, sizeof(dfl));
         dfl.sa_handler = SIG_DFL;
         sigaction(SIGSEGV, &dfl, NULL);
+        raise(SIGSEGV);
     }
 }
 
@@ -96,10 +101,6 @@ static void on_fault(int sig, siginfo_t *si, void *ctx) {
     }
     int saved = errno;
     size_t g = (size_t)(a - base) / granule;
-    if (!quiet.on)
-        __atomic_store_n(&seen[g], __atomic_load_n(&epoch, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
-    else if (quiet.n < QUIET_MAX)
-        quiet.g[quiet.n++] = g;
     BUMP(st.faults);
     if (mprotect(base + g * granule, granule, PROT_READ | PROT_WRITE) != 0) {
         /* no VMA left for the split (vm.max_map_count): open everything until the next reset */
@@ -111,13 +112,20 @@ static void on_fault(int sig, siginfo_t *si, void *ctx) {
         }
         BUMP(st.open_all);
     }
+    /* the epoch is read after the granule is open: a reset in between (epoch
+     * moved on, everything protected again) is recorded as the new epoch, and
+     * the granule faults again; never an open granule recorded in the old one */
+    if (!quiet.on)
+        __atomic_store_n(&seen[g], __atomic_load_n(&epoch, __ATOMIC_SEQ_CST), __ATOMIC_RELAXED);
+    else if (quiet.n < QUIET_MAX)
+        quiet.g[quiet.n++] = g;
     errno = saved;
 }
 
 /* A new epoch: everything protected again, the next access of each granule is seen. */
 static void reset_epoch(void) {
-    uint32_t e = __atomic_load_n(&epoch, __ATOMIC_RELAXED) + 1;
-    __atomic_store_n(&epoch, e == 0 ? 1 : e, __ATOMIC_RELAXED);
+    uint32_t e = __atomic_load_n(&epoch, __ATOMIC_SEQ_CST) + 1;
+    __atomic_store_n(&epoch, e == 0 ? 1 : e, __ATOMIC_SEQ_CST);    /* before the protection */
     if (mprotect(base, len, PROT_NONE) == 0)
         BUMP(st.resets);
 }
@@ -147,7 +155,7 @@ static size_t granules_for(size_t bytes, size_t g) {
 }
 
 static size_t vma_fixed_bytes(size_t maxbytes) {
-    return granules_for(maxbytes, (size_t)opt.granule) * sizeof(uint32_t);
+    return granules_for(maxbytes + ac_slab_headroom(), (size_t)opt.granule) * sizeof(uint32_t);
 }
 
 static long max_map_count(void) {
@@ -192,7 +200,7 @@ static int vma_init(void) {
         return -1;
     }
     granule = (size_t)opt.granule;
-    ngranules = granules_for(ac_slab_limit(), granule);
+    ngranules = granules_for(ac_slab_limit() + ac_slab_headroom(), granule);
     len = ngranules * granule;
     long maps = max_map_count(), room = maps - MAP_COUNT_RESERVE > 0 ? maps - MAP_COUNT_RESERVE : 1;
     if ((long)ngranules > room) {
@@ -208,9 +216,14 @@ static int vma_init(void) {
         fprintf(stderr, "memcached-ac: vma: cannot allocate %zu granule slots\n", ngranules);
         return -1;
     }
-    char *p = ac_slab_memory(len, false);
-    if (p == NULL)
+    char *p = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS | MAP_NORESERVE, -1, 0);
+    if (p == MAP_FAILED) {
+        fprintf(stderr, "memcached-ac: vma: an anonymous mapping of %zu bytes for the slab memory failed: %s\n",
+                len, strerror(errno));
+        free(seen);
+        seen = NULL;
         return -1;
+    }
     struct sigaction sa;
     memset(&sa, 0, sizeof(sa));
     sa.sa_sigaction = on_fault;
@@ -234,6 +247,7 @@ static int vma_init(void) {
         return -1;
     }
     reset_running = true;
+    ac_page_source(base, len);
     return 0;
 }
 
@@ -318,6 +332,11 @@ static size_t vma_metadata_bytes(void) {
 }
 
 static void vma_stats(ADD_STAT add_stats, void *c) {
+    uint64_t carved, reused, released;
+    ac_page_source_stats(&carved, &reused, &released);
+    APPEND_STAT("vma_pages_carved", "%llu", (unsigned long long)carved);
+    APPEND_STAT("vma_pages_reused", "%llu", (unsigned long long)reused);
+    APPEND_STAT("vma_pages_released", "%llu", (unsigned long long)released);
     APPEND_STAT("vma_granule_bytes", "%zu", granule);
     APPEND_STAT("vma_granules", "%zu", ngranules);
     APPEND_STAT("vma_reset_ns", "%llu", (unsigned long long)opt.reset_ns);
