@@ -120,19 +120,25 @@ def max_map_count() -> int:
         return 65530
 
 
+# policy vma's mapping holds -m plus room for each slab class's first page and two borrowed
+# pages (ac_slab_headroom, policies/core/ac_room.c: 64 classes + 2 + 1 pages of 1 MiB)
+VMA_HEADROOM_MB = 67
+
+
 def vma_granule(mb: int) -> int:
-    """The smallest power-of-two granule (>= 4 KiB) whose count stays within what policy vma
-    accepts (vm.max_map_count less 4096, policies/policy/vma.c)."""
+    """The smallest power-of-two granule (>= 4 KiB) whose count over vma's mapping stays within
+    what policy vma accepts (vm.max_map_count less 4096, policies/policy/vma.c)."""
     room = max(max_map_count() - 4096, 1)
     g = 4096
-    while math.ceil(mb * MIB / g) > room:
+    while math.ceil((mb + VMA_HEADROOM_MB) * MIB / g) > room:
         g *= 2
     return g
 
 
 def hashpower(records: int) -> int:
     """memcached's hash table sized for the records from the start (it grows past 1.5 items per
-    bucket): no expansion thread at work during the load, the same for every method."""
+    bucket): no expansion thread at work during the load, the same for every method. (Under
+    valgrind, vma's process died in memcached's expansion thread while the table grew: README.)"""
     hp = 16
     while 1.5 * (1 << hp) <= records * 1.2:
         hp += 1
@@ -230,8 +236,7 @@ def callgrind_run(m: Method, cfg: Config, workdir: Path) -> dict[str, float]:
     cgout.parent.mkdir(parents=True, exist_ok=True)
     # vma resumes the faulting access after its SIGSEGV handler changed the page's protection:
     # valgrind's manual (§2.9, "Signals") asks for every register to be exact at a memory access
-    # then (by default only the program counter and stack pointers are); without it vma's process
-    # crashed with a NULL item in memcached's hash expansion thread. Every method gets the same.
+    # then (by default only the program counter and stack pointers are). Every method gets the same.
     prefix = ["valgrind", "-q", "--tool=callgrind", "--vex-iropt-register-updates=allregs-at-mem-access",
               "--cache-sim=yes", f"--toggle-collect={COLLECT}", *CACHE_MODEL, f"--callgrind-out-file={cgout}"]
     run_once(m, cfg, cfg.cg_reads, workdir, prefix)

@@ -87,11 +87,17 @@ def test_reverse_read(server, variant, ac):
     assert st2["fetched_items"] == st2["disk_hits"]     # one fetch per disk hit, no others
     print(f"\nreverse read [{variant}]: N={n} R={r} merged={merged} mem_hits={st2['mem_hits']} "
           f"disk_hits={st2['disk_hits']}")
+    # the bytes the core asked the tier for: one record per fetch (header 36 + key 7 + value and
+    # \r\n), and whole blocks only when blocks were merged
+    asked = st2["record_read_bytes"] - st["record_read_bytes"]
+    blocks = st2["block_read_bytes"] - st["block_read_bytes"]
     if variant == "no-compaction":
         assert merged == 0 and st2["merged_blocks"] == 0
         assert (st2["mem_hits"], st2["disk_hits"]) == (r, n - r)
+        assert asked == st2["fetched_items"] * (36 + 7 + VSIZE + 2) and blocks == 0
     else:
         assert merged > 0, "expected whole-block merges"
+        assert blocks > 0
 
     # absent keys: misses, and no hit of either kind
     absent = [f"absent{i}" for i in range(137)]

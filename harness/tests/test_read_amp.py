@@ -1,0 +1,36 @@
+"""read_amplification (acbench/cell.py): device bytes read in the run window per byte the core
+asked the tier for in it; and the runner's refusal of an in-process-only approach in network
+mode, before any cell starts."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from acbench.cell import read_amplification
+
+WORKLOADS = Path(__file__).resolve().parents[2] / "experiments" / "workloads"
+
+
+def test_read_amplification() -> None:
+    end = {"record_read_bytes": 5000, "block_read_bytes": 3000}
+    start = {"record_read_bytes": 1000, "block_read_bytes": 0}
+    assert read_amplification(14000, end, start) == 2.0          # 14000 / (4000 + 3000)
+    assert read_amplification(14000, end, {}) == 14000 / 8000    # no start snapshot: from 0
+    assert read_amplification(None, end, start) is None          # device not measured
+    assert read_amplification(100, {"record_read_bytes": 1000}, start) is None   # stat missing
+    assert read_amplification(100, start, start) is None         # nothing asked in the window
+
+
+def test_network_mode_refuses_vma(tmp_path: Path) -> None:
+    (tmp_path / "readonly").write_text((WORKLOADS / "readonly").read_text())
+    spec = tmp_path / "v.toml"
+    spec.write_text('name = "v"\n[fixed]\nrecordcount = 1000\noperationcount = 1000\n'
+                    '[grid]\napproach = ["lru", "vma"]\nworkload = ["readonly"]\nzipf_theta = [0.9]\n'
+                    'mem_ratio = ["1/2"]\n')
+    cp = subprocess.run([sys.executable, "-m", "acbench", "run", str(spec), "--mode", "network",
+                         "--results", str(tmp_path / "res")], capture_output=True, text=True, timeout=120)
+    assert cp.returncode != 0
+    assert ("approach(es) vma run only in-process (policy vma protects the slab memory and a socket "
+            "touching a protected page gets EFAULT)") in cp.stderr
+    assert not list((tmp_path / "res").glob("v/*/cells/*")), "a cell started"
