@@ -231,7 +231,7 @@ def hardware_counters() -> str:
     return "available"
 
 
-def callgrind_run(m: Method, cfg: Config, workdir: Path) -> dict[str, float]:
+def callgrind_run(m: Method, cfg: Config, workdir: Path) -> dict[str, Any]:
     cgout = workdir / "callgrind" / f"{m.name}.out"
     cgout.parent.mkdir(parents=True, exist_ok=True)
     # vma resumes the faulting access after its SIGSEGV handler changed the page's protection:
@@ -239,13 +239,15 @@ def callgrind_run(m: Method, cfg: Config, workdir: Path) -> dict[str, float]:
     # then (by default only the program counter and stack pointers are). Every method gets the same.
     prefix = ["valgrind", "-q", "--tool=callgrind", "--vex-iropt-register-updates=allregs-at-mem-access",
               "--cache-sim=yes", f"--toggle-collect={COLLECT}", *CACHE_MODEL, f"--callgrind-out-file={cgout}"]
-    run_once(m, cfg, cfg.cg_reads, workdir, prefix)
+    d = run_once(m, cfg, cfg.cg_reads, workdir, prefix)
     ev = parse_callgrind(cgout)
     if ev.get("Ir", 0) == 0:
         raise Fig2Error(f"{m.name}: callgrind collected nothing inside {COLLECT} (is memcached-ac stripped?)")
     n = cfg.cg_reads
     return {"instructions_per_access": ev["Ir"] / n, "l1i_misses_per_access": ev["I1mr"] / n,
-            "l1d_misses_per_access": (ev["D1mr"] + ev["D1mw"]) / n}
+            "l1d_misses_per_access": (ev["D1mr"] + ev["D1mw"]) / n,
+            # vma's protection unit as its server reported it (vma_granule chose it)
+            "vma_granule_bytes": d.get("server", {}).get("anticache", {}).get("vma_granule_bytes")}
 
 
 def overheads(rows: list[dict[str, Any]]) -> list[dict[str, Any]]:
@@ -293,5 +295,6 @@ def measure(cfg: Config, workdir: Path, callgrind: bool = True,
             progress(f"{m.name} callgrind: {row['instructions_per_access']:.0f} instructions per read")
         else:
             row.update({c: float("nan") for _, c in METRICS[:3]})
+            row["vma_granule_bytes"] = vma_granule(item_mb(cfg.records)) if m.name == "vma" else None
         rows.append({**row, **meta})
     return overheads(rows), runs
