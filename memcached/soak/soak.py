@@ -152,7 +152,10 @@ APPROACHES: dict[str, Approach] = {
     "effpaging": _from_acbench("effpaging"),
 }
 # Approaches that spill but cannot run this load, with the reason (printed, never silent).
-LEFT_OUT: dict[str, str] = {}
+LEFT_OUT: dict[str, str] = {
+    "vma": "runs only with the in-process driver; this load comes over the network, and a socket touching "
+           "policy vma's protected slab memory would get EFAULT",
+}
 
 
 def mib(n: float | None) -> str:
