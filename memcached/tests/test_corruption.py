@@ -22,14 +22,19 @@ def val(i: int) -> bytes:
     return (b"%07d|" % i) * 128
 
 
-def fill_and_find_spilled(srv):
+def store_all(srv):
+    """k0..k{N-1} stored (value val(i), flags i), pipelined 200 at a time; the raw client."""
     raw = srv.raw()
     for s in range(0, N, 200):
-        cmds = b"".join(b"set k%d %d 0 %d\r\n%s\r\n" % (i, i, len(val(i)), val(i))
-                        for i in range(s, min(N, s + 200)))
-        raw.send(cmds)
+        raw.send(b"".join(b"set k%d %d 0 %d\r\n%s\r\n" % (i, i, len(val(i)), val(i))
+                          for i in range(s, min(N, s + 200))))
         for i in range(s, min(N, s + 200)):
             assert raw.line() == b"STORED"
+    return raw
+
+
+def fill_and_find_spilled(srv):
+    raw = store_all(srv)
     st = srv.settled()
     assert st["blocks_written"] >= 5, st
     resident = raw.resident_keys()
@@ -132,12 +137,7 @@ def test_every_pair_answers_damaged_records_with_errors(server, spill_pair):
     checksum error (never other data, never a miss), the damaged record stays
     (the same error again), a set replaces it, and nothing is lost."""
     srv = server(mem=16, ac=spill_pair)
-    raw = srv.raw()
-    for s in range(0, N, 200):
-        raw.send(b"".join(b"set k%d %d 0 %d\r\n%s\r\n" % (i, i, len(val(i)), val(i))
-                          for i in range(s, min(N, s + 200))))
-        for i in range(s, min(N, s + 200)):
-            assert raw.line() == b"STORED"
+    raw = store_all(srv)
     st = srv.settled()
     resident = raw.resident_keys()
     spilled = [i for i in range(N) if f"k{i}" not in resident]
@@ -239,12 +239,7 @@ def test_damaged_compressed_records_give_errors_not_data(server, codec):
     answers the checksum error, never other data, never a miss; nothing is lost."""
     # small blocks: the compressed records of ~5000 spilled keys fill several written ones
     srv = server(mem=16, ac={"ac_compress": codec, "ac_block_size": "64K"})
-    raw = srv.raw()
-    for s in range(0, N, 200):
-        raw.send(b"".join(b"set k%d %d 0 %d\r\n%s\r\n" % (i, i, len(val(i)), val(i))
-                          for i in range(s, min(N, s + 200))))
-        for i in range(s, min(N, s + 200)):
-            assert raw.line() == b"STORED"
+    raw = store_all(srv)
     st = srv.settled()
     assert st["compression"] == codec and st["compress_out_bytes"] * 5 < st["compress_in_bytes"]
     resident = raw.resident_keys()

@@ -10,6 +10,7 @@
 #include "../core/ac_policy.h"
 #include "check.h"
 #include "set_option.h"
+#include "stats_capture.h"
 #include "victims.h"
 #include <stdarg.h>
 #include <stdlib.h>
@@ -21,18 +22,6 @@ struct stats_state stats_state;
 
 item **item_lru_ends(const bool tail) { (void)tail; return NULL; }
 
-static char last_stats[1024];
-void append_stat(const char *name, ADD_STAT f, void *c, const char *fmt, ...) {
-    (void)f;
-    (void)c;
-    size_t n = strlen(last_stats);
-    n += (size_t)snprintf(last_stats + n, sizeof(last_stats) - n, "%s=", name);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(last_stats + n, sizeof(last_stats) - n, fmt, ap);
-    va_end(ap);
-    strncat(last_stats, " ", sizeof(last_stats) - strlen(last_stats) - 1);
-}
 
 uint32_t hash(const void *key, size_t length) {
     uint32_t h = 2166136261u;

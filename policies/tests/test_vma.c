@@ -10,6 +10,7 @@
 #include "../core/ac_policy.h"
 #include "check.h"
 #include "set_option.h"
+#include "stats_capture.h"
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -18,18 +19,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-static char last_stats[2048];
-void append_stat(const char *name, ADD_STAT f, void *c, const char *fmt, ...) {
-    (void)f;
-    (void)c;
-    size_t n = strlen(last_stats);
-    n += (size_t)snprintf(last_stats + n, sizeof(last_stats) - n, "%s=", name);
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(last_stats + n, sizeof(last_stats) - n, fmt, ap);
-    va_end(ap);
-    strncat(last_stats, " ", sizeof(last_stats) - strlen(last_stats) - 1);
-}
 
 /* the core's services: the slab limit plus headroom is the mapping vma makes
  * and hands over as the page source */
