@@ -15,18 +15,13 @@ from urllib.parse import unquote
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from acbench.server import free_port  # noqa: F401  (the tests import it from here)
 from pymemcache.client.base import Client
 
 ROOT = Path(__file__).resolve().parents[2]
 BIN = Path(os.environ.get("MEMCACHED_AC_BIN", ROOT / "build" / "bin" / "memcached-ac"))
 HOST = "127.0.0.1"
 MiB = 1 << 20
-
-
-def free_port() -> int:
-    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as s:
-        s.bind((HOST, 0))
-        return s.getsockname()[1]
 
 
 def server_argv(port: int, mem: int = 16, threads: int = 4, ac: dict | None = None,

@@ -10,6 +10,7 @@ from pathlib import Path
 from typing import Iterator
 
 import pytest
+from acbench.server import free_port
 
 TOP = Path(os.environ.get("TOP", Path(__file__).resolve().parents[2]))
 BIN = TOP / "build" / "bin"
@@ -42,12 +43,6 @@ def ycsb_mc() -> Path:
 
 
 SERVER = BIN / "memcached-ac"
-
-
-def free_port() -> int:
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return int(s.getsockname()[1])
 
 
 @contextlib.contextmanager
