@@ -16,6 +16,7 @@
 #include "ac_options.h"
 #include "ac_policy.h"
 #include "policy/hotcold.h"
+#include "ac_internal.h"
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -101,6 +102,8 @@ static void check_opts(const char *in) {
     const struct ac_classifier_settings *c = &ac_cls_opts;
     CHECK((c->round >= 1 && c->round <= 1000000000ULL && c->round_ns == 0) ||
           (c->round == 0 && c->round_ns >= 10000000ULL && c->round_ns <= 3600ULL * 1000000000ULL), in);
+    const struct ac_io_settings *io = &ac_io_opts;
+    CHECK(io->fault <= AC_FAULT_SHORT && (io->fault == AC_FAULT_NONE) == (io->fault_count == 0), in);
     const struct ac_options *o = &ac_opts;
     CHECK(o->n_driver_set >= 0 && o->n_driver_set <= AC_DRIVER_SET_MAX, in);
     for (int i = 0; i < o->n_driver_set; i++)

@@ -1,7 +1,8 @@
 """The no-loss workload (with fewer operations on old keys than test_noloss) under
 ac_merge=block, ac_lru_sample=4 (H-Store's aLRU), small blocks (records
 larger than a block get one of their own) with eager lazy compaction, and
-compressed records (lz4 over blocks, zstd over tuples).
+compressed records (lz4 over blocks, zstd over tuples), and the I/O engines threads, aio and
+uring (-o ac_io) over both tiers.
 
 Still -m 16 and 4x that written: memcached gives every slab class its first page
 even past -m, so with the ~39 classes this mix touches a smaller -m would leave
@@ -25,6 +26,11 @@ from noloss import Workload, check_final, check_old_ops
     # compressed records (values of repeated words: both codecs shrink them), over both tiers
     ("lz4", {"ac_compress": "lz4"}),
     ("zstd-tuples", {"ac_compress": "zstd", "ac_policy": "lru", "ac_tier": "tuples"}),
+    # the I/O engines other than sync (-o ac_io), over both tiers, one with compression
+    ("io-threads", {"ac_io": "threads"}),
+    ("io-aio-tuples", {"ac_io": "aio", "ac_policy": "lru", "ac_tier": "tuples"}),
+    ("io-uring-lz4", {"ac_io": "uring", "ac_compress": "lz4"}),
+    ("io-uring-logging", {"ac_io": "uring", "ac_policy": "logging"}),
 ])
 def test_noloss_variant(server, name, ac):
     srv = server(mem=16, threads=4, ac=ac)
@@ -32,7 +38,7 @@ def test_noloss_variant(server, name, ac):
     for k, v in ac.items():
         field = {"ac_merge": "merge", "ac_lru_sample": "lru_sample", "ac_block_size": "block_size",
                  "ac_compact_fill": "compact_fill", "ac_compress": "compression", "ac_policy": "policy",
-                 "ac_tier": "tier"}[k]
+                 "ac_tier": "tier", "ac_io": "io_engine"}[k]
         assert str(st[field]) == {"256K": str(256 * 1024), "0.9": "0.900"}.get(v, v)
     # block-merge brings block-mates back with every fetch: look up which old keys
     # are spilled more often

@@ -146,6 +146,8 @@ static void ac_shutdown(void) {
     if (ac.policy != NULL && ac.policy->shutdown != NULL)
         ac.policy->shutdown();
     ac.tier->close();                    /* removes its files */
+    if (ac_tier_spills())
+        ac_io_stop();
     if (has_dir())
         rmdir(ac.dir);
 }
@@ -221,8 +223,12 @@ int ac_init(size_t *item_limit) {
         snprintf(ac.dir, sizeof(ac.dir), "/var/tmp/memcached-ac.%d", (int)getpid());
     if (has_dir() && ac_spilldir_prepare(ac.dir) != 0)
         return -1;
+    if (ac_tier_spills())
+        ac_io_init();                    /* before the tier's threads and files */
     char err[512];
     if (t->open(ac.dir, settings.maxbytes, err, sizeof(err)) != 0) {
+        if (ac_tier_spills())
+            ac_io_stop();
         fprintf(stderr, "memcached-ac: ac_tier=%s: %s\n", t->name, err);
         if (has_dir())
             rmdir(ac.dir);
@@ -356,6 +362,8 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("compress_in_bytes", "%llu", (unsigned long long)AC_READ(compress_in_bytes));
     APPEND_STAT("compress_out_bytes", "%llu", (unsigned long long)AC_READ(compress_out_bytes));
     APPEND_STAT("compress_skipped", "%llu", (unsigned long long)AC_READ(compress_skipped));
+    if (ac_enabled && ac_tier_spills())
+        ac_io_stats(add_stats, c);
     /* allocations given up (ac_room.c), by reason, and the slow path's other events */
     APPEND_STAT("refused_items", "%llu", (unsigned long long)AC_READ(refused_items));
     APPEND_STAT("refused_disk_full", "%llu", (unsigned long long)AC_READ(refused_disk_full));

@@ -7,6 +7,7 @@
 #include "ac_policy.h"
 #include "ac_tier.h"
 #include "store/fp.h"
+#include "store/io_engine.h"
 
 struct ac_state {
     const struct ac_policy_ops *policy;
@@ -60,6 +61,18 @@ extern struct ac_counters ac_cnt;
 void ac_fault_mark(void);
 /* ac_spill.c: the codec spilled records use ("none", "lz4", "zstd"). */
 const char *ac_compression(void);
+/* ac_io.c: the values of its options */
+struct ac_io_settings {
+    unsigned engine;                 /* ac_io: an AC_IO_* */
+    uint64_t threads;                /* ac_io_threads */
+    unsigned fault;                  /* ac_fault: an AC_FAULT_* ... */
+    uint64_t fault_count;            /* ... and how many requests it hits (0 with none) */
+};
+extern struct ac_io_settings ac_io_opts;
+/* ac_io.c: starts the I/O engine ac_io asks for (or its fallback, said on
+ * stderr) and arms ac_fault; its lines of `stats anticache`. */
+void ac_io_init(void);
+void ac_io_stats(ADD_STAT add_stats, void *c);
 /* ac_core.c, kernel tiers: the slab memory, len bytes, mapped by the tier
  * (once; later calls return the same); random: MADV_RANDOM on it (policy
  * none: OS paging; effpaging maps without). NULL after printing why. */

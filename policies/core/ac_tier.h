@@ -34,6 +34,8 @@ struct ac_tier_stats {
 /* ac_spill.c: the options of the records the core builds (ac_compress); a
  * spilling tier lists this table in its .options. */
 extern const struct ac_opt_table ac_record_options;
+/* ac_io.c: the spill files' I/O engine (ac_io, ac_io_threads, ac_fault); spilling tiers list it too. */
+extern const struct ac_opt_table ac_io_options;
 
 struct ac_tier_ops {
     const char *name;

@@ -7,7 +7,7 @@
  * was checked and cleared of our leftovers before (ac_spilldir.c). */
 #ifndef AC_SPILL_FILE_H
 #define AC_SPILL_FILE_H
-#include <errno.h>
+#include "io_engine.h"
 #include <fcntl.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,31 +26,15 @@ static inline void spill_file_random(int fd) {
     (void)posix_fadvise(fd, 0, 0, POSIX_FADV_RANDOM);
 }
 
-/* Reads len bytes at off into rd, or writes len bytes from wr at off (the
- * other pointer NULL), looping over short transfers and EINTR: 0, -errno, or
- * -EIO when a transfer makes no progress (a read at the end of the file). */
-static inline int spill_file_io(int fd, void *rd, const void *wr, size_t len, uint64_t off) {
-    for (size_t done = 0; done < len;) {
-        ssize_t n = rd != NULL ? pread(fd, (char *)rd + done, len - done, (off_t)(off + done))
-                               : pwrite(fd, (const char *)wr + done, len - done, (off_t)(off + done));
-        if (n < 0) {
-            if (errno == EINTR)
-                continue;
-            return -errno;
-        }
-        if (n == 0)
-            return -EIO;
-        done += (size_t)n;
-    }
-    return 0;
-}
-
+/* Whole-range reads and writes through the I/O engine in use (io_engine.h,
+ * -o ac_io): 0, -errno, or -EIO when a transfer makes no progress (a read at
+ * the end of the file). */
 static inline int spill_file_read(int fd, void *buf, size_t len, uint64_t off) {
-    return spill_file_io(fd, buf, NULL, len, off);
+    return ac_io_rw(fd, buf, NULL, len, off);
 }
 
 static inline int spill_file_write(int fd, const void *buf, size_t len, uint64_t off) {
-    return spill_file_io(fd, NULL, buf, len, off);
+    return ac_io_rw(fd, NULL, buf, len, off);
 }
 
 #endif

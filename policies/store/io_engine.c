@@ -1,0 +1,292 @@
+/* The engine in use, each thread's own ring for whole-range transfers, fault
+ * injection, the counters, and the sync engine. See io_engine.h. */
+#include "io_engine.h"
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* --- sync: the transfer happens in submit ------------------------------- */
+struct sync_ring {
+    struct ac_io_ring_head h;
+    struct ac_io_req *head, *tail;        /* completed, in order */
+};
+
+static int sync_start(unsigned threads, char *why, size_t whylen) {
+    (void)threads, (void)why, (void)whylen;
+    return 0;
+}
+
+static void sync_stop(void) {}
+
+static struct ac_io_ring *sync_ring_new(unsigned depth, int *err) {
+    (void)depth;
+    struct sync_ring *r = calloc(1, sizeof(*r));
+    if (r == NULL)
+        *err = ENOMEM;
+    return (struct ac_io_ring *)r;
+}
+
+static void sync_ring_free(struct ac_io_ring *r) {
+    free(r);
+}
+
+/* One pread or pwrite, again after EINTR: bytes (maybe short) or -errno. */
+static ssize_t transfer(const struct ac_io_req *q) {
+    for (;;) {
+        ssize_t n = q->write ? pwrite(q->fd, q->buf, q->len, (off_t)q->off)
+                             : pread(q->fd, q->buf, q->len, (off_t)q->off);
+        if (n >= 0)
+            return n;
+        if (errno != EINTR)
+            return -errno;
+    }
+}
+
+static int sync_submit(struct ac_io_ring *ring, struct ac_io_req *req) {
+    struct sync_ring *r = (struct sync_ring *)ring;
+    req->res = transfer(req);
+    req->next = NULL;
+    if (r->tail != NULL)
+        r->tail->next = req;
+    else
+        r->head = req;
+    r->tail = req;
+    return 0;
+}
+
+static int sync_reap(struct ac_io_ring *ring, struct ac_io_req **out, int min, int max) {
+    (void)min;                            /* everything submitted has completed */
+    struct sync_ring *r = (struct sync_ring *)ring;
+    int n = 0;
+    while (n < max && r->head != NULL) {
+        out[n++] = r->head;
+        r->head = r->head->next;
+    }
+    if (r->head == NULL)
+        r->tail = NULL;
+    return n;
+}
+
+const struct ac_io_engine ac_io_sync = {
+    .name = "sync", .start = sync_start, .stop = sync_stop, .ring_new = sync_ring_new,
+    .ring_free = sync_ring_free, .submit = sync_submit, .reap = sync_reap,
+};
+
+/* --- the engine in use --------------------------------------------------- */
+static const struct ac_io_engine *const engines[AC_IO_KINDS] = {
+    [AC_IO_SYNC] = &ac_io_sync, [AC_IO_THREADS] = &ac_io_threads,
+    [AC_IO_AIO] = &ac_io_aio, [AC_IO_URING] = &ac_io_uring,
+};
+/* uring falls back to aio, aio to threads */
+static const enum ac_io_kind fallback[AC_IO_KINDS] = {
+    [AC_IO_SYNC] = AC_IO_SYNC, [AC_IO_THREADS] = AC_IO_THREADS,
+    [AC_IO_AIO] = AC_IO_THREADS, [AC_IO_URING] = AC_IO_AIO,
+};
+static enum ac_io_kind cur_kind = AC_IO_SYNC;
+static const struct ac_io_engine *cur = &ac_io_sync;
+static unsigned generation;               /* rings of an earlier engine are renewed */
+
+const char *ac_io_name(enum ac_io_kind kind) {
+    return kind < AC_IO_KINDS ? engines[kind]->name : "?";
+}
+
+enum ac_io_kind ac_io_kind(void) {
+    return cur_kind;
+}
+
+enum ac_io_kind ac_io_start(enum ac_io_kind want, unsigned threads, char *why, size_t whylen) {
+    if (why != NULL && whylen > 0)
+        why[0] = '\0';
+    enum ac_io_kind k = want < AC_IO_KINDS ? want : AC_IO_SYNC;
+    for (;;) {
+        char because[200] = "";
+        if (engines[k]->start(threads, because, sizeof(because)) == 0)
+            break;
+        if (why != NULL && whylen > 0) {
+            size_t used = strlen(why);
+            snprintf(why + used, whylen - used, "%s%s: %s", used > 0 ? "; " : "", engines[k]->name, because);
+        }
+        k = fallback[k];
+    }
+    cur_kind = k;
+    __atomic_store_n(&cur, engines[k], __ATOMIC_RELEASE);
+    __atomic_add_fetch(&generation, 1, __ATOMIC_RELEASE);
+    return k;
+}
+
+void ac_io_stop(void) {
+    cur->stop();
+    cur_kind = AC_IO_SYNC;
+    __atomic_store_n(&cur, &ac_io_sync, __ATOMIC_RELEASE);
+    __atomic_add_fetch(&generation, 1, __ATOMIC_RELEASE);
+}
+
+/* --- counters and faults --------------------------------------------------- */
+static struct ac_io_stats st;
+static enum ac_io_fault fault_kind;
+static uint64_t fault_left;
+
+#define ADD(f, v) __atomic_add_fetch(&st.f, (v), __ATOMIC_RELAXED)
+
+void ac_io_set_fault(enum ac_io_fault kind, uint64_t count) {
+    __atomic_store_n(&fault_left, 0, __ATOMIC_RELAXED);
+    __atomic_store_n(&fault_kind, kind, __ATOMIC_RELAXED);
+    __atomic_store_n(&fault_left, kind == AC_FAULT_NONE ? 0 : count, __ATOMIC_RELEASE);
+}
+
+/* Takes one of the armed faults when it applies to q. */
+static bool take_fault(const struct ac_io_req *q) {
+    if (__atomic_load_n(&fault_left, __ATOMIC_ACQUIRE) == 0)
+        return false;
+    enum ac_io_fault k = __atomic_load_n(&fault_kind, __ATOMIC_RELAXED);
+    bool applies = k == AC_FAULT_SHORT ? q->res > 1
+                 : k == AC_FAULT_READ_EIO ? !q->write
+                 : q->write;
+    if (!applies)
+        return false;
+    uint64_t left = __atomic_load_n(&fault_left, __ATOMIC_RELAXED);
+    while (left > 0)
+        if (__atomic_compare_exchange_n(&fault_left, &left, left - 1, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
+            return true;
+    return false;
+}
+
+static void completed(struct ac_io_req *q) {
+    if (take_fault(q)) {
+        ADD(faults_injected, 1);
+        enum ac_io_fault k = __atomic_load_n(&fault_kind, __ATOMIC_RELAXED);
+        q->res = k == AC_FAULT_SHORT ? q->res / 2 : k == AC_FAULT_WRITE_ENOSPC ? -ENOSPC : -EIO;
+    }
+    if (q->res < 0) {
+        ADD(errors, 1);
+        return;
+    }
+    if (q->write) {
+        ADD(writes, 1);
+        ADD(write_bytes, (uint64_t)q->res);
+    } else {
+        ADD(reads, 1);
+        ADD(read_bytes, (uint64_t)q->res);
+    }
+    if ((size_t)q->res < q->len)
+        ADD(short_transfers, 1);
+}
+
+void ac_io_get_stats(struct ac_io_stats *out) {
+    out->reads = __atomic_load_n(&st.reads, __ATOMIC_RELAXED);
+    out->writes = __atomic_load_n(&st.writes, __ATOMIC_RELAXED);
+    out->read_bytes = __atomic_load_n(&st.read_bytes, __ATOMIC_RELAXED);
+    out->write_bytes = __atomic_load_n(&st.write_bytes, __ATOMIC_RELAXED);
+    out->short_transfers = __atomic_load_n(&st.short_transfers, __ATOMIC_RELAXED);
+    out->errors = __atomic_load_n(&st.errors, __ATOMIC_RELAXED);
+    out->faults_injected = __atomic_load_n(&st.faults_injected, __ATOMIC_RELAXED);
+}
+
+/* --- rings ----------------------------------------------------------------- */
+struct ac_io_ring *ac_io_ring_new(unsigned depth, int *err) {
+    const struct ac_io_engine *e = __atomic_load_n(&cur, __ATOMIC_ACQUIRE);
+    if (depth == 0)
+        depth = 1;
+    *err = 0;
+    struct ac_io_ring *r = e->ring_new(depth, err);
+    if (r == NULL) {
+        if (*err == 0)
+            *err = ENOMEM;
+        return NULL;
+    }
+    struct ac_io_ring_head *h = (struct ac_io_ring_head *)r;
+    h->eng = e;
+    h->depth = depth;
+    h->inflight = 0;
+    return r;
+}
+
+void ac_io_ring_free(struct ac_io_ring *r) {
+    if (r != NULL)
+        ((struct ac_io_ring_head *)r)->eng->ring_free(r);
+}
+
+unsigned ac_io_inflight(const struct ac_io_ring *r) {
+    return ((const struct ac_io_ring_head *)r)->inflight;
+}
+
+int ac_io_submit(struct ac_io_ring *r, struct ac_io_req *req) {
+    struct ac_io_ring_head *h = (struct ac_io_ring_head *)r;
+    if (h->inflight >= h->depth)
+        return -EAGAIN;
+    req->res = 0;
+    req->next = NULL;
+    int rc = h->eng->submit(r, req);
+    if (rc == 0)
+        h->inflight++;
+    return rc;
+}
+
+int ac_io_reap(struct ac_io_ring *r, struct ac_io_req **out, int min, int max) {
+    struct ac_io_ring_head *h = (struct ac_io_ring_head *)r;
+    if (min > (int)h->inflight)
+        min = (int)h->inflight;
+    if (max <= 0 || h->inflight == 0)
+        return 0;
+    int n = h->eng->reap(r, out, min, max);
+    for (int i = 0; i < n; i++)
+        completed(out[i]);
+    if (n > 0)
+        h->inflight -= (unsigned)n;
+    return n;
+}
+
+/* --- each thread's ring for ac_io_rw ------------------------------------- */
+static pthread_key_t ring_key;
+static pthread_once_t ring_once = PTHREAD_ONCE_INIT;
+static __thread struct ac_io_ring *tl_ring;
+static __thread unsigned tl_gen;
+
+static void ring_key_free(void *r) {
+    ac_io_ring_free(r);
+}
+
+static void ring_key_init(void) {
+    (void)pthread_key_create(&ring_key, ring_key_free);
+}
+
+static struct ac_io_ring *thread_ring(int *err) {
+    unsigned gen = __atomic_load_n(&generation, __ATOMIC_ACQUIRE);
+    if (tl_ring != NULL && tl_gen == gen)
+        return tl_ring;
+    pthread_once(&ring_once, ring_key_init);
+    ac_io_ring_free(tl_ring);
+    tl_ring = ac_io_ring_new(1, err);
+    tl_gen = gen;
+    (void)pthread_setspecific(ring_key, tl_ring);
+    return tl_ring;
+}
+
+int ac_io_rw(int fd, void *rd, const void *wr, size_t len, uint64_t off) {
+    int err;
+    struct ac_io_ring *r = thread_ring(&err);
+    if (r == NULL)
+        return -err;
+    for (size_t done = 0; done < len;) {
+        struct ac_io_req q = {
+            .fd = fd, .write = rd == NULL, .len = len - done, .off = off + done,
+            .buf = rd != NULL ? (char *)rd + done : (char *)(uintptr_t)wr + done,
+        };
+        int rc = ac_io_submit(r, &q);
+        if (rc != 0)
+            return rc;
+        struct ac_io_req *got;
+        rc = ac_io_reap(r, &got, 1, 1);
+        if (rc < 0)
+            return rc;
+        if (q.res < 0)
+            return (int)q.res;
+        if (q.res == 0)
+            return -EIO;
+        done += (size_t)q.res;
+    }
+    return 0;
+}

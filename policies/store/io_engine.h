@@ -1,0 +1,105 @@
+/* The I/O engines of the spill stores. Every read and write of a spill file
+ * (store/spill_file.h) goes through the engine chosen at start (-o ac_io):
+ *   sync     pread/pwrite in the calling thread;
+ *   threads  a pool of threads doing pread/pwrite, the submitter waits on a
+ *            condition variable;
+ *   aio      Linux AIO (libaio: io_submit/io_getevents; the interface the
+ *            ICDE 2015 paper's UVMM used, §VI). On a buffered file the kernel
+ *            performs it inside io_submit;
+ *   uring    io_uring (liburing): one ring per submitting thread.
+ *
+ * The interface is a queue per submitter: submit requests, reap completions
+ * (a completion may be short: the caller resubmits the rest). ac_io_rw is
+ * the whole-range transfer built on it, which the stores use today; a caller
+ * that keeps several requests in flight uses a ring of its own.
+ *
+ * Tests can inject faults (ac_io_set_fault): the next N reads fail with EIO,
+ * the next N writes fail with EIO or ENOSPC, or the next N transfers come back
+ * short (half the bytes). They act at completion, for every engine alike.
+ *
+ * Depends on nothing above store/. */
+#ifndef AC_IO_ENGINE_H
+#define AC_IO_ENGINE_H
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+enum ac_io_kind { AC_IO_SYNC, AC_IO_THREADS, AC_IO_AIO, AC_IO_URING, AC_IO_KINDS };
+
+struct ac_io_req {
+    int fd;
+    bool write;
+    void *buf;                 /* read into, or written from */
+    size_t len;
+    uint64_t off;
+    ssize_t res;               /* at completion: bytes transferred (may be fewer than len) or -errno */
+    void *data;                /* the submitter's */
+    struct ac_io_req *next;    /* the engine's, while in flight */
+    void *priv;                /* the engine's, while in flight */
+};
+
+/* One submitter's queue: used by one thread at a time. */
+struct ac_io_ring;
+
+/* What every engine provides (io_engine.c: sync; io_threads.c, io_aio.c,
+ * io_uring.c). Rings start with struct ac_io_ring_head. */
+struct ac_io_ring_head {
+    const struct ac_io_engine *eng;
+    unsigned depth, inflight;
+};
+struct ac_io_engine {
+    const char *name;
+    /* Starts what the engine needs (the pool's threads) and checks that the
+     * kernel has what it uses: 0, or -1 with why (e.g. "io_uring_queue_init:
+     * Operation not permitted"). */
+    int  (*start)(unsigned threads, char *why, size_t whylen);
+    void (*stop)(void);
+    struct ac_io_ring *(*ring_new)(unsigned depth, int *err);
+    void (*ring_free)(struct ac_io_ring *r);
+    int  (*submit)(struct ac_io_ring *r, struct ac_io_req *req);               /* 0 or -errno */
+    int  (*reap)(struct ac_io_ring *r, struct ac_io_req **out, int min, int max); /* count or -errno */
+};
+
+extern const struct ac_io_engine ac_io_sync, ac_io_threads, ac_io_aio, ac_io_uring;
+
+/* Selects and starts the engine want (threads: the pool's size). When want
+ * cannot start, the next that can (uring, then aio, then threads; threads and
+ * sync always start) is used instead and *why tells what was missing. Returns
+ * the kind in use. Called once before any I/O; ac_io_stop undoes it. Without
+ * it, I/O goes through sync. */
+enum ac_io_kind ac_io_start(enum ac_io_kind want, unsigned threads, char *why, size_t whylen);
+void ac_io_stop(void);
+enum ac_io_kind ac_io_kind(void);
+const char *ac_io_name(enum ac_io_kind kind);
+
+/* A ring of the engine in use, depth requests in flight at most; NULL with
+ * *err = errno. */
+struct ac_io_ring *ac_io_ring_new(unsigned depth, int *err);
+void ac_io_ring_free(struct ac_io_ring *r);
+/* -EAGAIN when depth requests are in flight. */
+int ac_io_submit(struct ac_io_ring *r, struct ac_io_req *req);
+/* Waits until at least min requests completed (min <= in flight), returns up
+ * to max of them. */
+int ac_io_reap(struct ac_io_ring *r, struct ac_io_req **out, int min, int max);
+unsigned ac_io_inflight(const struct ac_io_ring *r);
+
+/* Reads len bytes at off into rd, or writes len bytes from wr at off (the
+ * other pointer NULL), through the calling thread's own ring, resubmitting
+ * short transfers: 0, -errno, or -EIO when a transfer makes no progress (a
+ * read at the end of the file). */
+int ac_io_rw(int fd, void *rd, const void *wr, size_t len, uint64_t off);
+
+/* Fault injection (tests): kind and how many of the next requests it hits. */
+enum ac_io_fault { AC_FAULT_NONE, AC_FAULT_READ_EIO, AC_FAULT_WRITE_EIO, AC_FAULT_WRITE_ENOSPC,
+                   AC_FAULT_SHORT };
+void ac_io_set_fault(enum ac_io_fault kind, uint64_t count);
+
+struct ac_io_stats {
+    uint64_t reads, writes, read_bytes, write_bytes;   /* completed requests and their bytes */
+    uint64_t short_transfers, errors;                   /* completions short of len, failed ones */
+    uint64_t faults_injected;
+};
+void ac_io_get_stats(struct ac_io_stats *out);
+
+#endif
