@@ -121,6 +121,10 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
     spill = spill_parent / "spill"
     extra = dict(approach.options)
     extra["hashpower"] = str(plan.hashpower)
+    if approach.spills and run["io_engine"] != "sync":
+        extra["ac_io"] = run["io_engine"]
+    if mode == "in-process" and run["driver_depth"] > 1:
+        extra["ac_driver_depth"] = str(run["driver_depth"])
     opts = server.options(approach.policy, spill, extra)
     # paging approaches: swap file next to the spill directory, vm.page-cluster=0 for the cell
     paging = PagingSetup(spill_parent / "swap", plan.swap_bytes) if approach.pages else None
@@ -339,7 +343,10 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
               "vma_granule_bytes",
               # compressed records (the report's lz4 claim) and the bytes the core asked the tier for
               "compression", "compress_in_bytes", "compress_out_bytes", "compress_skipped",
-              "record_read_bytes", "block_read_bytes"):
+              "record_read_bytes", "block_read_bytes",
+              # the I/O engine and the reads the in-process driver kept in flight
+              "io_engine", "io_reads", "io_read_bytes", "driver_depth", "prefetch_reads", "prefetch_used",
+              "prefetch_unused"):
         out[f"ac_{k}"] = ac.get(k)
     out["read_amplification"] = read_amplification(out.get("disk_read_bytes"), ac,
                                                    (ph.get("server_start") or {}).get("anticache") or {})

@@ -4,7 +4,9 @@
     [fixed]   YCSB properties for every cell (recordcount=..., operationcount=...)
     [grid]    approach, zipf_theta, mem_ratio, workload (lists), repetition (count),
               and optionally any YCSB property as a list
-    [run]     mode, server_threads, perf, timeout_s, network_conns, network_depth
+    [run]     mode, server_threads, perf, timeout_s, network_conns, network_depth, driver_depth
+              (in-process: requests each driver thread keeps in flight), io_engine (spilling
+              approaches' -o ac_io: sync, threads, aio, uring)
     [memory]  item_footprint, allowance, allowance_margin, swap
 
 Every error names the table and field and says what is accepted.
@@ -39,7 +41,10 @@ RESERVED = {"zipfianconstant": "use [grid] zipf_theta",
 TOP_KEYS = ("name", "description", "fixed", "grid", "run", "memory")
 GRID_KEYS = ("approach", "zipf_theta", "mem_ratio", "workload", "repetition")
 RUN_DEFAULTS: dict[str, Any] = {"mode": "in-process", "server_threads": 1, "perf": True,
-                                "timeout_s": 3600, "network_conns": 1, "network_depth": 1}
+                                "timeout_s": 3600, "network_conns": 1, "network_depth": 1,
+                                "driver_depth": 1, "io_engine": "sync"}
+# -o ac_io of the approaches that spill (policies/README.md "I/O engines")
+IO_ENGINES = ("sync", "threads", "aio", "uring")
 MODES = ("in-process", "network")
 # allowance "auto": calibrated per approach and scale (calibrate.py); allowance_margin: the fixed floor
 # added to it (page cache room for the spill files and what sampling can miss)
@@ -229,9 +234,14 @@ def parse_spec(data: dict[str, Any], path: Path) -> Spec:
     run = _table(path, "run", data.get("run", {}), RUN_DEFAULTS)
     if run["mode"] not in MODES:
         raise _err(path, "[run] mode", f"{run['mode']!r}; accepted: {', '.join(MODES)}")
-    for k in ("server_threads", "timeout_s", "network_conns", "network_depth"):
+    for k in ("server_threads", "timeout_s", "network_conns", "network_depth", "driver_depth"):
         if isinstance(run[k], bool) or not isinstance(run[k], int) or run[k] < 1:
             raise _err(path, f"[run] {k}", f"{run[k]!r}; accepted: a whole number >= 1")
+    if run["driver_depth"] > 256:
+        raise _err(path, "[run] driver_depth", f"{run['driver_depth']!r}; accepted: 1 to 256 (requests each "
+                   "in-process driver thread keeps in flight)")
+    if run["io_engine"] not in IO_ENGINES:
+        raise _err(path, "[run] io_engine", f"{run['io_engine']!r}; accepted: {', '.join(IO_ENGINES)}")
     if not isinstance(run["perf"], bool):
         raise _err(path, "[run] perf", f"{run['perf']!r}; accepted: true or false")
     memory = _memory(path, data.get("memory", {}))

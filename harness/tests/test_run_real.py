@@ -89,7 +89,10 @@ def test_rows(run: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
 MAY_BE_EMPTY = {"lat_update_mean_us", "lat_update_p50_us", "lat_update_p99_us", "cell_disk_avg_read_latency_ms",
                 "ac_merge", "ac_block_size", "ac_bloom_bytes", "ac_log_ring_bytes", "ac_vma_granule_bytes",
                 # nothing asked of a tier (the stock cache): no ratio
-                "read_amplification"}
+                "read_amplification",
+                # the I/O engine's and the driver's reads in flight: spilling tiers only
+                "ac_io_engine", "ac_io_reads", "ac_io_read_bytes", "ac_driver_depth", "ac_prefetch_reads",
+                "ac_prefetch_used", "ac_prefetch_unused"}
 # What differs between the cells (approach x memory ratio) must differ in the rows.
 MUST_VARY = ["approach", "mem_ratio", "item_memory_mb", "cgroup_limit_bytes", "opt_capacity", "hits",
              "hit_rate", "opt_hit_rate", "loss_pp", "throughput_ops_s", "run_duration_s", "cpu_user_s",

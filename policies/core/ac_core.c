@@ -362,8 +362,10 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("compress_in_bytes", "%llu", (unsigned long long)AC_READ(compress_in_bytes));
     APPEND_STAT("compress_out_bytes", "%llu", (unsigned long long)AC_READ(compress_out_bytes));
     APPEND_STAT("compress_skipped", "%llu", (unsigned long long)AC_READ(compress_skipped));
-    if (ac_enabled && ac_tier_spills())
+    if (ac_enabled && ac_tier_spills()) {
         ac_io_stats(add_stats, c);
+        ac_prefetch_stats(add_stats, c);
+    }
     /* allocations given up (ac_room.c), by reason, and the slow path's other events */
     APPEND_STAT("refused_items", "%llu", (unsigned long long)AC_READ(refused_items));
     APPEND_STAT("refused_disk_full", "%llu", (unsigned long long)AC_READ(refused_disk_full));

@@ -61,6 +61,11 @@ extern struct ac_counters ac_cnt;
 void ac_fault_mark(void);
 /* ac_spill.c: the codec spilled records use ("none", "lz4", "zstd"). */
 const char *ac_compression(void);
+/* ac_prefetch.c: the bytes of the record (fp, loc) this thread's driver read
+ * ahead, when they are still the record's (item lock held), else NULL; and
+ * its lines of `stats anticache`. */
+char *ac_prefetched(uint64_t fp, const struct ac_loc *loc);
+void ac_prefetch_stats(ADD_STAT add_stats, void *c);
 /* ac_io.c: the values of its options */
 struct ac_io_settings {
     unsigned engine;                 /* ac_io: an AC_IO_* */

@@ -81,6 +81,10 @@ static const struct ac_opt core_opts[] = {
               " at most 64 times",
       .def = "none",
       .help = "ac_driver: override one workload property, key=value (repeatable)" },
+    { .key = "ac_driver_depth", .type = AC_T_COUNT, AC_FIELD(struct ac_options, driver_depth), .min = 1, .max = 256,
+      .noun = "a count of requests", .note = "(1: one at a time)",
+      .def = "1", .def_is_value = true,
+      .help = "ac_driver: requests each driver thread keeps in flight (reads of spilled items overlap)" },
 };
 const struct ac_opt_table ac_core_options = AC_OPT_TABLE("the core", core_opts, &ac_opts);
 

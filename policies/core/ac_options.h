@@ -21,6 +21,7 @@ struct ac_options {
     char driver_out[1024];   /* ac_driver_out: result file ("" = stdout) */
     char *driver_set[AC_DRIVER_SET_MAX];   /* ac_driver_set=key=value, in order */
     int n_driver_set;
+    uint64_t driver_depth;   /* ac_driver_depth: requests each driver thread keeps in flight */
 };
 
 extern struct ac_options ac_opts;

@@ -575,11 +575,14 @@ item *ac_item_for_update(item *it) {
     return NULL;
 }
 
-/* Reads the record at loc from the tier and verifies it (*r then points into
- * this thread's scratch buffer); a failure is counted. */
-static enum ac_error read_record(const struct ac_loc *loc, struct ac_record *r) {
-    char *buf = scratch_get(&fetch_buf, loc->len);
-    if (buf == NULL || tier_read(loc, buf) != 0) {
+/* Reads the record of fp at loc from the tier, or takes what this thread's
+ * driver read ahead (ac_prefetch.c), and verifies it (*r then points into that
+ * buffer); a failure is counted. */
+static enum ac_error read_record(uint64_t fp, const struct ac_loc *loc, struct ac_record *r) {
+    char *buf = ac_prefetched(fp, loc);
+    if (buf != NULL) {
+        AC_COUNT(record_read_bytes, loc->len);
+    } else if ((buf = scratch_get(&fetch_buf, loc->len)) == NULL || tier_read(loc, buf) != 0) {
         AC_COUNT(read_errors, 1);
         return AC_ERR_READ;
     }
@@ -672,7 +675,7 @@ static item *fetch(const char *key, size_t nkey, uint32_t hv, bool do_update, en
     }
     for (int i = 0; i < n && i < 4; i++) {
         struct ac_record r;
-        if ((*err = read_record(&locs[i], &r)) != AC_ERR_NONE)
+        if ((*err = read_record(fp, &locs[i], &r)) != AC_ERR_NONE)
             return NULL;
         if (r.nkey != nkey || memcmp(r.key, key, nkey) != 0)
             continue;      /* another key with the same fingerprint */

@@ -27,6 +27,7 @@ struct block {
     uint32_t cap;       /* extent size on disk */
     uint32_t live;      /* live records */
     uint32_t next_free; /* free-id list link */
+    uint32_t gen;       /* moves on each time the id is taken again (get_start's token) */
     uint8_t state;
     uint8_t merging;
 };
@@ -83,6 +84,7 @@ static uint32_t new_block_id(struct ac_store *s) {
     if (s->free_ids != NO_BLOCK) {
         uint32_t id = s->free_ids;
         s->free_ids = s->blocks[id].next_free;
+        s->blocks[id].gen++;             /* another incarnation: earlier reads of it are stale */
         return id;
     }
     if (s->nblocks == s->cap_blocks) {
@@ -93,6 +95,7 @@ static uint32_t new_block_id(struct ac_store *s) {
         s->blocks = nb;
         s->cap_blocks = ncap;
     }
+    s->blocks[s->nblocks].gen = 0;
     return s->nblocks++;
 }
 
@@ -104,7 +107,9 @@ static int bs_put(struct ac_store *s, const void *rec, size_t len, struct ac_loc
             pthread_mutex_unlock(&s->lock);
             return -ENOMEM;
         }
+        uint32_t gen = s->blocks[id].gen;    /* new_block_id moved it on */
         memset(&s->blocks[id], 0, sizeof(s->blocks[id]));
+        s->blocks[id].gen = gen;
         s->blocks[id].state = B_OPEN;
         s->open_id = id;
         s->buf_len = 0;
@@ -150,6 +155,7 @@ static int flush_locked(struct ac_store *s) {
     if (b->live == 0) {            /* every record already dead: nothing to write */
         s->buf_len = 0;
         b->len = 0;
+        b->gen++;                  /* its offsets are taken again */
         s->st.open_bytes = 0;
         return 0;
     }
@@ -227,6 +233,48 @@ static int bs_get(struct ac_store *s, const struct ac_loc *loc, void *buf) {
     return rc;
 }
 
+/* The read of the record at loc goes out on ring r (req: the caller's, its
+ * buffer buf of loc->len bytes) and the caller goes on; *token names the
+ * block's incarnation. 1: no read needed (the record is in the open block:
+ * copied into buf). 0: submitted. -errno: not submitted (the caller reads as
+ * usual). Nothing is held while the read is in flight: the block may be freed
+ * and its extent reused meanwhile, which get_valid then tells. */
+static int bs_get_start(struct ac_store *s, const struct ac_loc *loc, void *buf, struct ac_io_ring *r,
+                        struct ac_io_req *req, uint64_t *token) {
+    pthread_mutex_lock(&s->lock);
+    if (loc->block >= s->nblocks || s->blocks[loc->block].state == B_FREE) {
+        pthread_mutex_unlock(&s->lock);
+        return -EINVAL;
+    }
+    struct block *b = &s->blocks[loc->block];
+    *token = b->gen;
+    if (b->state == B_OPEN) {
+        memcpy(buf, s->buf + loc->offset, loc->len);
+        pthread_mutex_unlock(&s->lock);
+        return 1;
+    }
+    req->fd = s->fd;
+    req->write = false;
+    req->buf = buf;
+    req->len = loc->len;
+    req->off = b->file_off + loc->offset;
+    s->st.record_reads++;
+    s->st.bytes_read += loc->len;
+    pthread_mutex_unlock(&s->lock);
+    return ac_io_submit(r, req);
+}
+
+/* The bytes get_start read for loc are the record's: its block is the same
+ * incarnation (not freed and taken again since). The caller holds what keeps
+ * the record live now (the key's lock, the entry still in the table). */
+static bool bs_get_valid(struct ac_store *s, const struct ac_loc *loc, uint64_t token) {
+    pthread_mutex_lock(&s->lock);
+    bool ok = loc->block < s->nblocks && s->blocks[loc->block].state != B_FREE &&
+              s->blocks[loc->block].gen == (uint32_t)token;
+    pthread_mutex_unlock(&s->lock);
+    return ok;
+}
+
 static void free_block_locked(struct ac_store *s, uint32_t id) {
     struct block *b = &s->blocks[id];
     if (b->cap == s->block_size) {
@@ -263,6 +311,7 @@ static int bs_invalidate(struct ac_store *s, const struct ac_loc *loc) {
         if (b->live == 0) {        /* nothing live in the open block: start it afresh */
             s->buf_len = 0;
             b->len = 0;
+            b->gen++;              /* its offsets are taken again */
             s->st.open_bytes = 0;
         }
     } else if (b->live == 0) {
@@ -356,6 +405,8 @@ const struct ac_store_ops ac_block_store_ops = {
     .put = bs_put,
     .flush = bs_flush,
     .get = bs_get,
+    .get_start = bs_get_start,
+    .get_valid = bs_get_valid,
     .invalidate = bs_invalidate,
     .read_block = bs_read_block,
     .begin_merge = bs_begin_merge,

@@ -5,6 +5,7 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
+#include "io_engine.h"
 #include "loc.h"
 
 enum { AC_STORE_OK = 0, AC_STORE_FULL = 1 };
@@ -31,6 +32,10 @@ struct ac_store_ops {
     int  (*flush)(struct ac_store *s);
     /* Reads loc->len bytes of the record; 0 or -errno. */
     int  (*get)(struct ac_store *s, const struct ac_loc *loc, void *buf);
+    /* The same without waiting: the read goes out on ring r (block_store.c). */
+    int  (*get_start)(struct ac_store *s, const struct ac_loc *loc, void *buf, struct ac_io_ring *r,
+                      struct ac_io_req *req, uint64_t *token);
+    bool (*get_valid)(struct ac_store *s, const struct ac_loc *loc, uint64_t token);
     /* The record at loc is dead. Returns 1 when its block should now be merged
      * whole (its live fraction fell below compact_fill), else 0. */
     int  (*invalidate)(struct ac_store *s, const struct ac_loc *loc);

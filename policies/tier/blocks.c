@@ -103,6 +103,15 @@ static int blocks_read(const struct ac_loc *loc, void *buf) {
     return ac_block_store_ops.get(store, loc, buf);
 }
 
+static int blocks_read_start(const struct ac_loc *loc, void *buf, struct ac_io_ring *r, struct ac_io_req *req,
+                             uint64_t *token) {
+    return ac_block_store_ops.get_start(store, loc, buf, r, req, token);
+}
+
+static bool blocks_read_valid(const struct ac_loc *loc, uint64_t token) {
+    return ac_block_store_ops.get_valid(store, loc, token);
+}
+
 static int blocks_drop(uint64_t fp, const struct ac_loc *loc) {
     if (!ac_evicted_remove(&table, fp, loc))
         return -1;
@@ -186,6 +195,8 @@ const struct ac_tier_ops ac_tier_blocks = {
     .peek = blocks_find,
     .maybe = blocks_maybe,
     .read = blocks_read,
+    .read_start = blocks_read_start,
+    .read_valid = blocks_read_valid,
     .drop = blocks_drop,
     .read_block = blocks_read_block,
     .begin_merge = blocks_begin_merge,

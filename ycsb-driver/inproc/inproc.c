@@ -31,6 +31,8 @@ struct inproc_thread {
     LIBEVENT_THREAD t;
     char *buf;                /* value + "\r\n" */
     size_t bufsize;
+    struct ac_prefetcher *pf; /* -o ac_driver_depth > 1: reads kept in flight */
+    int *slot;                /* each request's prefetch slot in a batch, or -1 */
 };
 
 struct inproc {
@@ -68,12 +70,26 @@ static int ip_thread_init(void *backend, unsigned index, void **tctx, char *err,
     th->t.storage = NULL;
     th->c.thread = &th->t;
     th->c.sfd = -1;
+    if (ac_opts.driver_depth > 1 && ac_enabled) {
+        char why[300];
+        th->slot = calloc(ac_opts.driver_depth, sizeof(*th->slot));
+        th->pf = th->slot != NULL ? ac_prefetcher_new((unsigned)ac_opts.driver_depth, why, sizeof(why)) : NULL;
+        if (th->pf == NULL) {
+            snprintf(err, errlen, "in-process driver thread %u: ac_driver_depth=%llu: %s", index,
+                     (unsigned long long)ac_opts.driver_depth, th->slot != NULL ? why : "out of memory");
+            free(th->slot);
+            free(th);
+            return -1;
+        }
+    }
     *tctx = th;
     return 0;
 }
 
 static void ip_thread_fini(void *tctx) {
     struct inproc_thread *th = tctx;
+    ac_prefetcher_free(th->pf);
+    free(th->slot);
     free(th->buf);
     free(th);   /* logger and bump buffer stay linked to memcached's threads until exit */
 }
@@ -168,6 +184,31 @@ static int ip_store(void *tctx, const char *key, size_t keylen, const char *valu
     return YCSB_OK;
 }
 
+/* A batch of requests (-o ac_driver_depth): the reads of the spilled records
+ * the batch's reads and read-modify-writes ask for go out first, then the
+ * requests are served in order as one at a time would serve them, each after
+ * its own read completed (core/ac_prefetch.c). */
+static int ip_execute(void *tctx, struct ycsb_req *reqs, size_t n) {
+    struct inproc_thread *th = tctx;
+    for (size_t i = 0; i < n; i++) {
+        bool reads = reqs[i].op == YCSB_OP_READ || reqs[i].op == YCSB_OP_RMW;
+        th->slot[i] = reads ? ac_prefetch_begin(th->pf, reqs[i].key, reqs[i].keylen) : -1;
+    }
+    for (size_t i = 0; i < n; i++) {
+        struct ycsb_req *q = &reqs[i];
+        ac_prefetch_wait(th->pf, th->slot[i]);
+        int rc = YCSB_OK;
+        if (q->op == YCSB_OP_READ || q->op == YCSB_OP_RMW)
+            rc = ip_read(th, q->key, q->keylen, &q->hit);
+        if (rc == YCSB_OK && q->op != YCSB_OP_READ)
+            rc = ip_store(th, q->key, q->keylen, q->value, q->vlen);
+        q->status = rc == YCSB_OK ? YCSB_OK : YCSB_ERR_OP;
+        q->done_ns = ycsb_now_ns();
+    }
+    ac_prefetch_batch(th->pf);
+    return YCSB_OK;
+}
+
 /* `stats anticache` as a JSON object: numbers where the value is one */
 struct stats_sink {
     struct ycsb_json *j;
@@ -207,7 +248,7 @@ static int ip_server_stats(void *backend, struct ycsb_json *out, char *err, size
     return 0;
 }
 
-static const struct ycsb_backend_ops inproc_ops = {
+static struct ycsb_backend_ops inproc_ops = {
     .name = "memcached-ac-inprocess",
     .thread_init = ip_thread_init,
     .thread_fini = ip_thread_fini,
@@ -241,6 +282,11 @@ static int write_result(const char *text) {
 static void *driver_main(void *arg) {
     struct driver_job *job = arg;
     struct ycsb_run_opts o = { &inproc_ops, &inproc_state, 0, 1, 1, 1 };
+    if (ac_opts.driver_depth > 1 && ac_enabled) {
+        /* requests in batches of ac_driver_depth, reads overlapped */
+        inproc_ops.execute = ip_execute;
+        o.batch = (unsigned)ac_opts.driver_depth;
+    }
     struct ycsb_result *res = ycsb_result_new();
     if (res == NULL) {
         fprintf(stderr, "memcached-ac: in-process driver: out of memory\n");

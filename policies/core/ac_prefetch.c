@@ -1,0 +1,173 @@
+/* Reads of spilled records kept in flight by an in-process driver thread
+ * (-o ac_driver_depth): the fetch path's I/O without its wait.
+ *
+ * A batch of requests starts with ac_prefetch_begin for each read: under the
+ * key's lock it learns whether the key is spilled and where (the tier's book-
+ * keeping, no I/O), and sends the read of that record out on the thread's
+ * ring (tier->read_start) with nothing held. The requests are then served in
+ * order, as with depth 1, through the ordinary lookup (item_get ->
+ * ac_item_find -> fetch): before a request is served its read is waited for,
+ * and fetch takes the bytes from here instead of reading (ac_prefetched) when
+ * the record is still live at the same place and its space was not taken
+ * again meanwhile (tier->read_valid) -- otherwise it reads as usual. So the
+ * policy sees the same calls in the same order as at depth 1; only the waits
+ * for the device overlap. A key asked for twice in a batch is read once.
+ *
+ * Counted in `stats anticache`: prefetch_reads (reads sent), prefetch_used
+ * (reads that served a fetch), prefetch_unused (reads that did not: the key
+ * was in RAM again, the record had moved or its space was reused, the read
+ * failed -- the fetch then read again, or needed nothing); once every batch
+ * is over, reads = used + unused. */
+#include "memcached.h"
+#include "ac_internal.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+enum pf_state { PF_FLIGHT, PF_DONE };
+
+struct ac_prefetch {
+    uint64_t fp;
+    struct ac_loc loc;
+    uint64_t token;                  /* the tier's name for what loc pointed into */
+    struct ac_io_req req;
+    char *buf;
+    size_t cap;
+    enum pf_state state;
+    bool ok;                         /* done, and buf holds loc->len bytes */
+    bool io;                         /* a read was sent (not copied from the open block) */
+    bool used;
+};
+
+struct ac_prefetcher {
+    struct ac_io_ring *ring;
+    struct ac_prefetch *slot;
+    unsigned depth, n;
+};
+
+static __thread struct ac_prefetcher *tl_pf;
+static uint64_t n_reads, n_used, n_unused;
+
+struct ac_prefetcher *ac_prefetcher_new(unsigned depth, char *err, size_t errlen) {
+    struct ac_prefetcher *p = calloc(1, sizeof(*p));
+    int e = ENOMEM;
+    if (p != NULL && (p->slot = calloc(depth, sizeof(*p->slot))) != NULL &&
+            (p->ring = ac_io_ring_new(depth, &e)) != NULL) {
+        p->depth = depth;
+        tl_pf = p;
+        return p;
+    }
+    snprintf(err, errlen, "a ring of %u requests for the %s engine: %s", depth, ac_io_name(ac_io_kind()),
+             strerror(e));
+    if (p != NULL)
+        free(p->slot);
+    free(p);
+    return NULL;
+}
+
+/* Takes completions: at least min. */
+static void reap(struct ac_prefetcher *p, int min) {
+    struct ac_io_req *done[64];
+    int n = ac_io_reap(p->ring, done, min, 64);
+    for (int i = 0; i < n; i++) {
+        struct ac_prefetch *s = done[i]->data;
+        s->state = PF_DONE;
+        s->ok = done[i]->res == (ssize_t)s->loc.len;
+    }
+}
+
+void ac_prefetch_wait(struct ac_prefetcher *p, int slot) {
+    if (slot < 0)
+        return;
+    while (p->slot[slot].state == PF_FLIGHT)
+        reap(p, 1);
+}
+
+void ac_prefetch_batch(struct ac_prefetcher *p) {
+    while (ac_io_inflight(p->ring) > 0)
+        reap(p, (int)ac_io_inflight(p->ring));
+    unsigned unused = 0;
+    for (unsigned i = 0; i < p->n; i++)
+        unused += p->slot[i].io && !p->slot[i].used;
+    if (unused > 0)
+        __atomic_add_fetch(&n_unused, unused, __ATOMIC_RELAXED);
+    p->n = 0;
+}
+
+void ac_prefetcher_free(struct ac_prefetcher *p) {
+    if (p == NULL)
+        return;
+    ac_prefetch_batch(p);
+    for (unsigned i = 0; i < p->depth; i++)
+        free(p->slot[i].buf);
+    free(p->slot);
+    ac_io_ring_free(p->ring);
+    if (tl_pf == p)
+        tl_pf = NULL;
+    free(p);
+}
+
+int ac_prefetch_begin(struct ac_prefetcher *p, const char *key, size_t nkey) {
+    if (!ac_enabled || !ac_tier_spills() || ac.tier->read_start == NULL || p->n >= p->depth)
+        return -1;
+    uint64_t fp = ac_key_fp(key, nkey);
+    for (unsigned i = 0; i < p->n; i++)
+        if (p->slot[i].fp == fp)
+            return (int)i;               /* asked for twice: one read */
+    uint32_t hv = hash(key, nkey);
+    struct ac_loc locs[4];
+    item_lock(hv);
+    int n = assoc_find(key, nkey, hv) != NULL ? 0 : ac.tier->peek(fp, locs, 4);
+    item_unlock(hv);
+    if (n <= 0)
+        return -1;                       /* in RAM, or not stored */
+    struct ac_prefetch *s = &p->slot[p->n];
+    if (s->cap < locs[0].len) {
+        char *nb = realloc(s->buf, locs[0].len);
+        if (nb == NULL)
+            return -1;
+        s->buf = nb;
+        s->cap = locs[0].len;
+    }
+    s->fp = fp;
+    s->loc = locs[0];
+    s->used = false;
+    memset(&s->req, 0, sizeof(s->req));
+    s->req.data = s;
+    int rc = ac.tier->read_start(&s->loc, s->buf, p->ring, &s->req, &s->token);
+    if (rc < 0)
+        return -1;
+    s->state = rc == 1 ? PF_DONE : PF_FLIGHT;
+    s->ok = rc == 1;
+    s->io = rc == 0;
+    if (rc == 0)
+        __atomic_add_fetch(&n_reads, 1, __ATOMIC_RELAXED);
+    return (int)p->n++;
+}
+
+char *ac_prefetched(uint64_t fp, const struct ac_loc *loc) {
+    struct ac_prefetcher *p = tl_pf;
+    if (p == NULL)
+        return NULL;
+    for (unsigned i = 0; i < p->n; i++) {
+        struct ac_prefetch *s = &p->slot[i];
+        if (s->fp != fp || s->loc.block != loc->block || s->loc.offset != loc->offset || s->loc.len != loc->len)
+            continue;
+        ac_prefetch_wait(p, (int)i);
+        if (!s->ok || !ac.tier->read_valid(loc, s->token))
+            return NULL;
+        if (!s->used && s->io)
+            __atomic_add_fetch(&n_used, 1, __ATOMIC_RELAXED);
+        s->used = true;
+        return s->buf;
+    }
+    return NULL;
+}
+
+void ac_prefetch_stats(ADD_STAT add_stats, void *c) {
+    APPEND_STAT("driver_depth", "%llu", (unsigned long long)(ac_in_process() ? ac_opts.driver_depth : 0));
+    APPEND_STAT("prefetch_reads", "%llu", (unsigned long long)__atomic_load_n(&n_reads, __ATOMIC_RELAXED));
+    APPEND_STAT("prefetch_used", "%llu", (unsigned long long)__atomic_load_n(&n_used, __ATOMIC_RELAXED));
+    APPEND_STAT("prefetch_unused", "%llu", (unsigned long long)__atomic_load_n(&n_unused, __ATOMIC_RELAXED));
+}

@@ -1,0 +1,77 @@
+#!/bin/bash
+# The fetch path against the device, side by side in one run (make -C policies bench-io):
+#  - fio: 4 KiB random reads with O_DIRECT at queue depth 1 and 32, on a file in the file system
+#    of the spill directory (IOPS);
+#  - memcached-ac: in-process, lru over blocks, read-only, true Zipf theta 0.5, M/D 1/4 (RECORDS
+#    records of 10 x 100 B, -m a quarter of the items), in a memory group of -m + ROOM, so that
+#    the spill file's pages mostly come from the device; ac_driver_depth 1 and 32, each I/O engine
+#    (ac_io sync, threads, aio, uring).
+# Per configuration the median of REPS runs: disk hits per second and as a ratio of fio's IOPS at
+# the same depth, CPU microseconds per disk hit (user + system of the whole process over the
+# measured run, divided by its disk hits), and read amplification (bytes the process read from
+# the device / bytes of records asked for).
+# Usage: policies/io_bench.sh   (root; env RECORDS, ROOM, REPS, OPS, DIR)
+set -eu
+TOP=${TOP:-$(cd "$(dirname "$0")/.." && pwd)}
+BIN=$TOP/build/bin/memcached-ac
+ACG=$TOP/cgroups/acg
+WL=$TOP/experiments/workloads/readonly
+RECORDS=${RECORDS:-200000}
+OPS=${OPS:-200000}
+ROOM=${ROOM:-40}
+REPS=${REPS:-3}
+DIR=${DIR:-/var/tmp}
+[ -x "$BIN" ] || { echo "bench-io: $BIN is missing: run make -C memcached all" >&2; exit 1; }
+command -v fio >/dev/null || { echo "bench-io: fio is missing (make -C policies deps installs it)" >&2; exit 1; }
+[ "$(id -u)" = 0 ] || { echo "bench-io: needs root (memory groups)" >&2; exit 1; }
+OUT=$(mktemp -d "$DIR/ac-io-bench.XXXXXX")
+trap 'rm -rf "$OUT"' EXIT INT TERM
+# -m: a quarter of the items (1184-byte chunks for 1000-byte values), in MiB
+MEM=$(( (RECORDS * 1184 / 4 + 1048575) / 1048576 ))
+
+echo "== fio: 4 KiB random reads, O_DIRECT, 1 GiB file in $DIR, 10 s per depth"
+for qd in 1 32; do
+    fio --name=randread --filename="$OUT/fio.dat" --size=1G --rw=randread --bs=4k --direct=1 \
+        --ioengine=io_uring --iodepth=$qd --runtime=10 --time_based --output-format=json \
+        --output="$OUT/fio-$qd.json" >/dev/null
+done
+rm -f "$OUT/fio.dat"
+
+echo "== memcached-ac: $RECORDS records, -m $MEM, group limit $((MEM + ROOM)) MiB, $OPS reads, $REPS runs each"
+for depth in 1 32; do
+    for engine in sync threads aio uring; do
+        for rep in $(seq 1 "$REPS"); do
+            j="$OUT/mc-$engine-$depth-$rep.json"
+            "$ACG" run --name "ac-io-bench-$$" --memory "$((MEM + ROOM))M" -- "$BIN" -u root -t 1 -m "$MEM" -o \
+"ac_policy=lru,ac_io=$engine,ac_driver_depth=$depth,ac_spill_dir=$OUT/spill,ac_driver=$WL,ac_driver_out=$j,\
+ac_driver_set=recordcount=$RECORDS,ac_driver_set=operationcount=$OPS,ac_driver_set=warmupoperations=$((OPS / 2)),\
+ac_driver_set=requestdistribution=truezipf,ac_driver_set=zipfianconstant=0.5,ac_driver_set=seed=$rep" \
+                >"$OUT/acg.json" 2>"$OUT/err" || { cat "$OUT/err" >&2; exit 1; }
+        done
+    done
+done
+
+python3 - "$OUT" "$REPS" <<'PY'
+import json, statistics, sys
+out, reps = sys.argv[1], int(sys.argv[2])
+iops = {qd: json.load(open(f"{out}/fio-{qd}.json"))["jobs"][0]["read"]["iops"] for qd in (1, 32)}
+print(f"fio IOPS: depth 1 {iops[1]:,.0f}, depth 32 {iops[32]:,.0f}")
+print(f"{'engine':<8} {'depth':>5} {'disk hits/s':>12} {'/ fio':>6} {'CPU us/disk hit':>16} {'read amp':>9} "
+      f"{'hit rate':>9} {'used/sent':>10}")
+for depth in (1, 32):
+    for engine in ("sync", "threads", "aio", "uring"):
+        rows = []
+        for rep in range(1, reps + 1):
+            d = json.load(open(f"{out}/mc-{engine}-{depth}-{rep}.json"))
+            run, a = d["run"], d["server"]["anticache"]
+            start = run["server_start"]["anticache"]
+            dh = run["reads"]["disk_hit"]
+            asked = a["record_read_bytes"] - start["record_read_bytes"] + a["block_read_bytes"] - start["block_read_bytes"]
+            res = run["resources"]
+            rows.append((dh / run["duration_s"], (res["cpu_user_s"] + res["cpu_sys_s"]) * 1e6 / max(dh, 1),
+                         res["read_bytes"] / max(asked, 1), run["reads"]["hit"] / run["reads"]["total"],
+                         f"{a['prefetch_used']}/{a['prefetch_reads']}"))
+        med = lambda i: statistics.median(r[i] for r in rows)
+        print(f"{engine:<8} {depth:>5} {med(0):>12,.0f} {med(0) / iops[depth]:>6.2f} {med(1):>16.1f} "
+              f"{med(2):>9.2f} {med(3):>9.4f} {rows[0][4]:>10}")
+PY
