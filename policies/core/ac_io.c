@@ -85,4 +85,5 @@ void ac_io_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("io_short_transfers", "%llu", (unsigned long long)s.short_transfers);
     APPEND_STAT("io_failed_transfers", "%llu", (unsigned long long)s.errors);
     APPEND_STAT("io_faults_injected", "%llu", (unsigned long long)s.faults_injected);
+    APPEND_STAT("io_ring_fallbacks", "%llu", (unsigned long long)s.ring_fallbacks);
 }

@@ -44,6 +44,7 @@ struct ac_prefetcher {
     struct ac_io_ring *ring;
     struct ac_prefetch *slot;
     unsigned depth, n;
+    bool broken;                     /* the ring could not be reaped: no more reads ahead */
 };
 
 static __thread struct ac_prefetcher *tl_pf;
@@ -66,10 +67,27 @@ struct ac_prefetcher *ac_prefetcher_new(unsigned depth, char *err, size_t errlen
     return NULL;
 }
 
-/* Takes completions: at least min. */
+#define REAP_MAX 64
+
+/* Takes completions: at least min (at most REAP_MAX). The engine cannot reap
+ * (a kernel interface failing): the reads stay where they are, their buffers
+ * are never freed, and this prefetcher sends no more (every fetch reads). */
 static void reap(struct ac_prefetcher *p, int min) {
-    struct ac_io_req *done[64];
-    int n = ac_io_reap(p->ring, done, min, 64);
+    struct ac_io_req *done[REAP_MAX];
+    int n = ac_io_reap(p->ring, done, min < REAP_MAX ? min : REAP_MAX, REAP_MAX);
+    if (n < 0) {
+        fprintf(stderr, "memcached-ac: reads in flight cannot be reaped (%s): the driver thread reads"
+                " one at a time from now on\n", strerror(-n));
+        p->broken = true;
+        for (unsigned i = 0; i < p->n; i++)
+            if (p->slot[i].state == PF_FLIGHT) {
+                p->slot[i].state = PF_DONE;
+                p->slot[i].ok = false;
+                p->slot[i].buf = NULL;   /* left to the kernel */
+                p->slot[i].cap = 0;
+            }
+        return;
+    }
     for (int i = 0; i < n; i++) {
         struct ac_prefetch *s = done[i]->data;
         s->state = PF_DONE;
@@ -85,7 +103,7 @@ void ac_prefetch_wait(struct ac_prefetcher *p, int slot) {
 }
 
 void ac_prefetch_batch(struct ac_prefetcher *p) {
-    while (ac_io_inflight(p->ring) > 0)
+    while (ac_io_inflight(p->ring) > 0 && !p->broken)
         reap(p, (int)ac_io_inflight(p->ring));
     unsigned unused = 0;
     for (unsigned i = 0; i < p->n; i++)
@@ -102,14 +120,15 @@ void ac_prefetcher_free(struct ac_prefetcher *p) {
     for (unsigned i = 0; i < p->depth; i++)
         free(p->slot[i].buf);
     free(p->slot);
-    ac_io_ring_free(p->ring);
+    if (!p->broken)
+        ac_io_ring_free(p->ring);
     if (tl_pf == p)
         tl_pf = NULL;
     free(p);
 }
 
 int ac_prefetch_begin(struct ac_prefetcher *p, const char *key, size_t nkey) {
-    if (!ac_enabled || !ac_tier_spills() || ac.tier->read_start == NULL || p->n >= p->depth)
+    if (!ac_enabled || !ac_tier_spills() || ac.tier->read_start == NULL || p->n >= p->depth || p->broken)
         return -1;
     uint64_t fp = ac_key_fp(key, nkey);
     for (unsigned i = 0; i < p->n; i++)
@@ -117,8 +136,11 @@ int ac_prefetch_begin(struct ac_prefetcher *p, const char *key, size_t nkey) {
             return (int)i;               /* asked for twice: one read */
     uint32_t hv = hash(key, nkey);
     struct ac_loc locs[4];
+    uint64_t token = 0;
     item_lock(hv);
     int n = assoc_find(key, nkey, hv) != NULL ? 0 : ac.tier->peek(fp, locs, 4);
+    if (n > 0)
+        token = ac.tier->read_token(&locs[0]);   /* while the record is known live there */
     item_unlock(hv);
     if (n <= 0)
         return -1;                       /* in RAM, or not stored */
@@ -132,10 +154,11 @@ int ac_prefetch_begin(struct ac_prefetcher *p, const char *key, size_t nkey) {
     }
     s->fp = fp;
     s->loc = locs[0];
+    s->token = token;
     s->used = false;
     memset(&s->req, 0, sizeof(s->req));
     s->req.data = s;
-    int rc = ac.tier->read_start(&s->loc, s->buf, p->ring, &s->req, &s->token);
+    int rc = ac.tier->read_start(&s->loc, s->buf, p->ring, &s->req, token);
     if (rc < 0)
         return -1;
     s->state = rc == 1 ? PF_DONE : PF_FLIGHT;

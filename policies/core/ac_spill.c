@@ -582,7 +582,11 @@ static enum ac_error read_record(uint64_t fp, const struct ac_loc *loc, struct a
     char *buf = ac_prefetched(fp, loc);
     if (buf != NULL) {
         AC_COUNT(record_read_bytes, loc->len);
-    } else if ((buf = scratch_get(&fetch_buf, loc->len)) == NULL || tier_read(loc, buf) != 0) {
+        if (parse_record(buf, loc->len, r) == AC_ERR_NONE)
+            return AC_ERR_NONE;
+        /* bytes read ahead that do not verify: the record read again, as at depth 1 */
+    }
+    if ((buf = scratch_get(&fetch_buf, loc->len)) == NULL || tier_read(loc, buf) != 0) {
         AC_COUNT(read_errors, 1);
         return AC_ERR_READ;
     }

@@ -72,15 +72,18 @@ struct ac_tier_ops {
      * never a false "no". */
     bool   (*maybe)(uint64_t fp);
     int    (*read)(const struct ac_loc *loc, void *buf);      /* loc->len bytes; 0 or -errno */
-    /* Tiers that can read without waiting (NULL otherwise; core/ac_prefetch.c):
-     * read_start sends the read of loc->len bytes at loc into buf out on ring r
-     * (req is the caller's) and returns 0, or 1 when the bytes are in buf
-     * already (no I/O), or -errno (nothing sent); *token names what loc points
-     * into. Nothing is held while the read is in flight. read_valid, with the
-     * record live at loc now (the key's lock held, the entry found): the bytes
-     * read are the record's (the space was not taken again since). */
+    /* Tiers that can read without waiting (NULL otherwise; core/ac_prefetch.c).
+     * read_token, while the record is known live at loc (the key's lock held,
+     * the entry found): a name for what loc points into now. read_start sends
+     * the read of loc->len bytes at loc into buf out on ring r (req is the
+     * caller's) and returns 0, or 1 when the bytes are in buf already (no
+     * I/O), or -errno (nothing sent; -ESTALE: the space was taken again since
+     * the token). Nothing is held while the read is in flight. read_valid,
+     * with the record live at loc again (lock held, entry found): the bytes
+     * read are the record's (the space was not taken again since the token). */
+    uint64_t (*read_token)(const struct ac_loc *loc);
     int    (*read_start)(const struct ac_loc *loc, void *buf, struct ac_io_ring *r, struct ac_io_req *req,
-                         uint64_t *token);
+                         uint64_t token);
     bool   (*read_valid)(const struct ac_loc *loc, uint64_t token);
     /* Forgets (fp, loc): -1 not there; 0 done; 1 done, and loc's block fell
      * below the compaction threshold: merge it whole (tiers with blocks). */

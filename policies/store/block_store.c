@@ -233,21 +233,32 @@ static int bs_get(struct ac_store *s, const struct ac_loc *loc, void *buf) {
     return rc;
 }
 
-/* The read of the record at loc goes out on ring r (req: the caller's, its
- * buffer buf of loc->len bytes) and the caller goes on; *token names the
- * block's incarnation. 1: no read needed (the record is in the open block:
- * copied into buf). 0: submitted. -errno: not submitted (the caller reads as
- * usual). Nothing is held while the read is in flight: the block may be freed
- * and its extent reused meanwhile, which get_valid then tells. */
-static int bs_get_start(struct ac_store *s, const struct ac_loc *loc, void *buf, struct ac_io_ring *r,
-                        struct ac_io_req *req, uint64_t *token) {
+/* The incarnation of loc's block, taken while the caller knows the record is
+ * live at loc (the key's lock held, the entry found): get_start and get_valid
+ * check against it. */
+static uint64_t bs_get_token(struct ac_store *s, const struct ac_loc *loc) {
     pthread_mutex_lock(&s->lock);
-    if (loc->block >= s->nblocks || s->blocks[loc->block].state == B_FREE) {
+    uint64_t t = loc->block < s->nblocks ? s->blocks[loc->block].gen : UINT64_MAX;
+    pthread_mutex_unlock(&s->lock);
+    return t;
+}
+
+/* The read of the record at loc goes out on ring r (req: the caller's, its
+ * buffer buf of loc->len bytes) and the caller goes on. token: get_token's,
+ * taken while the record was live there; a block taken again since is not
+ * read (-ESTALE). 1: no read needed (the record is in the open block: copied
+ * into buf). 0: submitted. -errno: not submitted (the caller reads as usual).
+ * Nothing is held while the read is in flight: the block may be freed and its
+ * extent reused meanwhile, which get_valid then tells. */
+static int bs_get_start(struct ac_store *s, const struct ac_loc *loc, void *buf, struct ac_io_ring *r,
+                        struct ac_io_req *req, uint64_t token) {
+    pthread_mutex_lock(&s->lock);
+    struct block *b = loc->block < s->nblocks ? &s->blocks[loc->block] : NULL;
+    if (b == NULL || b->state == B_FREE || b->gen != (uint32_t)token ||
+            (uint64_t)loc->offset + loc->len > (b->state == B_OPEN ? s->buf_len : b->len)) {
         pthread_mutex_unlock(&s->lock);
-        return -EINVAL;
+        return -ESTALE;
     }
-    struct block *b = &s->blocks[loc->block];
-    *token = b->gen;
     if (b->state == B_OPEN) {
         memcpy(buf, s->buf + loc->offset, loc->len);
         pthread_mutex_unlock(&s->lock);
@@ -405,6 +416,7 @@ const struct ac_store_ops ac_block_store_ops = {
     .put = bs_put,
     .flush = bs_flush,
     .get = bs_get,
+    .get_token = bs_get_token,
     .get_start = bs_get_start,
     .get_valid = bs_get_valid,
     .invalidate = bs_invalidate,

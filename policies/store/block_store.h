@@ -32,9 +32,12 @@ struct ac_store_ops {
     int  (*flush)(struct ac_store *s);
     /* Reads loc->len bytes of the record; 0 or -errno. */
     int  (*get)(struct ac_store *s, const struct ac_loc *loc, void *buf);
-    /* The same without waiting: the read goes out on ring r (block_store.c). */
+    /* The same without waiting (block_store.c): get_token while the record is
+     * known live at loc, get_start sends the read out on ring r, get_valid
+     * tells whether the bytes read are still the record's. */
+    uint64_t (*get_token)(struct ac_store *s, const struct ac_loc *loc);
     int  (*get_start)(struct ac_store *s, const struct ac_loc *loc, void *buf, struct ac_io_ring *r,
-                      struct ac_io_req *req, uint64_t *token);
+                      struct ac_io_req *req, uint64_t token);
     bool (*get_valid)(struct ac_store *s, const struct ac_loc *loc, uint64_t token);
     /* The record at loc is dead. Returns 1 when its block should now be merged
      * whole (its live fraction fell below compact_fill), else 0. */

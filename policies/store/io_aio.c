@@ -5,9 +5,13 @@
 #include "io_engine.h"
 #include <errno.h>
 #include <libaio.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* io_submit answering EAGAIN (no kernel resources for now): tries, a yield between */
+#define SUBMIT_TRIES 1000
 
 struct aio_ring {
     struct ac_io_ring_head h;
@@ -78,10 +82,10 @@ static int aio_submit(struct ac_io_ring *ring, struct ac_io_req *req) {
     else
         io_prep_pread(cb, req->fd, req->buf, req->len, (long long)req->off);
     cb->data = req;
-    int rc;
+    int rc, tries = 0;
     do
         rc = io_submit(r->ctx, 1, &cb);
-    while (rc == -EINTR || rc == -EAGAIN);
+    while (rc == -EINTR || (rc == -EAGAIN && ++tries < SUBMIT_TRIES && sched_yield() == 0));
     if (rc != 1) {
         r->free_cbs[r->nfree++] = cb;
         return rc < 0 ? rc : -EIO;

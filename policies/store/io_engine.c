@@ -80,9 +80,9 @@ static const struct ac_io_engine *const engines[AC_IO_KINDS] = {
     [AC_IO_SYNC] = &ac_io_sync, [AC_IO_THREADS] = &ac_io_threads,
     [AC_IO_AIO] = &ac_io_aio, [AC_IO_URING] = &ac_io_uring,
 };
-/* uring falls back to aio, aio to threads */
+/* uring falls back to aio, aio to threads, threads to sync (which always starts) */
 static const enum ac_io_kind fallback[AC_IO_KINDS] = {
-    [AC_IO_SYNC] = AC_IO_SYNC, [AC_IO_THREADS] = AC_IO_THREADS,
+    [AC_IO_SYNC] = AC_IO_SYNC, [AC_IO_THREADS] = AC_IO_SYNC,
     [AC_IO_AIO] = AC_IO_THREADS, [AC_IO_URING] = AC_IO_AIO,
 };
 static enum ac_io_kind cur_kind = AC_IO_SYNC;
@@ -137,27 +137,27 @@ void ac_io_set_fault(enum ac_io_fault kind, uint64_t count) {
     __atomic_store_n(&fault_left, kind == AC_FAULT_NONE ? 0 : count, __ATOMIC_RELEASE);
 }
 
-/* Takes one of the armed faults when it applies to q. */
-static bool take_fault(const struct ac_io_req *q) {
+/* Takes one of the armed faults when it applies to q: its kind, or NONE. */
+static enum ac_io_fault take_fault(const struct ac_io_req *q) {
     if (__atomic_load_n(&fault_left, __ATOMIC_ACQUIRE) == 0)
-        return false;
+        return AC_FAULT_NONE;
     enum ac_io_fault k = __atomic_load_n(&fault_kind, __ATOMIC_RELAXED);
     bool applies = k == AC_FAULT_SHORT ? q->res > 1
                  : k == AC_FAULT_READ_EIO ? !q->write
                  : q->write;
     if (!applies)
-        return false;
+        return AC_FAULT_NONE;
     uint64_t left = __atomic_load_n(&fault_left, __ATOMIC_RELAXED);
     while (left > 0)
         if (__atomic_compare_exchange_n(&fault_left, &left, left - 1, false, __ATOMIC_ACQ_REL, __ATOMIC_RELAXED))
-            return true;
-    return false;
+            return k;
+    return AC_FAULT_NONE;
 }
 
 static void completed(struct ac_io_req *q) {
-    if (take_fault(q)) {
+    enum ac_io_fault k = take_fault(q);
+    if (k != AC_FAULT_NONE) {
         ADD(faults_injected, 1);
-        enum ac_io_fault k = __atomic_load_n(&fault_kind, __ATOMIC_RELAXED);
         q->res = k == AC_FAULT_SHORT ? q->res / 2 : k == AC_FAULT_WRITE_ENOSPC ? -ENOSPC : -EIO;
     }
     if (q->res < 0) {
@@ -183,11 +183,11 @@ void ac_io_get_stats(struct ac_io_stats *out) {
     out->short_transfers = __atomic_load_n(&st.short_transfers, __ATOMIC_RELAXED);
     out->errors = __atomic_load_n(&st.errors, __ATOMIC_RELAXED);
     out->faults_injected = __atomic_load_n(&st.faults_injected, __ATOMIC_RELAXED);
+    out->ring_fallbacks = __atomic_load_n(&st.ring_fallbacks, __ATOMIC_RELAXED);
 }
 
 /* --- rings ----------------------------------------------------------------- */
-struct ac_io_ring *ac_io_ring_new(unsigned depth, int *err) {
-    const struct ac_io_engine *e = __atomic_load_n(&cur, __ATOMIC_ACQUIRE);
+static struct ac_io_ring *ring_of(const struct ac_io_engine *e, unsigned depth, int *err) {
     if (depth == 0)
         depth = 1;
     *err = 0;
@@ -204,9 +204,20 @@ struct ac_io_ring *ac_io_ring_new(unsigned depth, int *err) {
     return r;
 }
 
+struct ac_io_ring *ac_io_ring_new(unsigned depth, int *err) {
+    return ring_of(__atomic_load_n(&cur, __ATOMIC_ACQUIRE), depth, err);
+}
+
+/* Waits for what is still in flight (the kernel or a pool thread would
+ * write into freed memory otherwise), then frees. */
 void ac_io_ring_free(struct ac_io_ring *r) {
-    if (r != NULL)
-        ((struct ac_io_ring_head *)r)->eng->ring_free(r);
+    if (r == NULL)
+        return;
+    struct ac_io_ring_head *h = (struct ac_io_ring_head *)r;
+    struct ac_io_req *done[16];
+    while (h->inflight > 0 && ac_io_reap(r, done, 1, 16) >= 0)
+        ;
+    h->eng->ring_free(r);
 }
 
 unsigned ac_io_inflight(const struct ac_io_ring *r) {
@@ -229,6 +240,8 @@ int ac_io_reap(struct ac_io_ring *r, struct ac_io_req **out, int min, int max) {
     struct ac_io_ring_head *h = (struct ac_io_ring_head *)r;
     if (min > (int)h->inflight)
         min = (int)h->inflight;
+    if (min > max)
+        min = max;
     if (max <= 0 || h->inflight == 0)
         return 0;
     int n = h->eng->reap(r, out, min, max);
@@ -260,6 +273,8 @@ static struct ac_io_ring *thread_ring(int *err) {
     pthread_once(&ring_once, ring_key_init);
     ac_io_ring_free(tl_ring);
     tl_ring = ac_io_ring_new(1, err);
+    if (tl_ring == NULL && (tl_ring = ring_of(&ac_io_sync, 1, err)) != NULL)
+        ADD(ring_fallbacks, 1);          /* e.g. io_uring's locked memory, aio-max-nr: this thread reads in place */
     tl_gen = gen;
     (void)pthread_setspecific(ring_key, tl_ring);
     return tl_ring;
@@ -279,9 +294,15 @@ int ac_io_rw(int fd, void *rd, const void *wr, size_t len, uint64_t off) {
         if (rc != 0)
             return rc;
         struct ac_io_req *got;
-        rc = ac_io_reap(r, &got, 1, 1);
-        if (rc < 0)
-            return rc;
+        while ((rc = ac_io_reap(r, &got, 1, 1)) <= 0) {
+            /* the request is in the kernel's hands and points at the caller's
+             * buffer: returning would leave it writing there later */
+            if (rc < 0) {
+                fprintf(stderr, "memcached-ac: the %s engine cannot reap a spill-file %s: %s\n",
+                        ((struct ac_io_ring_head *)r)->eng->name, q.write ? "write" : "read", strerror(-rc));
+                abort();
+            }
+        }
         if (q.res < 0)
             return (int)q.res;
         if (q.res == 0)

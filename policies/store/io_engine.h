@@ -99,6 +99,7 @@ struct ac_io_stats {
     uint64_t reads, writes, read_bytes, write_bytes;   /* completed requests and their bytes */
     uint64_t short_transfers, errors;                   /* completions short of len, failed ones */
     uint64_t faults_injected;
+    uint64_t ring_fallbacks;                            /* threads whose ring had to be a sync one */
 };
 void ac_io_get_stats(struct ac_io_stats *out);
 

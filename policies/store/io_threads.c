@@ -77,11 +77,14 @@ static void thr_stop(void) {
     pthread_mutex_lock(&pool.mu);
     pool.stopping = true;
     pthread_cond_broadcast(&pool.cv);
+    unsigned n = pool.n;
     pthread_mutex_unlock(&pool.mu);
-    for (unsigned i = 0; i < pool.n; i++)
+    for (unsigned i = 0; i < n; i++)
         pthread_join(pool.tid[i], NULL);
+    pthread_mutex_lock(&pool.mu);
     pool.n = 0;
     pool.stopping = false;
+    pthread_mutex_unlock(&pool.mu);
 }
 
 static int thr_start(unsigned threads, char *why, size_t whylen) {
@@ -89,14 +92,17 @@ static int thr_start(unsigned threads, char *why, size_t whylen) {
         threads = 1;
     if (threads > MAX_THREADS)
         threads = MAX_THREADS;
+    pthread_mutex_lock(&pool.mu);
     for (pool.n = 0; pool.n < threads; pool.n++) {
         int rc = pthread_create(&pool.tid[pool.n], NULL, worker, NULL);
         if (rc != 0) {
+            pthread_mutex_unlock(&pool.mu);
             snprintf(why, whylen, "pthread_create: %s", strerror(rc));
             thr_stop();
             return -1;
         }
     }
+    pthread_mutex_unlock(&pool.mu);
     return 0;
 }
 

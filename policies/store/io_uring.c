@@ -5,9 +5,13 @@
 #include "io_engine.h"
 #include <errno.h>
 #include <liburing.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+
+/* io_uring_submit answering EAGAIN (no kernel memory for now): tries, a yield between */
+#define SUBMIT_TRIES 1000
 
 struct uring_ring {
     struct ac_io_ring_head h;
@@ -59,11 +63,18 @@ static int uring_submit(struct ac_io_ring *ring, struct ac_io_req *req) {
     else
         io_uring_prep_read(sqe, req->fd, req->buf, (unsigned)req->len, req->off);
     io_uring_sqe_set_data(sqe, req);
-    int rc;
+    int rc, tries = 0;
     do
         rc = io_uring_submit(&r->ring);
-    while (rc == -EINTR || rc == -EAGAIN);
-    return rc < 0 ? rc : 0;
+    while (rc == -EINTR || (rc == -EAGAIN && ++tries < SUBMIT_TRIES && sched_yield() == 0));
+    if (rc < 0) {
+        /* the entry stays queued: made a no-op without a request, so that the
+         * next submit cannot send a transfer into the caller's buffer later */
+        io_uring_prep_nop(sqe);
+        io_uring_sqe_set_data(sqe, NULL);
+        return rc;
+    }
+    return 0;
 }
 
 static int uring_reap(struct ac_io_ring *ring, struct ac_io_req **out, int min, int max) {
@@ -79,8 +90,11 @@ static int uring_reap(struct ac_io_ring *ring, struct ac_io_req **out, int min, 
         if (rc < 0)
             return n > 0 ? n : rc;
         struct ac_io_req *q = io_uring_cqe_get_data(cqe);
-        q->res = cqe->res;                /* bytes, or -errno */
+        int res = cqe->res;               /* bytes, or -errno */
         io_uring_cqe_seen(&r->ring, cqe);
+        if (q == NULL)
+            continue;                     /* a failed submit's no-op */
+        q->res = res;
         out[n++] = q;
     }
     return n;

@@ -103,8 +103,12 @@ static int blocks_read(const struct ac_loc *loc, void *buf) {
     return ac_block_store_ops.get(store, loc, buf);
 }
 
+static uint64_t blocks_read_token(const struct ac_loc *loc) {
+    return ac_block_store_ops.get_token(store, loc);
+}
+
 static int blocks_read_start(const struct ac_loc *loc, void *buf, struct ac_io_ring *r, struct ac_io_req *req,
-                             uint64_t *token) {
+                             uint64_t token) {
     return ac_block_store_ops.get_start(store, loc, buf, r, req, token);
 }
 
@@ -195,6 +199,7 @@ const struct ac_tier_ops ac_tier_blocks = {
     .peek = blocks_find,
     .maybe = blocks_maybe,
     .read = blocks_read,
+    .read_token = blocks_read_token,
     .read_start = blocks_read_start,
     .read_valid = blocks_read_valid,
     .drop = blocks_drop,
