@@ -610,17 +610,21 @@ static void test_lookaside(void)
     outcome_free(&o);
     store_free(s);
 
-    /* read-modify-writes, batched and not, 2 threads: every miss refilled,
-     * and a read-modify-write's write lands after its refill, so no key it
-     * wrote holds the load's value at the end */
-    for (unsigned batch = 1; batch <= 8; batch += 7) {
+    /* read-modify-writes, batched and not, 1 and 2 threads: every miss
+     * refilled, and a read-modify-write's write lands after its refill, so
+     * with one thread no key it wrote holds the load's value at the end. With
+     * two, another thread's refill of a key it missed may land after this
+     * thread's write (look-aside's own race, memcached's `set` refill too):
+     * that check is for one thread only (it failed 1 run in a few under load) */
+    for (unsigned run = 0; run < 4; run++) {
+        unsigned batch = run % 2 ? 8 : 1, threads = run < 2 ? 1 : 2;
         const char *rmw[] = {"recordcount=400", "operationcount=4000", "readproportion=0.5",
                              "updateproportion=0", "readmodifywriteproportion=0.5",
                              "insertorder=ordered", "requestdistribution=uniform",
                              "fieldcount=2", "fieldlength=50", "lookaside=true", NULL};
         s = store_new();
         s->drop_first = 400;
-        run_once(rmw, 2, batch, s, &o);
+        run_once(rmw, threads, batch, s, &o);
         CHECK_EQ_I(o.rc, 0);
         CHECK(o.res->run.read_miss > 50);
         CHECK_EQ_I(o.res->run.refills, o.res->run.read_miss);
@@ -644,7 +648,8 @@ static void test_lookaside(void)
             struct ent *e = *find(s, key, kl);
             clobbered += e == NULL || e->vsum == load_vsum(&cfg, k, vbuf, 100);
         }
-        CHECK_EQ_I(clobbered, 0);
+        if (threads == 1)
+            CHECK_EQ_I(clobbered, 0);
         outcome_free(&o);
         store_free(s);
     }
