@@ -4,6 +4,7 @@ binary) for exact reply lines, and deterministic test data."""
 from __future__ import annotations
 
 import os
+from collections import Counter
 import random
 import signal
 import socket
@@ -258,6 +259,22 @@ class Raw:
             parts = ln.decode().split(" ", 2)
             assert parts[0] == "STAT", ln
             out[parts[1]] = parts[2] if len(parts) > 2 else ""
+
+    def answers(self, stored: dict[str, tuple[bytes, int]]) -> Counter:
+        """Gets every key of stored ({key: (value, flags)}) and counts the answers: "ok" (the
+        value and flags exactly), "missing", "DIFFERENT DATA", or the error line (decoded)."""
+        out: Counter = Counter()
+        for k, (v, f) in stored.items():
+            vals, err = self.get(k)
+            if err is not None:
+                out[err.decode()] += 1
+            elif k not in vals:
+                out["missing"] += 1
+            elif vals[k][:2] != (v, f):
+                out["DIFFERENT DATA"] += 1
+            else:
+                out["ok"] += 1
+        return out
 
     def resident_keys(self) -> set[str]:
         """Keys resident in RAM (`lru_crawler metadump all` lists only linked items;

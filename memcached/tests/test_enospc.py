@@ -71,17 +71,7 @@ def test_enospc_keeps_acknowledged_items(server, tmp_path, spill_pair):
             assert st["refused_disk_full"] == st["refused_items"] == len(refused), st
             assert st["stub_items"] > 0 and st["lost_items"] == 0
 
-            answers = Counter()
-            for k, (v, f) in stored.items():
-                vals, err = raw.get(k)
-                if err is not None:
-                    answers[err.decode()] += 1
-                elif k not in vals:
-                    answers["missing"] += 1
-                elif vals[k][:2] != (v, f):
-                    answers["DIFFERENT DATA"] += 1
-                else:
-                    answers["ok"] += 1
+            answers = raw.answers(stored)
             st = srv.ac()
             assert answers == {"ok": len(stored)}, \
                 f"of {len(stored)} acknowledged keys: {dict(answers)}; stats: " \

@@ -11,7 +11,7 @@
 /* --- sync: the transfer happens in submit ------------------------------- */
 struct sync_ring {
     struct ac_io_ring_head h;
-    struct ac_io_req *head, *tail;        /* completed, in order */
+    struct ac_io_fifo done;               /* completed, in order */
 };
 
 static int sync_start(unsigned threads, char *why, size_t whylen) {
@@ -33,8 +33,7 @@ static void sync_ring_free(struct ac_io_ring *r) {
     free(r);
 }
 
-/* One pread or pwrite, again after EINTR: bytes (maybe short) or -errno. */
-static ssize_t transfer(const struct ac_io_req *q) {
+ssize_t ac_io_transfer(const struct ac_io_req *q) {
     for (;;) {
         ssize_t n = q->write ? pwrite(q->fd, q->buf, q->len, (off_t)q->off)
                              : pread(q->fd, q->buf, q->len, (off_t)q->off);
@@ -46,28 +45,14 @@ static ssize_t transfer(const struct ac_io_req *q) {
 }
 
 static int sync_submit(struct ac_io_ring *ring, struct ac_io_req *req) {
-    struct sync_ring *r = (struct sync_ring *)ring;
-    req->res = transfer(req);
-    req->next = NULL;
-    if (r->tail != NULL)
-        r->tail->next = req;
-    else
-        r->head = req;
-    r->tail = req;
+    req->res = ac_io_transfer(req);
+    ac_io_fifo_push(&((struct sync_ring *)ring)->done, req);
     return 0;
 }
 
 static int sync_reap(struct ac_io_ring *ring, struct ac_io_req **out, int min, int max) {
     (void)min;                            /* everything submitted has completed */
-    struct sync_ring *r = (struct sync_ring *)ring;
-    int n = 0;
-    while (n < max && r->head != NULL) {
-        out[n++] = r->head;
-        r->head = r->head->next;
-    }
-    if (r->head == NULL)
-        r->tail = NULL;
-    return n;
+    return ac_io_fifo_pop(&((struct sync_ring *)ring)->done, out, max);
 }
 
 const struct ac_io_engine ac_io_sync = {

@@ -62,6 +62,34 @@ struct ac_io_engine {
 };
 
 extern const struct ac_io_engine ac_io_sync, ac_io_threads, ac_io_aio, ac_io_uring;
+/* A first-in first-out list of requests linked through next: the sync and
+ * threads engines' completed requests, the pool's work. */
+struct ac_io_fifo {
+    struct ac_io_req *head, *tail;
+};
+static inline void ac_io_fifo_push(struct ac_io_fifo *f, struct ac_io_req *q) {
+    q->next = NULL;
+    if (f->tail != NULL)
+        f->tail->next = q;
+    else
+        f->head = q;
+    f->tail = q;
+}
+/* Takes up to max from the front into out; returns how many. */
+static inline int ac_io_fifo_pop(struct ac_io_fifo *f, struct ac_io_req **out, int max) {
+    int n = 0;
+    while (n < max && f->head != NULL) {
+        out[n++] = f->head;
+        f->head = f->head->next;
+    }
+    if (f->head == NULL)
+        f->tail = NULL;
+    return n;
+}
+
+/* For the engines that do the transfer themselves (sync, threads): one pread
+ * or pwrite, again after EINTR; bytes (maybe short) or -errno. */
+ssize_t ac_io_transfer(const struct ac_io_req *q);
 
 /* Selects and starts the engine want (threads: the pool's size). When want
  * cannot start, the next that can (uring, then aio, then threads; threads and

@@ -16,53 +16,34 @@ struct thr_ring {
     struct ac_io_ring_head h;
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    struct ac_io_req *head, *tail;        /* completed, in order */
+    struct ac_io_fifo done;               /* completed, in order */
     int ndone;
 };
 
 static struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    struct ac_io_req *head, *tail;        /* submitted, not taken yet (priv: the ring) */
+    struct ac_io_fifo work;               /* submitted, not taken yet (priv: the ring) */
     bool stopping;
     unsigned n;
     pthread_t tid[MAX_THREADS];
 } pool = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
-static ssize_t transfer(const struct ac_io_req *q) {
-    for (;;) {
-        ssize_t n = q->write ? pwrite(q->fd, q->buf, q->len, (off_t)q->off)
-                             : pread(q->fd, q->buf, q->len, (off_t)q->off);
-        if (n >= 0)
-            return n;
-        if (errno != EINTR)
-            return -errno;
-    }
-}
-
 static void *worker(void *arg) {
     (void)arg;
     pthread_mutex_lock(&pool.mu);
     for (;;) {
-        while (pool.head == NULL && !pool.stopping)
+        while (pool.work.head == NULL && !pool.stopping)
             pthread_cond_wait(&pool.cv, &pool.mu);
-        if (pool.head == NULL)
+        struct ac_io_req *q;
+        if (ac_io_fifo_pop(&pool.work, &q, 1) == 0)
             break;                        /* stopping, and nothing left to do */
-        struct ac_io_req *q = pool.head;
-        pool.head = q->next;
-        if (pool.head == NULL)
-            pool.tail = NULL;
         pthread_mutex_unlock(&pool.mu);
 
-        q->res = transfer(q);
-        q->next = NULL;
+        q->res = ac_io_transfer(q);
         struct thr_ring *r = q->priv;
         pthread_mutex_lock(&r->mu);
-        if (r->tail != NULL)
-            r->tail->next = q;
-        else
-            r->head = q;
-        r->tail = q;
+        ac_io_fifo_push(&r->done, q);
         r->ndone++;
         pthread_cond_signal(&r->cv);
         pthread_mutex_unlock(&r->mu);
@@ -127,17 +108,12 @@ static void thr_ring_free(struct ac_io_ring *ring) {
 
 static int thr_submit(struct ac_io_ring *ring, struct ac_io_req *req) {
     req->priv = ring;
-    req->next = NULL;
     pthread_mutex_lock(&pool.mu);
     if (pool.n == 0 || pool.stopping) { /* not started, or stopping */
         pthread_mutex_unlock(&pool.mu);
         return -ESHUTDOWN;
     }
-    if (pool.tail != NULL)
-        pool.tail->next = req;
-    else
-        pool.head = req;
-    pool.tail = req;
+    ac_io_fifo_push(&pool.work, req);
     pthread_cond_signal(&pool.cv);
     pthread_mutex_unlock(&pool.mu);
     return 0;
@@ -148,13 +124,7 @@ static int thr_reap(struct ac_io_ring *ring, struct ac_io_req **out, int min, in
     pthread_mutex_lock(&r->mu);
     while (r->ndone < min)
         pthread_cond_wait(&r->cv, &r->mu);
-    int n = 0;
-    while (n < max && r->head != NULL) {
-        out[n++] = r->head;
-        r->head = r->head->next;
-    }
-    if (r->head == NULL)
-        r->tail = NULL;
+    int n = ac_io_fifo_pop(&r->done, out, max);
     r->ndone -= n;
     pthread_mutex_unlock(&r->mu);
     return n;
