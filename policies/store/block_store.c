@@ -356,10 +356,17 @@ static ssize_t bs_read_block(struct ac_store *s, uint32_t id, void **out) {
         return (ssize_t)len;
     }
     uint64_t off = b->file_off;
-    /* Held across the read: the block must not be freed and reused meanwhile. */
+    /* Not held across the read (fetches of other records go on). The caller
+     * claimed the block (begin_merge), so its id is not taken again; if every
+     * record in it dies meanwhile its extent may be reused, and then the bytes
+     * read are not the block's: it must still be written after the read. */
+    pthread_mutex_unlock(&s->lock);
     int rc = spill_file_read(s->fd, buf, len, off);
+    pthread_mutex_lock(&s->lock);
     if (rc != 0)
         s->st.io_errors++;
+    else if (s->blocks[id].state != B_WRITTEN)
+        rc = -ESTALE;                  /* freed while it was read: nothing left to merge */
     s->st.block_reads++;
     s->st.bytes_read += len;
     pthread_mutex_unlock(&s->lock);

@@ -42,7 +42,9 @@ struct ac_store_ops {
     /* The record at loc is dead. Returns 1 when its block should now be merged
      * whole (its live fraction fell below compact_fill), else 0. */
     int  (*invalidate)(struct ac_store *s, const struct ac_loc *loc);
-    /* Reads a whole written block into a malloc'd buffer; returns its length or -errno. */
+    /* Reads a whole block the caller claimed (begin_merge) into a malloc'd
+     * buffer, with the store's lock not held during the read; returns its
+     * length or -errno (-ESTALE: every record died meanwhile). */
     ssize_t (*read_block)(struct ac_store *s, uint32_t block, void **buf);
     /* Claims a block for a whole-block merge: 1 if the caller now owns it. */
     int  (*begin_merge)(struct ac_store *s, uint32_t block);
