@@ -202,11 +202,20 @@ class Crash:
         (seen here while a soak test ran). Then restore and crash once more."""
         for _ in range(tries):
             if self.all_alive():
+                self.freeze()
                 return
             self.restore()
             self.start_and_kill()
             self.assert_left_behind()
         assert self.all_alive(), "the dead run's processes keep dying before the clean-up"
+        self.freeze()
+
+    def freeze(self) -> None:
+        """Stops the dead run's processes until the clean-up SIGKILLs them: an orphaned server
+        goes on with its workload, and under load it reached its cgroup's limit and was
+        OOM-killed between the check above and the clean-up (seen once beside a fuzz run)."""
+        for p in self.marker["processes"]:
+            os.kill(p["pid"], signal.SIGSTOP)
 
     def leftover_lines(self) -> list[str]:
         """What the clean-up must print, in its order: processes, cgroup, swap file, sysctl, directory."""
