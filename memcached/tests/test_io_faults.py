@@ -45,6 +45,32 @@ def fill(raw, rng, total: int) -> tuple[dict[str, tuple[bytes, int]], Counter]:
     return stored, answers
 
 
+def test_read_eio_answers_the_error_then_reads_back(server, spill_pair):
+    srv = server(mem=16, ac={**spill_pair, "ac_fault": "read_eio:3"})
+    raw = srv.raw()
+    stored, answers = fill(raw, random.Random(11), 64 * MiB)
+    # a store whose spill hit a failed read (the tuples tier's index) is refused, and counted so
+    assert set(answers) <= {b"STORED", OOM_STORE}, answers
+    st = srv.ac()
+    assert st["refused_items"] == st["refused_io_error"] == answers[OOM_STORE], (answers, st)
+    assert st["stub_items"] > 1000, st
+    first = raw.answers(stored)
+    st = srv.ac()
+    assert st["io_faults_injected"] == 3, st
+    # every answer is the value or the read error: never other data, never a miss
+    assert set(first) <= {"ok", READ_ERROR}, first
+    assert first[READ_ERROR] + answers[OOM_STORE] <= 3, (first, answers)
+    if reads_only_to_fetch(spill_pair):
+        # each failed read was a get's (a fetch that also merges its block may spend a second
+        # read on the same get)
+        assert 1 <= first[READ_ERROR], first
+    # the fault has cleared: everything comes back, byte-exact
+    assert raw.answers(stored) == {"ok": len(stored)}
+    st = srv.ac()
+    assert st["lost_items"] == 0 and st["checksum_errors"] == 0, st
+    assert st["io_failed_transfers"] == 3, st
+
+
 @pytest.mark.parametrize("kind,reason", [("write_enospc", "refused_disk_full"),
                                          ("write_eio", "refused_io_error")])
 def test_write_faults_refuse_or_retry_never_lose(server, spill_pair, kind, reason):
