@@ -8,7 +8,6 @@
 #include <string.h>
 
 struct ac_io_settings ac_io_opts;
-static enum ac_io_kind requested;
 
 static const struct ac_word engine_words[] = {
     { "sync", "pread/pwrite in the thread that asks", AC_IO_SYNC, NULL },
@@ -65,7 +64,7 @@ const struct ac_opt_table ac_io_options = AC_OPT_TABLE("spill-file I/O (tiers bl
 
 void ac_io_init(void) {
     char why[600];
-    requested = (enum ac_io_kind)ac_io_opts.engine;
+    enum ac_io_kind requested = (enum ac_io_kind)ac_io_opts.engine;
     enum ac_io_kind got = ac_io_start(requested, (unsigned)ac_io_opts.threads, why, sizeof(why));
     if (got != requested)
         fprintf(stderr, "memcached-ac: ac_io=%s is not available here (%s); using ac_io=%s\n",
@@ -77,7 +76,7 @@ void ac_io_stats(ADD_STAT add_stats, void *c) {
     struct ac_io_stats s;
     ac_io_get_stats(&s);
     APPEND_STAT("io_engine", "%s", ac_io_name(ac_io_kind()));
-    APPEND_STAT("io_engine_requested", "%s", ac_io_name(requested));
+    APPEND_STAT("io_engine_requested", "%s", ac_io_name((enum ac_io_kind)ac_io_opts.engine));
     APPEND_STAT("io_reads", "%llu", (unsigned long long)s.reads);
     APPEND_STAT("io_writes", "%llu", (unsigned long long)s.writes);
     APPEND_STAT("io_read_bytes", "%llu", (unsigned long long)s.read_bytes);
