@@ -54,7 +54,7 @@ import subprocess
 import sys
 import tempfile
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, field
 from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Iterable
@@ -197,6 +197,9 @@ class Request:
     ratio: float
     threads: int
     footprint: int
+    # where the probes' spill directories and swap files go (not part of the key: the RAM device of
+    # [run] spill_device = "ram" changes how fast items come back, not what stays in memory)
+    spill_root: Path = field(default=SPILL_PARENT, compare=False)
 
     @property
     def sizes(self) -> tuple[int, ...]:
@@ -402,7 +405,7 @@ def probe(approach: Approach, req: Request, n: int, extra: int, tries: int = 1) 
     ops, warm = probe_counts(n, req.props)
     props = {**req.props, **approach.driver, "recordcount": n, "operationcount": ops, "warmupoperations": warm}
     props.pop("diskstats_device", None)
-    spill_parent = Path(tempfile.mkdtemp(prefix=f"acbench-cal-{os.getpid()}-", dir=SPILL_PARENT))
+    spill_parent = Path(tempfile.mkdtemp(prefix=f"acbench-cal-{os.getpid()}-", dir=req.spill_root))
     leftovers.track_dir(spill_parent, "spill directory")
     extra_opts = dict(approach.options)
     extra_opts["hashpower"] = str(p.hashpower)
@@ -519,9 +522,9 @@ def _cleanup(group: Any, proc: subprocess.Popen | None, paging: PagingSetup | No
 
 # --- the spec's calibrations ------------------------------------------------------------------------
 
-def request_for(spec: Any, cell: Any, footprint: int) -> Request:
+def request_for(spec: Any, cell: Any, footprint: int, spill_root: Path = SPILL_PARENT) -> Request:
     return Request(cell.approach, cell.workload_file, dict(cell.properties), float(cell.mem_ratio),
-                   int(spec.run["server_threads"]), int(footprint))
+                   int(spec.run["server_threads"]), int(footprint), spill_root)
 
 
 def allowance_for(req: Request, floor: int, run: bool = True, log: Log | None = None) -> tuple[int | None, str]:

@@ -54,7 +54,26 @@ def trace_for(workload_file: str, props: dict[str, Any]) -> Path:
 
 
 def opt_for(trace: Path, recordcount: int, skip: int, capacity: int) -> tuple[dict[str, Any], np.ndarray]:
-    """The OPT / LRU / skew columns, and the LRU stack-distance histogram of the scored reads."""
+    """The OPT / LRU / skew columns, and the LRU stack-distance histogram of the scored reads.
+
+    Cached next to the trace by (trace, recordcount, skip, capacity): the cells of one trace and
+    memory ratio (every approach of a figure) share one OPT pass, whose result depends on nothing
+    else. The cache is a pure function of its key: a hit returns what the pass would compute."""
+    base = f"{trace.stem}-opt-r{recordcount}-s{skip}-c{max(1, capacity)}"
+    cols_file, hist_file = trace.with_name(base + ".json"), trace.with_name(base + ".npy")
+    if cols_file.exists() and hist_file.exists():
+        return json.loads(cols_file.read_text()), np.load(hist_file)
+    cols, hist = _opt_pass(trace, recordcount, skip, capacity)
+    tmp = trace.with_name(base + ".tmp.npy")
+    np.save(tmp, hist)
+    tmp.rename(hist_file)
+    tmp = trace.with_name(base + ".tmp")
+    tmp.write_text(json.dumps(cols, sort_keys=True) + "\n")
+    tmp.rename(cols_file)
+    return cols, hist
+
+
+def _opt_pass(trace: Path, recordcount: int, skip: int, capacity: int) -> tuple[dict[str, Any], np.ndarray]:
     recs = traceio.read_actrace(trace)
     size = int(recs["size"][0]) if len(recs) else 0
     seq = np.concatenate([traceio.preload_inserts(recordcount, size), recs])

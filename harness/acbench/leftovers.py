@@ -12,6 +12,8 @@ undone, `<run dir>/runs/<pid>.json` (run dir: $ACBENCH_RUN_DIR, default /run/acb
     dirs                        the directories it created (spill and scratch directories), by path
     sysctls                     what it changed: {path: {old, set}} (vm.page-cluster of paging cells),
                                 written *before* the sysctl is set
+    devices                     the zram devices it added and where it mounts them (ramdev.py),
+                                written right after the device is added
 
 Its cgroups and swap files are in acg's registry (/run/acg, $ACG_RUN_DIR) under the same owner PID
 and start time: MemoryGroup markers, and swap_on(owned=True). The marker is deleted when nothing is
@@ -23,7 +25,8 @@ kills its processes (only those whose PID, start time and executable match what 
 memcached-ac processes inside its cgroups), removes its cgroups (acbench-* groups with an acg
 marker), swapoff + deletes its swap files, restores its sysctls (only to the value it recorded, only
 if the sysctl still holds the value it set and no live run has changed it too) and deletes its
-directories (only acbench-* directories it recorded). One line per removal on stderr:
+directories (only acbench-* directories it recorded), and unmounts and removes its zram devices
+(only the device number it recorded, only unmounted from the directory it recorded). One line per removal on stderr:
 `acbench: removed leftover <what> of dead run pid N`. What a live acbench made is never touched.
 """
 from __future__ import annotations
@@ -74,7 +77,7 @@ class _Marker:
         if self._pid != pid:          # first use, or a forked child: a marker of its own
             self._pid = pid
             self._data = {"owner_pid": pid, "owner_start": acg().start_time(pid), "argv": sys.argv,
-                          "created": time.time(), "processes": [], "dirs": [], "sysctls": {}}
+                          "created": time.time(), "processes": [], "dirs": [], "sysctls": {}, "devices": []}
         return self._data
 
     def update(self, change: Callable[[dict[str, Any]], None]) -> None:
@@ -86,7 +89,7 @@ class _Marker:
     def _save(self, data: dict[str, Any]) -> None:
         path = run_dir() / "runs" / f"{data['owner_pid']}.json"
         try:
-            if not (data["processes"] or data["dirs"] or data["sysctls"]):
+            if not (data["processes"] or data["dirs"] or data["sysctls"] or data["devices"]):
                 path.unlink(missing_ok=True)
                 return
             path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -143,6 +146,16 @@ def track_sysctl(path: Path, old: str, new: str) -> None:
 
 def untrack_sysctl(path: Path) -> None:
     _MARKER.update(lambda d: d["sysctls"].pop(str(path), None))
+
+
+def track_device(zram: int, mount: Path) -> None:
+    """A zram device this acbench added (/dev/zram<zram>), to be mounted at `mount`."""
+    m = str(Path(mount).resolve())
+    _MARKER.update(lambda d: d["devices"].append({"zram": int(zram), "mount": m}))
+
+
+def untrack_device(zram: int) -> None:
+    _MARKER.update(lambda d: d.__setitem__("devices", [x for x in d["devices"] if x["zram"] != zram]))
 
 
 # --- removal of a dead run's leftovers --------------------------------------------------------------
@@ -280,6 +293,22 @@ class _Cleaner:
                     continue
                 self.ok(f"{name}={new}", owner, f" (restored {old})")
 
+    def devices(self, owner: int, marker: dict[str, Any]) -> None:
+        from acbench import ramdev
+        for rec in marker.get("devices", []):
+            zram, mount = rec.get("zram"), Path(str(rec.get("mount")))
+            if not isinstance(zram, int) or not mount.is_absolute() or not mount.name.startswith(DIR_PREFIX):
+                self.log(f"acbench: kept device record {rec}: not a zram device acbench adds")
+                continue
+            if not (ramdev.SYS_BLOCK / f"zram{zram}").exists() and not mount.exists():
+                continue
+            try:
+                ramdev.remove(zram, mount)
+            except ramdev.RamDeviceError as e:
+                self.fail(f"zram{zram} at {mount}", owner, str(e))
+            else:
+                self.ok(f"zram{zram} at {mount}", owner)
+
     def dirs(self, owner: int, marker: dict[str, Any]) -> None:
         active = list(_active_swaps())
         for rec in marker.get("dirs", []):
@@ -351,6 +380,7 @@ def cleanup(log: Log = _stderr) -> tuple[int, int, list[int]]:
         c.groups(owner, backend, registry, groups.get(owner, []))
         c.swaps(owner, swaps.get(owner, []))
         c.sysctls(owner, marker, live)
+        c.devices(owner, marker)
         c.dirs(owner, marker)
         if path is not None and c.failed == failed:
             path.unlink(missing_ok=True)    # all done; after a failure a later cleanup tries again

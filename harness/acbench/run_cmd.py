@@ -1,4 +1,4 @@
-"""`acbench run SPEC [--run-id ID] [--force] [--dry-run] [--results DIR] [--mode MODE]`."""
+"""`acbench run SPEC [--run-id ID] [--force] [--dry-run] [--results DIR] [--mode MODE] [--spill-device DEV]`."""
 from __future__ import annotations
 
 import enum
@@ -10,6 +10,7 @@ import typer
 from rich.console import Console
 
 from acbench import paths
+from acbench.ramdev import RamDeviceError
 from acbench.runner import RunError, run_spec
 from acbench.spec import SpecError
 
@@ -21,6 +22,11 @@ class Mode(str, enum.Enum):
     network = "network"
 
 
+class SpillDevice(str, enum.Enum):
+    disk = "disk"
+    ram = "ram"
+
+
 def run(
     spec: Path = typer.Argument(..., help="Experiment spec (TOML), e.g. experiments/demo.toml."),
     run_id: Optional[str] = typer.Option(None, "--run-id", help="Run directory name (default: date-time); "
@@ -29,6 +35,9 @@ def run(
     dry_run: bool = typer.Option(False, "--dry-run", help="List the cells and their memory plan; run nothing."),
     results: Optional[Path] = typer.Option(None, "--results", help="Results root (default: build/results)."),
     mode: Optional[Mode] = typer.Option(None, "--mode", help="Override [run] mode of the spec."),
+    spill_device: Optional[SpillDevice] = typer.Option(
+        None, "--spill-device", help="Override [run] spill_device of the spec: disk, or ram (a zram device for "
+        "the spill directories and swap files; hit rates only)."),
 ) -> None:
     """Run every cell of SPEC: one row per cell in RESULTS/<spec>/<run-id>/cells.{parquet,csv}."""
     if run_id is not None and (not run_id or "/" in run_id or run_id in (".", "..")):
@@ -37,8 +46,9 @@ def run(
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
     try:
         rc = run_spec(spec, results or paths.default_results(), run_id, force, dry_run,
-                      mode.value if mode else None, console)
-    except (SpecError, RunError) as e:
+                      mode.value if mode else None, console,
+                      spill_device.value if spill_device else None)
+    except (SpecError, RunError, RamDeviceError) as e:
         _err.print(f"acbench run: error: {e}", markup=False)
         raise typer.Exit(2)
     raise typer.Exit(rc)

@@ -14,9 +14,9 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
                            TimeRemainingColumn)
 from rich.table import Table
 
-from acbench import decompose, leftovers, measure, server, sysinfo
+from acbench import decompose, leftovers, measure, ramdev, server, sysinfo
 from acbench.approaches import APPROACHES, get_approach
-from acbench.cell import OomKilled, opt_columns, run_cell
+from acbench.cell import SPILL_PARENT, OomKilled, opt_columns, run_cell
 from acbench.memory import MemoryPlan, plan
 from acbench.results import RunDir
 from acbench.spec import Cell, Spec, load_spec
@@ -45,7 +45,7 @@ def resolve_mode(spec: Spec, mode: str | None) -> str:
     return m
 
 
-def plan_for(spec: Spec, cell: Cell, calibrate_missing: bool = True) -> MemoryPlan:
+def plan_for(spec: Spec, cell: Cell, calibrate_missing: bool = True, spill_root: Path = SPILL_PARENT) -> MemoryPlan:
     """The cell's memory plan. [memory] allowance = "auto": the calibrated allowance (calibrate.py),
     run first if not cached; with calibrate_missing False it is not run: the plan then has allowance 0
     and allowance_source "to calibrate: ..." (the dry run lists it)."""
@@ -56,7 +56,7 @@ def plan_for(spec: Spec, cell: Cell, calibrate_missing: bool = True) -> MemoryPl
     footprint = measure.item_footprint(cell.workload_file, props) if fp == "auto" else int(fp)
     rc = int(props["recordcount"])
     if mem["allowance"] == "auto":
-        req = calibrate.request_for(spec, cell, footprint)
+        req = calibrate.request_for(spec, cell, footprint, spill_root)
         allow, source = calibrate.allowance_for(req, int(mem["allowance_margin"]), run=calibrate_missing)
     else:
         allow, source = int(mem["allowance"]), "spec"
@@ -167,13 +167,26 @@ def dry_run_table(spec: Spec, cells: list[Cell], done: set[str]) -> Table:
     return t
 
 
+def ram_device_bytes(spec: Spec, cells: list[Cell]) -> int:
+    """The RAM device's size for [run] spill_device = "ram": room for the largest cell's spill files
+    (3 × its data: blocks rewritten by merges, files not yet compacted) and its swap file, plus 1 GiB.
+    zram takes RAM only for what is written and not yet discarded (compressed)."""
+    need = 0
+    for c in cells:
+        p = plan_for(spec, c, calibrate_missing=False)
+        need = max(need, 3 * p.data_bytes + p.swap_bytes)
+    return need + 2**30
+
+
 def _sigterm(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
 def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dry_run: bool,
-             mode: str | None, console: Console) -> int:
+             mode: str | None, console: Console, spill_device: str | None = None) -> int:
     spec = load_spec(spec_path)
+    if spill_device is not None:
+        spec.run["spill_device"] = spill_device
     cells = spec.cells()
     run_id = run_id or default_run_id()
     rd = RunDir(results / spec.name / run_id)
@@ -191,14 +204,17 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
     todo = [c for c in cells if force or c.cell_id not in done]
     skipped = len(cells) - len(todo)
     rd.write_meta({"spec": str(spec.path.resolve()), "spec_text": spec.path.read_text(), "run_id": run_id,
-                   "mode": mode, "perf": use_perf, "started": sysinfo.now(), **machine})
+                   "mode": mode, "perf": use_perf, "spill_device": spec.run["spill_device"],
+                   "started": sysinfo.now(), **machine})
     if skipped:
         console.print(f"{skipped} of {len(cells)} cells already finished in {rd.path} (--force redoes them)")
     old = signal.signal(signal.SIGTERM, _sigterm)
+    device = ramdev.RamDevice(ram_device_bytes(spec, todo)) if spec.run["spill_device"] == "ram" and todo else None
     failed: list[str] = []
     refused: list[str] = []
     finished = 0
     try:
+        spill_root = device.start() if device is not None else SPILL_PARENT
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                       console=console, transient=False) as bar:
@@ -209,9 +225,9 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
                 if cdir.exists():
                     shutil.rmtree(cdir)
                 try:
-                    p = plan_for(spec, c)
+                    p = plan_for(spec, c, spill_root=spill_root)
                     try:
-                        metrics = run_cell(c, p, spec.run, mode, cdir, use_perf)
+                        metrics = run_cell(c, p, spec.run, mode, cdir, use_perf, spill_root)
                     except OomKilled as e:
                         failed.append(c.cell_id)
                         rd.append(failed_row(spec, c, p, e, run_id, machine))
@@ -241,6 +257,8 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
                       f"{len(rd.finished())} kept in {rd.path}; nothing left running")
         return 130
     finally:
+        if device is not None:
+            device.stop()
         signal.signal(signal.SIGTERM, old)
     console.print(f"{finished} cells run, {skipped} skipped, {len(failed)} failed; results: {rd.path}")
     if refused:

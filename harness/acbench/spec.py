@@ -6,7 +6,8 @@
               and optionally any YCSB property as a list
     [run]     mode, server_threads, perf, timeout_s, network_conns, network_depth, driver_depth
               (in-process: requests each driver thread keeps in flight), io_engine (spilling
-              approaches' -o ac_io: sync, threads, aio, uring)
+              approaches' -o ac_io: sync, threads, aio, uring), spill_device (disk, or ram: a
+              zram device for hit-rate-only runs, acbench/ramdev.py)
     [memory]  item_footprint, allowance, allowance_margin, swap
 
 Every error names the table and field and says what is accepted.
@@ -42,9 +43,11 @@ TOP_KEYS = ("name", "description", "fixed", "grid", "run", "memory")
 GRID_KEYS = ("approach", "zipf_theta", "mem_ratio", "workload", "repetition")
 RUN_DEFAULTS: dict[str, Any] = {"mode": "in-process", "server_threads": 1, "perf": True,
                                 "timeout_s": 3600, "network_conns": 1, "network_depth": 1,
-                                "driver_depth": 1, "io_engine": "sync"}
+                                "driver_depth": 1, "io_engine": "sync", "spill_device": "disk"}
 # -o ac_io of the approaches that spill (policies/README.md "I/O engines")
 IO_ENGINES = ("sync", "threads", "aio", "uring")
+# where the cells' spill directories and swap files live: the disk under /var/tmp, or a RAM device
+SPILL_DEVICES = ("disk", "ram")
 MODES = ("in-process", "network")
 # allowance "auto": calibrated per approach and scale (calibrate.py); allowance_margin: the fixed floor
 # added to it (page cache room for the spill files and what sampling can miss)
@@ -242,6 +245,9 @@ def parse_spec(data: dict[str, Any], path: Path) -> Spec:
                    "in-process driver thread keeps in flight)")
     if run["io_engine"] not in IO_ENGINES:
         raise _err(path, "[run] io_engine", f"{run['io_engine']!r}; accepted: {', '.join(IO_ENGINES)}")
+    if run["spill_device"] not in SPILL_DEVICES:
+        raise _err(path, "[run] spill_device", f"{run['spill_device']!r}; accepted: disk (the disk under "
+                   "/var/tmp) or ram (a zram device: hit rates only, throughput is not the disk's)")
     if not isinstance(run["perf"], bool):
         raise _err(path, "[run] perf", f"{run['perf']!r}; accepted: true or false")
     memory = _memory(path, data.get("memory", {}))

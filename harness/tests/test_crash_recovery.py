@@ -408,3 +408,47 @@ def test_cleanup_only_touches_dead_runs_and_what_they_recorded(tmp_path: Path,
             if p.poll() is None:
                 p.kill()
                 p.wait()
+
+
+RAM_CHILD = """
+import sys, time
+from acbench import ramdev
+d = ramdev.RamDevice(256 << 20)
+m = d.start()
+(m / "spill").write_bytes(b"x" * 4096)
+print(d.zram, m, flush=True)
+time.sleep(60)
+"""
+
+
+def test_a_killed_runs_ram_device_is_removed(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """[run] spill_device = "ram": the zram device and its mount of a SIGKILLed acbench are unmounted
+    and removed by cleanup (and by the device's own stop() otherwise, checked first)."""
+    from acbench import leftovers, ramdev
+    why = ramdev.available()
+    if why is not None:
+        pytest.skip(why)
+    _markers(monkeypatch, tmp_path)
+    dev = ramdev.RamDevice(256 << 20)
+    m = dev.start()
+    n = dev.zram
+    assert ramdev.mounted(m) == f"/dev/zram{n}"
+    dev.stop()
+    assert not m.exists() and not (ramdev.SYS_BLOCK / f"zram{n}").exists()
+    child = subprocess.Popen([sys.executable, "-c", RAM_CHILD], stdout=subprocess.PIPE, text=True,
+                             env={**os.environ})
+    try:
+        zram, mount = child.stdout.readline().split()
+        mount_p = Path(mount)
+        assert ramdev.mounted(mount_p) == f"/dev/zram{zram}"
+        child.kill()
+        child.wait()
+        lines: list[str] = []
+        removed, failed, _ = leftovers.cleanup(lines.append)
+        assert f"acbench: removed leftover zram{zram} at {mount} of dead run pid {child.pid}" in lines
+        assert failed == 0 and removed >= 1
+        assert not mount_p.exists() and not (ramdev.SYS_BLOCK / f"zram{zram}").exists()
+    finally:
+        if child.poll() is None:
+            child.kill()
+            child.wait()

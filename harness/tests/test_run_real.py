@@ -179,3 +179,26 @@ def test_plot_bad_dir(tmp_path: Path) -> None:
     cp = acbench("plot", str(tmp_path))
     assert cp.returncode == 1
     assert "no cells.parquet (is this a run directory of `acbench run`?)" in cp.stderr
+
+
+def test_ram_device_same_hits(run: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
+    """--spill-device ram: the cells spill to a zram device, which is gone afterwards; lru (its counts
+    repeat exactly) has the hits, disk hits and spills of the run on the disk."""
+    from acbench import ramdev
+    if ramdev.available() is not None:
+        pytest.skip(ramdev.available())
+    spec, rd, _ = run
+    zrams = sorted(p.name for p in Path("/sys/block").glob("zram*"))
+    mounts = sorted(Path("/var/tmp").glob("acbench-ram-*"))
+    cp = acbench("run", str(spec), "--run-id", "ram", "--results", str(rd.parent.parent), "--spill-device", "ram")
+    assert cp.returncode == 0, cp.stderr + cp.stdout
+    ram = pd.read_parquet(rd.parent / "ram" / "cells.parquet").set_index("cell_id")
+    disk = pd.read_parquet(rd / "cells.parquet").set_index("cell_id")
+    assert set(ram["spill_device"]) == {"ram"} and set(disk["spill_device"]) == {"disk"}
+    assert all(str(d).startswith("zram") for d in ram["disk_device"])
+    for i in (IDS[1], IDS[3]):
+        for col in ("hits", "disk_hits", "misses", "ac_spilled_items", "ac_fetched_items", "opt_hits"):
+            assert ram.loc[i, col] == disk.loc[i, col], (i, col)
+        assert ram.loc[i, "disk_hits"] > 0
+    assert sorted(p.name for p in Path("/sys/block").glob("zram*")) == zrams
+    assert sorted(Path("/var/tmp").glob("acbench-ram-*")) == mounts

@@ -93,13 +93,16 @@ def test_extra_grid_property(tmp_path: Path) -> None:
      "s.toml: [run] mode: 'rocket'; accepted: in-process, network"),
     ("[fixed]", "[run]\nturbo = true\n[fixed]",
      "s.toml: [run]: unknown key 'turbo'; accepted: mode, server_threads, perf, timeout_s, network_conns, network_depth, "
-     "driver_depth, io_engine"),
+     "driver_depth, io_engine, spill_device"),
     ("[fixed]", "[run]\ndriver_depth = 512\n[fixed]",
      "s.toml: [run] driver_depth: 512; accepted: 1 to 256 (requests each in-process driver thread keeps in flight)"),
     ("[fixed]", "[run]\ndriver_depth = 0\n[fixed]",
      "s.toml: [run] driver_depth: 0; accepted: a whole number >= 1"),
     ("[fixed]", "[run]\nio_engine = \"turbo\"\n[fixed]",
      "s.toml: [run] io_engine: 'turbo'; accepted: sync, threads, aio, uring"),
+    ("[fixed]", "[run]\nspill_device = \"tmpfs\"\n[fixed]",
+     "s.toml: [run] spill_device: 'tmpfs'; accepted: disk (the disk under /var/tmp) or ram (a zram device: "
+     "hit rates only, throughput is not the disk's)"),
     ("[fixed]", "[memory]\nallowance = \"lots\"\n[fixed]",
      "s.toml: [memory] allowance: 'lots'; accepted: \"auto\" or a whole number of bytes (4096) or a number "
      "with a binary unit K, M, G or T (512M, 1G, 1.5G)"),

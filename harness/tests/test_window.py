@@ -195,3 +195,26 @@ def test_nextuse_score_from_errors() -> None:
             core.NextUse(t, score_from=2)
         with pytest.raises(core.CoreError, match="^score_from must be 0 or more, got -1$"):
             core.NextUse(t, score_from=-1)
+
+
+def test_cell_opt_cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """cellopt.opt_for caches by (trace, recordcount, skip, capacity): a second call returns exactly
+    what the pass computed without running it; another capacity or skip runs its own pass."""
+    from acbench import cellopt
+    trace = tmp_path / "t.actrace"
+    traceio.write_actrace(trace, random_records(3, 4000, 300, 0.2), recordcount=300)
+    first, hist = cellopt.opt_for(trace, 300, 1000, 40)
+    assert first["opt_requests"] > 0 and 0 < first["opt_hit_rate"] < 1
+    passes: list[tuple[int, int]] = []
+    real = cellopt._opt_pass
+
+    def counted(t: Path, rc: int, skip: int, cap: int) -> tuple[dict, np.ndarray]:
+        passes.append((skip, cap))
+        return real(t, rc, skip, cap)
+    monkeypatch.setattr(cellopt, "_opt_pass", counted)
+    again, hist2 = cellopt.opt_for(trace, 300, 1000, 40)
+    assert passes == [] and again == first and hist2.tolist() == hist.tolist()
+    other, _ = cellopt.opt_for(trace, 300, 1000, 80)
+    assert passes == [(1000, 80)] and other["opt_hits"] > first["opt_hits"]
+    cellopt.opt_for(trace, 300, 2000, 40)
+    assert passes == [(1000, 80), (2000, 40)]
