@@ -28,9 +28,15 @@ def results_path(path: str | os.PathLike[str] | None = None) -> Path:
 
 
 def load_run(path: str | os.PathLike[str] | None = None) -> pd.DataFrame:
-    """The rows of a run: DIR/cells.parquet, else DIR/cells.csv, or a .parquet/.csv file itself.
+    """The rows of a run: DIR/cells.parquet, else DIR/cells.csv, or a .parquet/.csv file itself;
+    several runs separated by ':' (os.pathsep) are read one after the other and concatenated (e.g.
+    the hit-rate grid on the RAM device and the throughput grid on the disk).
     Only rows with status ok are kept (an oom_killed cell has no metrics)."""
-    p = results_path(path)
+    text = os.fspath(results_path(path))
+    if os.pathsep in text:
+        parts = [load_run(part) for part in text.split(os.pathsep) if part]
+        return pd.concat(parts, ignore_index=True)
+    p = Path(text)
     if p.is_dir():
         found = [p / f for f in CELL_FILES if (p / f).is_file()]
         if not found:
@@ -61,6 +67,15 @@ def figures_dir(path: str | os.PathLike[str] | None = None) -> Path:
     out = Path(path)
     out.mkdir(parents=True, exist_ok=True)
     return out
+
+
+def disk_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows whose spill directory and swap file were on the disk: throughput, latency and I/O
+    figures mean something only there. A run on the RAM device (`spill_device` = ram, a zram
+    device for hit-rate-only grids) measures hit rates; rows without the column are the disk's."""
+    if "spill_device" not in df.columns:
+        return df
+    return df[df["spill_device"].fillna("disk") != "ram"].reset_index(drop=True)
 
 
 def require(df: pd.DataFrame, columns: Iterable[str], purpose: str) -> None:

@@ -135,3 +135,19 @@ def test_check_claims() -> None:
         check_claims(run().drop(columns=["throughput_ops_s"]))
     with pytest.raises(ValueError, match="not a verdict"):
         verdict_kind("maybe")
+
+
+def test_throughput_claims_need_the_disk() -> None:
+    """Cells on the RAM device (spill_device = ram) answer the hit-rate claims; the throughput claims
+    are not testable on them, and are checked on the disk's cells when both are there."""
+    ram = run().assign(spill_device="ram")
+    v = check_claims(ram).set_index("claim")["verdict"]
+    eff = "Efficient OS paging beats OS paging (throughput)"
+    assert v["Logging has the highest hit rate"] == "reproduced"
+    assert v[eff] == ("not testable with these results: every cell ran on the RAM device (spill_device = ram: "
+                      "hit rates only); throughput needs cells on the disk (e.g. experiments/fig4-paper.toml)")
+    # on the RAM device effpaging would lose; on the disk it wins: the disk's cells decide
+    slow = run(ops={"effpaging": 10e3}).assign(spill_device="ram")
+    both = pd.concat([slow, run().assign(spill_device="disk")], ignore_index=True)
+    assert check_claims(both).set_index("claim")["verdict"][eff] == "reproduced"
+    assert check_claims(slow).set_index("claim")["verdict"][eff].startswith("not testable")

@@ -82,3 +82,21 @@ def test_describe_run() -> None:
     d = describe_run(rows().assign(date=["2026-01-02", "2026-01-01", "2026-01-03", "2026-01-01", "x"]).head(4))
     assert d["θ"] == "0.5, 0.99" and d["approaches"] == "logging, lru, memcached" and d["cells"] == "4"
     assert d["date"] == "2026-01-01 .. 2026-01-03" and d["records"] == "–"
+
+
+def test_several_runs_and_disk_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """ACBENCH_RESULTS=A:B reads both runs; disk_rows keeps the rows that did not run on the RAM device
+    (rows without spill_device are the disk's)."""
+    from acplot.runs import disk_rows
+    (tmp_path / "ram").mkdir()
+    (tmp_path / "disk").mkdir()
+    rows().assign(spill_device="ram").to_csv(tmp_path / "ram" / "cells.csv", index=False)
+    rows().assign(spill_device="disk").to_parquet(tmp_path / "disk" / "cells.parquet")
+    monkeypatch.setenv("ACBENCH_RESULTS", f"{tmp_path / 'ram'}:{tmp_path / 'disk'}")
+    both = load_run()
+    assert len(both) == 8 and list(both["spill_device"]) == ["ram"] * 4 + ["disk"] * 4
+    assert list(disk_rows(both).index) == [0, 1, 2, 3] and set(disk_rows(both)["spill_device"]) == {"disk"}
+    assert disk_rows(both[both["spill_device"] == "ram"]).empty
+    assert len(disk_rows(rows())) == len(rows())
+    with pytest.raises(ResultsError, match="nope: no such file or directory"):
+        load_run(f"{tmp_path / 'ram'}:{tmp_path / 'nope'}")

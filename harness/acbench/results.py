@@ -52,6 +52,14 @@ class RunDir:
         df.to_csv(tmp, index=False)
         tmp.replace(self.path / CSV)
 
+    def read_meta(self) -> dict[str, Any]:
+        """run.json, or {} when there is none (or it is unreadable)."""
+        try:
+            meta = json.loads((self.path / "run.json").read_text())
+        except (OSError, ValueError):
+            return {}
+        return meta if isinstance(meta, dict) else {}
+
     def write_meta(self, meta: dict[str, Any]) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
         (self.path / "run.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")

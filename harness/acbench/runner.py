@@ -5,6 +5,7 @@ import datetime
 import json
 import shutil
 import signal
+import time
 import traceback
 from pathlib import Path
 from typing import Any
@@ -203,9 +204,17 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
     machine = sysinfo.machine()
     todo = [c for c in cells if force or c.cell_id not in done]
     skipped = len(cells) - len(todo)
-    rd.write_meta({"spec": str(spec.path.resolve()), "spec_text": spec.path.read_text(), "run_id": run_id,
-                   "mode": mode, "perf": use_perf, "spill_device": spec.run["spill_device"],
-                   "started": sysinfo.now(), **machine})
+    # every `acbench run` of this run directory is one session (a resumed grid has several): when it
+    # started and ended, its revision, how many cells it ran; the grid's wall time is their sum
+    sessions = list(rd.read_meta().get("sessions") or [])
+    session: dict[str, Any] = {"started": sysinfo.now(), "git_revision": machine.get("git_revision"),
+                               "spill_device": spec.run["spill_device"], "cells_to_run": len(todo)}
+    sessions.append(session)
+    meta = {"spec": str(spec.path.resolve()), "spec_text": spec.path.read_text(), "run_id": run_id,
+            "mode": mode, "perf": use_perf, "spill_device": spec.run["spill_device"],
+            "started": session["started"], "sessions": sessions, **machine}
+    rd.write_meta(meta)
+    t_start = time.monotonic()
     if skipped:
         console.print(f"{skipped} of {len(cells)} cells already finished in {rd.path} (--force redoes them)")
     old = signal.signal(signal.SIGTERM, _sigterm)
@@ -257,9 +266,15 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
                       f"{len(rd.finished())} kept in {rd.path}; nothing left running")
         return 130
     finally:
-        if device is not None:
-            device.stop()
-        signal.signal(signal.SIGTERM, old)
+        try:
+            if device is not None:
+                device.stop()
+        finally:
+            signal.signal(signal.SIGTERM, old)
+            session.update(finished=sysinfo.now(), wall_s=round(time.monotonic() - t_start, 1),
+                           cells_run=finished, cells_failed=len(failed))
+            meta["wall_s"] = round(sum(float(x.get("wall_s") or 0) for x in sessions), 1)
+            rd.write_meta(meta)
     console.print(f"{finished} cells run, {skipped} skipped, {len(failed)} failed; results: {rd.path}")
     if refused:
         console.print(f"cells with refused requests: {', '.join(refused)}", highlight=False)

@@ -2,6 +2,7 @@
 compare against a doctored baseline, plot."""
 from __future__ import annotations
 
+import json
 import subprocess
 import sys
 from pathlib import Path
@@ -135,6 +136,13 @@ def test_rerun_skips_and_force_redoes(run: tuple[Path, Path, subprocess.Complete
     after = pd.read_parquet(rd / "cells.parquet").set_index("cell_id")
     assert len(after) == 4
     assert all(after.loc[i, "date"] >= before[i] for i in IDS)
+    # each `acbench run` of the run directory is a session of run.json; wall_s is their sum
+    meta = json.loads((rd / "run.json").read_text())
+    sessions = meta["sessions"]
+    assert [(x["cells_to_run"], x["cells_run"], x["cells_failed"]) for x in sessions] == [(4, 4, 0), (0, 0, 0), (4, 4, 0)]
+    assert all(x["finished"] >= x["started"] and x["wall_s"] >= 0 for x in sessions)
+    assert meta["wall_s"] == pytest.approx(sum(x["wall_s"] for x in sessions), abs=0.2)
+    assert meta["spill_device"] == "disk" and sessions[0]["git_revision"] == meta["git_revision"]
 
 
 def test_dry_run_lists(run: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
