@@ -9,7 +9,7 @@ SRC := $(BUILD)/upstream/memcached-1.6.18
 PY_PKGS := pytest pymemcache
 TEST_DEB_PKGS := libmemcached-tools
 
-.PHONY: all deps test test-upstream test-upstream-none test-upstream-lru test-upstream-alru test-upstream-logging test-integration test-fuzz demo demo-server bench clean paper-smoke soak fuzz
+.PHONY: all deps test test-upstream test-upstream-none test-upstream-lru test-upstream-alru test-upstream-logging test-integration test-fuzz demo demo-server bench clean paper-smoke paper soak fuzz
 all: deps
 	$(MAKE) -C memcached all
 	@for d in $(COMPONENTS); do $(MAKE) -C $$d all || exit 1; done
@@ -65,6 +65,12 @@ demo: all
 # memory plan, no OOM kill allowed (experiments/paper-smoke.toml).
 paper-smoke: all
 	$(MAKE) -C harness paper-smoke
+
+# Not in CI (hours): the paper-scale grids (experiments/fig3-paper.toml on the RAM device, then
+# fig4-paper.toml on the disk; each resumes where it stopped), their rows committed to
+# experiments/results/<grid>/, every notebook rendered against them into experiments/results/paper/.
+paper: all
+	$(MAKE) -C harness paper
 
 # The server on its own: 4x -m of data written, read back byte-exact, stats anticache.
 demo-server: all

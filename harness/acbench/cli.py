@@ -1,8 +1,8 @@
 """The `acbench` command line: one module per command, registered here."""
 import typer
 
-from acbench import (check_env, cleanup_cmd, compare_cmd, fig2_cmd, opt_cmd, plot_cmd, report_cmd, run_cmd,
-                     tables_cmd)
+from acbench import (check_env, cleanup_cmd, compare_cmd, fig2_cmd, opt_cmd, plot_cmd, publish_cmd, report_cmd,
+                     run_cmd, tables_cmd)
 
 app = typer.Typer(
     name="acbench",
@@ -29,3 +29,4 @@ report_cmd.register(app)
 cleanup_cmd.register(app)
 fig2_cmd.register(app)
 tables_cmd.register(app)
+publish_cmd.register(app)

@@ -210,3 +210,18 @@ def test_ram_device_same_hits(run: tuple[Path, Path, subprocess.CompletedProcess
         assert ram.loc[i, "disk_hits"] > 0
     assert sorted(p.name for p in Path("/sys/block").glob("zram*")) == zrams
     assert sorted(Path("/var/tmp").glob("acbench-ram-*")) == mounts
+
+
+def test_publish(run: tuple[Path, Path, subprocess.CompletedProcess], tmp_path: Path) -> None:
+    """acbench publish: cells.csv holds every row and column of the run, run.json its sessions."""
+    _, rd, _ = run
+    dest = tmp_path / "results" / "tiny"
+    cp = acbench("publish", str(rd), str(dest))
+    assert cp.returncode == 0, cp.stderr
+    assert cp.stdout.startswith(f"{dest}: 4 cells (4 ok); revision ") and "wall time" in cp.stdout
+    pub, src = pd.read_csv(dest / "cells.csv"), pd.read_parquet(rd / "cells.parquet")
+    assert list(pub.columns) == list(src.columns) and list(pub["cell_id"]) == list(src["cell_id"])
+    assert list(pub["hits"]) == list(src["hits"])
+    assert json.loads((dest / "run.json").read_text())["sessions"] == json.loads((rd / "run.json").read_text())["sessions"]
+    cp = acbench("publish", str(tmp_path / "none"), str(dest))
+    assert cp.returncode == 1 and "acbench publish: error: " in cp.stderr and "no such file or directory" in cp.stderr

@@ -1,0 +1,52 @@
+"""`acbench publish RUN DEST`: a run's rows as committed data — DEST/cells.csv (every row, every
+column: the cell's parameters, memory plan, measurements, OPT, git revision, machine and date) and
+DEST/run.json (the spec's text, the sessions that ran it and their wall time). `make paper` calls it
+for each paper-scale grid with DEST = experiments/results/<spec name>, so that the notebooks render
+the paper's figures from a fresh clone without re-running anything."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import typer
+from rich.console import Console
+
+_err = Console(stderr=True, soft_wrap=True, highlight=False)
+
+
+def summary(df, meta: dict) -> str:
+    """One line: cells by status, revisions, dates, the grid's wall time."""
+    status = df["status"].fillna("ok").value_counts() if "status" in df.columns else {"ok": len(df)}
+    parts = [f"{len(df)} cells (" + ", ".join(f"{n} {s}" for s, n in sorted(dict(status).items())) + ")"]
+    if "git_revision" in df.columns:
+        parts.append("revision " + ", ".join(sorted(str(r) for r in df["git_revision"].dropna().unique())))
+    if "date" in df.columns and df["date"].notna().any():
+        parts.append(f"dates {df['date'].min()} .. {df['date'].max()}")
+    if meta.get("wall_s") is not None:
+        parts.append(f"wall time {float(meta['wall_s']) / 3600:.2f} h in {len(meta.get('sessions') or [])} session(s)")
+    return "; ".join(parts)
+
+
+def publish(run: Path = typer.Argument(..., help="A run directory of `acbench run` (cells.parquet)."),
+            dest: Path = typer.Argument(..., help="Where to write cells.csv and run.json, e.g. "
+                                                   "experiments/results/fig3-paper."),
+            ) -> None:
+    """Writes DEST/cells.csv and DEST/run.json from RUN, and prints what they hold."""
+    from acbench.results import ResultsError, RunDir, load_results
+    try:
+        df = load_results(run)
+    except ResultsError as e:
+        _err.print(f"acbench publish: error: {e}", markup=False)
+        raise typer.Exit(1)
+    if df.empty:
+        _err.print(f"acbench publish: error: {run}: no rows to publish", markup=False)
+        raise typer.Exit(1)
+    meta = RunDir(Path(run)).read_meta()
+    dest.mkdir(parents=True, exist_ok=True)
+    df.to_csv(dest / "cells.csv", index=False)
+    (dest / "run.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    print(f"{dest}: {summary(df, meta)}")
+
+
+def register(app: typer.Typer) -> None:
+    app.command("publish")(publish)
