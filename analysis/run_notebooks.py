@@ -68,14 +68,15 @@ def run_one(name: str, out: Path) -> str | None:
 
 def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--results", required=True, help="a run directory (cells.parquet or cells.csv)")
+    ap.add_argument("--results", required=True, help="a run directory (cells.parquet or cells.csv), or several "
+                                                     "separated by ':' (read together)")
     ap.add_argument("--out", required=True, help="directory for NAME.ipynb; figures go to OUT/figures")
     ap.add_argument("names", nargs="*", help="notebooks to run (default: all)")
     args = ap.parse_args(argv)
     out = Path(args.out).resolve()
     figures = out / "figures"
     figures.mkdir(parents=True, exist_ok=True)
-    os.environ["ACBENCH_RESULTS"] = str(Path(args.results).resolve())
+    os.environ["ACBENCH_RESULTS"] = os.pathsep.join(str(Path(p).resolve()) for p in args.results.split(os.pathsep) if p)
     os.environ["ACBENCH_FIGURES"] = str(figures)
     # the kernel imports acplot and acbench from this checkout, installed or not
     paths = [str(HERE), str(HERE.parent / "harness")]

@@ -40,8 +40,9 @@ class Claim:
     text: str
     figure: str          # the figure (file stem) that shows it
     check: Callable[[pd.DataFrame], str]
-    # what check reads: the run's cells; "disk": the cells whose spill device was the disk (a claim
-    # about throughput or latency); "fig2": the table of `acbench fig2`
+    # what check reads: the run's cells (one row per cell: acplot.runs.hit_rate_rows); "disk": the
+    # cells whose spill device was the disk (a claim about throughput or latency); "fig2": the table
+    # of `acbench fig2`
     data: str = "cells"
 
 
@@ -309,17 +310,17 @@ REQUIRED = ("approach", *SLICE, "hits", "disk_hits", "throughput_ops_s")
 def check_claims(df: pd.DataFrame, fig2: pd.DataFrame | None = None) -> pd.DataFrame:
     """One row per claim: source, claim, verdict, figure. fig2: the table of `acbench fig2` (None:
     its claims are not testable)."""
-    from acplot.runs import disk_rows, require
+    from acplot.runs import disk_rows, hit_rate_rows, require
     require(df, REQUIRED, "the reproduction report")
     f2 = fig2 if fig2 is not None else pd.DataFrame()
-    disk = disk_rows(df)
+    disk, hits = disk_rows(df), hit_rate_rows(df)
     rows = []
     for c in CLAIMS:
         if c.data == "disk" and disk.empty:
             verdict = not_testable("every cell ran on the RAM device (spill_device = ram: hit rates only); "
                                    "throughput needs cells on the disk (e.g. experiments/fig4-paper.toml)")
         else:
-            verdict = c.check({"fig2": f2, "disk": disk}.get(c.data, df))
+            verdict = c.check({"fig2": f2, "disk": disk}.get(c.data, hits))
         rows.append({"source": c.source, "claim": c.text, "verdict": verdict, "figure": c.figure})
     return pd.DataFrame(rows)
 

@@ -78,6 +78,16 @@ def disk_rows(df: pd.DataFrame) -> pd.DataFrame:
     return df[df["spill_device"].fillna("disk") != "ram"].reset_index(drop=True)
 
 
+def hit_rate_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per cell and repetition for hit rates and memory: where a cell ran on the RAM device
+    and on the disk (fig3-paper and fig4-paper read together), the RAM device's row, whose grid is
+    the hit-rate grid; every other row as it is (experiments/README.md "Fast device" compares them)."""
+    if "spill_device" not in df.columns or "cell_id" not in df.columns:
+        return df
+    ram = df["spill_device"].fillna("disk") == "ram"
+    return df[ram | ~df["cell_id"].isin(set(df.loc[ram, "cell_id"]))].reset_index(drop=True)
+
+
 def require(df: pd.DataFrame, columns: Iterable[str], purpose: str) -> None:
     """Raises ResultsError naming every column of `columns` that df lacks."""
     missing = [c for c in columns if c not in df.columns]

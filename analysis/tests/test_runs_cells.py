@@ -100,3 +100,14 @@ def test_several_runs_and_disk_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     assert len(disk_rows(rows())) == len(rows())
     with pytest.raises(ResultsError, match="nope: no such file or directory"):
         load_run(f"{tmp_path / 'ram'}:{tmp_path / 'nope'}")
+
+
+def test_hit_rate_rows_one_per_cell() -> None:
+    """A cell that ran on both devices counts once for hit rates: its RAM-device row; a cell only on
+    the disk keeps its row; rows without a device column pass as they are."""
+    from acplot.runs import hit_rate_rows
+    ram = pd.DataFrame({"cell_id": ["a", "b"], "spill_device": ["ram", "ram"], "hits": [1, 2]})
+    disk = pd.DataFrame({"cell_id": ["a", "b", "c"], "spill_device": ["disk", "disk", "disk"], "hits": [10, 20, 30]})
+    both = hit_rate_rows(pd.concat([disk, ram], ignore_index=True))
+    assert sorted(zip(both["cell_id"], both["hits"])) == [("a", 1), ("b", 2), ("c", 30)]
+    assert hit_rate_rows(disk).equals(disk) and hit_rate_rows(rows()).equals(rows())

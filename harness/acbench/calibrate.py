@@ -197,8 +197,10 @@ class Request:
     ratio: float
     threads: int
     footprint: int
-    # where the probes' spill directories and swap files go (not part of the key: the RAM device of
-    # [run] spill_device = "ram" changes how fast items come back, not what stays in memory)
+    # the device of the probes' spill directories and swap files ([run] spill_device: disk or ram) is
+    # part of the key (the file system's own kernel memory is in the overhead); spill_root is where
+    # that device is mounted (the RAM device's mount point is new each run: not part of the key)
+    device: str = "disk"
     spill_root: Path = field(default=SPILL_PARENT, compare=False)
 
     @property
@@ -211,7 +213,7 @@ class Request:
         return {"v": CAL_VERSION, "approach": {"name": a.name, "policy": a.policy, "options": a.options,
                                                "driver": a.driver, "pages": a.pages, "swap": a.swap},
                 "bin": measure._binary_id(), "workload": Path(self.workload_file).read_text(), "shape": shape,
-                "ratio": self.ratio, "threads": self.threads, "footprint": self.footprint,
+                "ratio": self.ratio, "threads": self.threads, "footprint": self.footprint, "device": self.device,
                 "runs": [[n, *probe_counts(n, self.props)] for n in self.sizes],
                 "method": {"extra": PROBE_EXTRA}}
 
@@ -524,7 +526,7 @@ def _cleanup(group: Any, proc: subprocess.Popen | None, paging: PagingSetup | No
 
 def request_for(spec: Any, cell: Any, footprint: int, spill_root: Path = SPILL_PARENT) -> Request:
     return Request(cell.approach, cell.workload_file, dict(cell.properties), float(cell.mem_ratio),
-                   int(spec.run["server_threads"]), int(footprint), spill_root)
+                   int(spec.run["server_threads"]), int(footprint), str(spec.run["spill_device"]), spill_root)
 
 
 def allowance_for(req: Request, floor: int, run: bool = True, log: Log | None = None) -> tuple[int | None, str]:
@@ -537,15 +539,16 @@ def allowance_for(req: Request, floor: int, run: bool = True, log: Log | None = 
     return cal.allowance(int(req.props["recordcount"]), floor, pages), cal.summary(pages)
 
 
-def spec_requests(spec: Any) -> list[Request]:
-    """The distinct calibrations a spec's cells need (allowance = "auto" only)."""
+def spec_requests(spec: Any, spill_root: Path = SPILL_PARENT) -> list[Request]:
+    """The distinct calibrations a spec's cells need (allowance = "auto" only); spill_root: the
+    mount point of the spec's RAM device when it has spill_device = "ram"."""
     if spec.memory["allowance"] != "auto":
         return []
     out: dict[str, Request] = {}
     for c in spec.cells():
         fp = spec.memory["item_footprint"]
         footprint = measure.item_footprint(c.workload_file, c.properties) if fp == "auto" else int(fp)
-        r = request_for(spec, c, footprint)
+        r = request_for(spec, c, footprint, spill_root)
         out.setdefault(json.dumps(r.key(), sort_keys=True), r)
     return list(out.values())
 
@@ -569,8 +572,26 @@ def main(argv: list[str] | None = None) -> int:
         print(f"{spec.name}: [memory] allowance = {spec.memory['allowance']!r}: nothing to calibrate")
         return 0
     floor = int(spec.memory["allowance_margin"])
+    device = None
+    if spec.run["spill_device"] == "ram" and not a.dry_run and any(cached(r) is None for r in reqs):
+        from acbench import ramdev
+        from acbench.runner import ram_device_bytes
+        device = ramdev.RamDevice(ram_device_bytes(spec, spec.cells()))
+        try:
+            reqs = spec_requests(spec, device.start())
+        except ramdev.RamDeviceError as e:
+            print(f"calibrate: error: {e}", file=sys.stderr)
+            return 2
+    try:
+        return _calibrate_all(reqs, floor, a.dry_run)
+    finally:
+        if device is not None:
+            device.stop()
+
+
+def _calibrate_all(reqs: list[Request], floor: int, dry_run: bool) -> int:
     for r in reqs:
-        cal = cached(r) if a.dry_run else calibrate(r)
+        cal = cached(r) if dry_run else calibrate(r)
         rc = int(r.props["recordcount"])
         if cal is None:
             print(f"{r.describe()}: to calibrate: {r.sizes_text()}")

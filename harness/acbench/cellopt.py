@@ -14,8 +14,10 @@ property that shapes the request sequence (workload file, θ, seed, counts, mix)
 """
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
+import os
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -59,18 +61,31 @@ def opt_for(trace: Path, recordcount: int, skip: int, capacity: int) -> tuple[di
     Cached next to the trace by (trace, recordcount, skip, capacity): the cells of one trace and
     memory ratio (every approach of a figure) share one OPT pass, whose result depends on nothing
     else. The cache is a pure function of its key: a hit returns what the pass would compute."""
-    base = f"{trace.stem}-opt-r{recordcount}-s{skip}-c{max(1, capacity)}"
+    base = f"{trace.stem}-opt-r{recordcount}-s{skip}-c{max(1, capacity)}-{_code_id()}"
     cols_file, hist_file = trace.with_name(base + ".json"), trace.with_name(base + ".npy")
     if cols_file.exists() and hist_file.exists():
         return json.loads(cols_file.read_text()), np.load(hist_file)
     cols, hist = _opt_pass(trace, recordcount, skip, capacity)
-    tmp = trace.with_name(base + ".tmp.npy")
+    tmp = trace.with_name(f"{base}.tmp{os.getpid()}.npy")       # one per process: runs may share the cache
     np.save(tmp, hist)
-    tmp.rename(hist_file)
-    tmp = trace.with_name(base + ".tmp")
+    os.replace(tmp, hist_file)
+    tmp = trace.with_name(f"{base}.tmp{os.getpid()}")
     tmp.write_text(json.dumps(cols, sort_keys=True) + "\n")
-    tmp.rename(cols_file)
+    os.replace(tmp, cols_file)
     return cols, hist
+
+
+@functools.lru_cache(maxsize=1)
+def _code_id() -> str:
+    """What computes the cached columns: libacopt and the Python modules of the pass (a change to any
+    of them makes new cache entries)."""
+    from acbench import core, decompose, opt, skew
+    h = hashlib.sha256()
+    h.update(core.lib_path().read_bytes())
+    for mod in (core, decompose, opt, skew, traceio):
+        h.update(Path(mod.__file__).read_bytes())
+    h.update(Path(__file__).read_bytes())
+    return h.hexdigest()[:12]
 
 
 def _opt_pass(trace: Path, recordcount: int, skip: int, capacity: int) -> tuple[dict[str, Any], np.ndarray]:

@@ -293,12 +293,18 @@ class _Cleaner:
                     continue
                 self.ok(f"{name}={new}", owner, f" (restored {old})")
 
-    def devices(self, owner: int, marker: dict[str, Any]) -> None:
+    def devices(self, owner: int, marker: dict[str, Any], live: dict[int, dict[str, Any]]) -> None:
         from acbench import ramdev
+        in_use = {d.get("zram") for m in live.values() for d in m.get("devices", [])}
         for rec in marker.get("devices", []):
             zram, mount = rec.get("zram"), Path(str(rec.get("mount")))
             if not isinstance(zram, int) or not mount.is_absolute() or not mount.name.startswith(DIR_PREFIX):
                 self.log(f"acbench: kept device record {rec}: not a zram device acbench adds")
+                continue
+            if zram in in_use:       # the number was given out again, to a live run: its device now
+                self.log(f"acbench: kept zram{zram}: dead run pid {owner} recorded it, live run pid "
+                         f"{next(p for p, m in live.items() if any(d.get('zram') == zram for d in m.get('devices', [])))}"
+                         " has it now")
                 continue
             if not (ramdev.SYS_BLOCK / f"zram{zram}").exists() and not mount.exists():
                 continue
@@ -380,7 +386,7 @@ def cleanup(log: Log = _stderr) -> tuple[int, int, list[int]]:
         c.groups(owner, backend, registry, groups.get(owner, []))
         c.swaps(owner, swaps.get(owner, []))
         c.sysctls(owner, marker, live)
-        c.devices(owner, marker)
+        c.devices(owner, marker, live)
         c.dirs(owner, marker)
         if path is not None and c.failed == failed:
             path.unlink(missing_ok=True)    # all done; after a failure a later cleanup tries again

@@ -35,13 +35,13 @@ def publish(run: Path = typer.Argument(..., help="A run directory of `acbench ru
     from acbench.results import ResultsError, RunDir, load_results
     try:
         df = load_results(run)
+        meta = RunDir(Path(run)).read_meta()
     except ResultsError as e:
         _err.print(f"acbench publish: error: {e}", markup=False)
         raise typer.Exit(1)
     if df.empty:
         _err.print(f"acbench publish: error: {run}: no rows to publish", markup=False)
         raise typer.Exit(1)
-    meta = RunDir(Path(run)).read_meta()
     dest.mkdir(parents=True, exist_ok=True)
     df.to_csv(dest / "cells.csv", index=False)
     (dest / "run.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")

@@ -17,6 +17,7 @@ if an earlier one failed.
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import tempfile
 import time
@@ -102,12 +103,19 @@ class RamDevice:
         why = available()
         if why is not None:
             raise RamDeviceError(f'[run] spill_device = "ram" needs a zram device: {why}')
+        # the mount point first (resolved: /proc/mounts names real paths), then the device, recorded
+        # at once with SIGINT/SIGTERM held back, so that no device exists unrecorded
+        self.mount = Path(tempfile.mkdtemp(prefix="acbench-ram-", dir=MOUNT_PARENT)).resolve()
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
         try:
             self.zram = int((ZRAM_CONTROL / "hot_add").read_text().strip())
+            leftovers.track_device(self.zram, self.mount)
         except (OSError, ValueError) as e:
+            self.mount.rmdir()
+            self.mount = None
             raise RamDeviceError(f"cannot add a zram device via {ZRAM_CONTROL}/hot_add: {e}") from None
-        self.mount = Path(tempfile.mkdtemp(prefix="acbench-ram-", dir=MOUNT_PARENT))
-        leftovers.track_device(self.zram, self.mount)   # before anything else can fail
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)
         try:
             (SYS_BLOCK / f"zram{self.zram}" / "disksize").write_text(str(self.size_bytes))
             dev = f"/dev/zram{self.zram}"
@@ -119,9 +127,18 @@ class RamDevice:
         return self.mount
 
     def stop(self) -> None:
-        if self.zram is None or self.mount is None:
+        """Unmounts and removes the device (each step even if an earlier one failed); raises
+        RamDeviceError naming what is left, which `acbench cleanup` removes once this process exits."""
+        if self.zram is None:
+            if self.mount is not None and self.mount.exists() and mounted(self.mount) is None:
+                self.mount.rmdir()
+            self.mount = None
             return
-        remove(self.zram, self.mount)
+        try:
+            remove(self.zram, self.mount)
+        except RamDeviceError as e:
+            raise RamDeviceError(f"zram{self.zram} at {self.mount} is left: {e}; `acbench cleanup` removes it "
+                                 "once this acbench has exited") from None
         leftovers.untrack_device(self.zram)
         self.zram = self.mount = None
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -54,15 +55,20 @@ class RunDir:
 
     def read_meta(self) -> dict[str, Any]:
         """run.json, or {} when there is none (or it is unreadable)."""
-        try:
-            meta = json.loads((self.path / "run.json").read_text())
-        except (OSError, ValueError):
+        f = self.path / "run.json"
+        if not f.exists():
             return {}
+        try:
+            meta = json.loads(f.read_text())
+        except (OSError, ValueError) as e:
+            raise ResultsError(f"{f}: unreadable ({e}); it holds the run's sessions: repair or remove it") from None
         return meta if isinstance(meta, dict) else {}
 
     def write_meta(self, meta: dict[str, Any]) -> None:
         self.path.mkdir(parents=True, exist_ok=True)
-        (self.path / "run.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+        tmp = self.path / f"run.json.tmp{os.getpid()}"
+        tmp.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+        os.replace(tmp, self.path / "run.json")
 
 
 def load_results(path: Path) -> pd.DataFrame:

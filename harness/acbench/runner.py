@@ -19,7 +19,7 @@ from acbench import decompose, leftovers, measure, ramdev, server, sysinfo
 from acbench.approaches import APPROACHES, get_approach
 from acbench.cell import SPILL_PARENT, OomKilled, opt_columns, run_cell
 from acbench.memory import MemoryPlan, plan
-from acbench.results import RunDir
+from acbench.results import ResultsError, RunDir
 from acbench.spec import Cell, Spec, load_spec
 
 HARNESS_VERSION = "1"
@@ -206,7 +206,15 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
     skipped = len(cells) - len(todo)
     # every `acbench run` of this run directory is one session (a resumed grid has several): when it
     # started and ended, its revision, how many cells it ran; the grid's wall time is their sum
-    sessions = list(rd.read_meta().get("sessions") or [])
+    try:
+        old_meta = rd.read_meta()
+    except ResultsError as e:
+        raise RunError(str(e)) from None
+    if (done and not force and old_meta.get("spill_device", "disk") != spec.run["spill_device"]):
+        raise RunError(f"{rd.path} holds {len(done)} cells run with spill_device = {old_meta.get('spill_device', 'disk')}; "
+                       f"resuming it with {spec.run['spill_device']} would mix devices: use another --run-id, the same "
+                       "device, or --force to redo every cell")
+    sessions = list(old_meta.get("sessions") or [])
     session: dict[str, Any] = {"started": sysinfo.now(), "git_revision": machine.get("git_revision"),
                                "spill_device": spec.run["spill_device"], "cells_to_run": len(todo)}
     sessions.append(session)
@@ -217,8 +225,8 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
     t_start = time.monotonic()
     if skipped:
         console.print(f"{skipped} of {len(cells)} cells already finished in {rd.path} (--force redoes them)")
-    old = signal.signal(signal.SIGTERM, _sigterm)
     device = ramdev.RamDevice(ram_device_bytes(spec, todo)) if spec.run["spill_device"] == "ram" and todo else None
+    old = signal.signal(signal.SIGTERM, _sigterm)
     failed: list[str] = []
     refused: list[str] = []
     finished = 0
@@ -266,15 +274,19 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
                       f"{len(rd.finished())} kept in {rd.path}; nothing left running")
         return 130
     finally:
-        try:
-            if device is not None:
+        signal.signal(signal.SIGTERM, old)
+        session.update(finished=sysinfo.now(), wall_s=round(time.monotonic() - t_start, 1),
+                       cells_run=finished, cells_failed=len(failed))
+        # a session without wall_s was killed: the sum counts the finished ones, and says how many were not
+        meta["wall_s"] = round(sum(float(x.get("wall_s") or 0) for x in sessions), 1)
+        meta["sessions_unfinished"] = sum(1 for x in sessions if x.get("wall_s") is None)
+        rd.write_meta(meta)
+        if device is not None:
+            try:
                 device.stop()
-        finally:
-            signal.signal(signal.SIGTERM, old)
-            session.update(finished=sysinfo.now(), wall_s=round(time.monotonic() - t_start, 1),
-                           cells_run=finished, cells_failed=len(failed))
-            meta["wall_s"] = round(sum(float(x.get("wall_s") or 0) for x in sessions), 1)
-            rd.write_meta(meta)
+            except ramdev.RamDeviceError as e:
+                console.print(f"[red]acbench run: {e}[/red]", markup=True, highlight=False)
+                failed.append("RAM device")
     console.print(f"{finished} cells run, {skipped} skipped, {len(failed)} failed; results: {rd.path}")
     if refused:
         console.print(f"cells with refused requests: {', '.join(refused)}", highlight=False)

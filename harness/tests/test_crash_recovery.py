@@ -446,6 +446,19 @@ def test_a_killed_runs_ram_device_is_removed(tmp_path: Path, monkeypatch: pytest
         lines: list[str] = []
         removed, failed, _ = leftovers.cleanup(lines.append)
         assert f"acbench: removed leftover zram{zram} at {mount} of dead run pid {child.pid}" in lines
+        # a number recorded by a dead run that a live run holds now is left alone
+        runs = tmp_path / "acbench-run" / "runs"
+        dead = {"owner_pid": child.pid, "owner_start": 1, "processes": [], "dirs": [], "sysctls": {},
+                "devices": [{"zram": 99, "mount": "/var/tmp/acbench-ram-x"}]}
+        (runs / f"{child.pid}.json").write_text(json.dumps(dead))
+        leftovers.track_device(99, Path("/var/tmp/acbench-ram-y"))       # this (live) process holds zram99
+        try:
+            lines2: list[str] = []
+            leftovers.cleanup(lines2.append)
+            assert lines2 == [f"acbench: kept zram99: dead run pid {child.pid} recorded it, live run pid "
+                              f"{os.getpid()} has it now"]
+        finally:
+            leftovers.untrack_device(99)
         assert failed == 0 and removed >= 1
         assert not mount_p.exists() and not (ramdev.SYS_BLOCK / f"zram{zram}").exists()
     finally:

@@ -210,6 +210,11 @@ def test_ram_device_same_hits(run: tuple[Path, Path, subprocess.CompletedProcess
         assert ram.loc[i, "disk_hits"] > 0
     assert sorted(p.name for p in Path("/sys/block").glob("zram*")) == zrams
     assert sorted(Path("/var/tmp").glob("acbench-ram-*")) == mounts
+    # resuming it on the disk would mix devices: refused
+    cp = acbench("run", str(spec), "--run-id", "ram", "--results", str(rd.parent.parent), "--spill-device", "disk")
+    assert cp.returncode == 2
+    assert f"acbench run: error: {rd.parent / 'ram'} holds 4 cells run with spill_device = ram; resuming it with disk " \
+           "would mix devices" in " ".join(cp.stderr.split())
 
 
 def test_publish(run: tuple[Path, Path, subprocess.CompletedProcess], tmp_path: Path) -> None:
