@@ -365,6 +365,7 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     if (ac_enabled && ac_tier_spills()) {
         ac_io_stats(add_stats, c);
         ac_prefetch_stats(add_stats, c);
+        ac_park_stats(add_stats, c);
     }
     /* allocations given up (ac_room.c), by reason, and the slow path's other events */
     APPEND_STAT("refused_items", "%llu", (unsigned long long)AC_READ(refused_items));
