@@ -142,6 +142,7 @@ static void ac_at_exit(void) {
 /* A start-up that fails after the tier opened: everything is closed (no
  * thread of memcached's uses it yet). */
 static void ac_shutdown(void) {
+    ac_park_stop();                      /* no fetcher reads while the tier closes */
     ac_room_shutdown();                  /* no page moves while the tier closes */
     if (ac.policy != NULL && ac.policy->shutdown != NULL)
         ac.policy->shutdown();

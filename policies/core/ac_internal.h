@@ -72,6 +72,7 @@ void ac_prefetch_stats(ADD_STAT add_stats, void *c);
 bool ac_park_take(void);
 void ac_park_mark(void);
 void ac_park_stats(ADD_STAT add_stats, void *c);
+void ac_park_stop(void);          /* before the tier closes: fetchers finish and exit */
 /* ac_io.c: the values of its options */
 struct ac_io_settings {
     unsigned engine;                 /* ac_io: an AC_IO_* */

@@ -15,7 +15,8 @@
  *
  * A fetcher does what a worker did before: item_get with its own connection
  * and thread state, i.e. the ordinary fetch path (ac_spill.c) with its locks,
- * checks and errors. So a fetch racing with a delete, an overwrite or another
+ * checks and errors -- but with the record's bytes read ahead, without the
+ * item lock, for up to FETCH_BATCH keys at once (fetch_loop). So a fetch racing with a delete, an overwrite or another
  * fetch of the same key behaves exactly as two workers would, and concurrent
  * gets of one spilled key read it once (the first fetch links it, the others
  * find it in RAM under the item lock).
@@ -28,11 +29,13 @@
 #include "memcached.h"
 #include "ac_internal.h"
 #include <pthread.h>
+#include <unistd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define AC_IO_QUEUE 0x4143        /* our IO queue's type: none of upstream's IO_QUEUE_* */
+#define FETCH_BATCH 16            /* parked keys a fetcher reads at once */
 
 /* One parked key. Its head is io_pending_t's (memcached frees it into the
  * worker's io_cache after calling our finalize). */
@@ -42,13 +45,17 @@ struct parked {
     conn *c;
     mc_resp *resp;
     /* ours */
-    struct parked *next;          /* the connection's batch, then the fetchers' queue */
+    struct parked *next;          /* the connection's batch (its queue's stack_ctx) */
+    struct parked *qnext;         /* the fetcher's queue */
     io_queue_t *q;                /* the connection's queue: its count is the batch's parked keys */
     char *key;                    /* malloc'd copy */
+    uint64_t fp;                  /* its fingerprint: which fetcher reads it */
     uint8_t nkey;
     bool cas;                     /* gets: the answer carries the CAS */
     item *it;                     /* the fetcher's answer: the item (a reference), or NULL */
     const char *err;              /* or the error to answer (static text) */
+    bool submitted;               /* handed to a fetcher (submit_cb) */
+    bool done;                    /* (atomic) the fetcher is through with it */
 };
 _Static_assert(sizeof(struct parked) <= sizeof(io_pending_t), "a parked key must fit in an io_pending_t");
 _Static_assert(offsetof(struct parked, resp) == offsetof(io_pending_t, resp), "io_pending_t's head");
@@ -58,44 +65,101 @@ _Static_assert(offsetof(struct parked, thread) == offsetof(io_pending_t, thread)
 enum { PARK_NONE, PARK_ALLOWED, PARK_PARKED };
 static __thread int tl_state;
 
-static struct {
-    pthread_once_t once;
-    bool running;                 /* the fetchers started */
-    pthread_mutex_t lock;
-    pthread_cond_t cond;
-    struct parked *head, *tail;   /* keys waiting for a fetcher */
-    uint64_t parked, fetched, missed, failed, sync_fallbacks;   /* counters (atomic) */
-    uint64_t waiting, max_waiting;                               /* keys queued or being read */
-} pk = { .once = PTHREAD_ONCE_INIT, .lock = PTHREAD_MUTEX_INITIALIZER, .cond = PTHREAD_COND_INITIALIZER };
-
+/* A fetcher thread, with what a worker has (its connection and thread state
+ * for item_get) and its own queue of parked keys. */
 struct fetcher {
     conn c;
     LIBEVENT_THREAD t;
+    pthread_t tid;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+    struct parked *head, *tail;
+    int ready;                    /* set by the thread: 1 running, -1 could not start */
 };
 
+#define MAX_FETCHERS 64
+
+static struct {
+    pthread_once_t once;
+    struct fetcher *f[MAX_FETCHERS];
+    unsigned n;                   /* fetchers running (0: park nothing) */
+    bool stop;                    /* ac_park_stop: fetchers finish their queues and exit */
+    uint64_t parked, fetched, missed, failed, sync_fallbacks;   /* counters (atomic) */
+    uint64_t waiting, max_waiting;                               /* keys queued or being read (atomic) */
+} pk = { .once = PTHREAD_ONCE_INIT };
+
+/* One parked key: the ordinary lookup, then the key is back. */
+static void serve(struct fetcher *f, struct parked *p) {
+    p->it = item_get(p->key, p->nkey, &f->c, DO_UPDATE);
+    p->err = p->it == NULL ? ac_take_lookup_error() : NULL;
+    __atomic_add_fetch(p->it != NULL ? &pk.fetched : p->err != NULL ? &pk.failed : &pk.missed, 1,
+                       __ATOMIC_RELAXED);
+    __atomic_sub_fetch(&pk.waiting, 1, __ATOMIC_RELAXED);
+    /* The queue's count belongs to the side threads once submitted
+     * (memcached.h, io_queue_t); the last key back returns the connection.
+     * p is not touched after that: the worker answers and frees it. */
+    conn *c = p->c;
+    bool last = __atomic_sub_fetch(&p->q->count, 1, __ATOMIC_ACQ_REL) == 0;
+    __atomic_store_n(&p->done, true, __ATOMIC_RELEASE);   /* p may be freed from here on (finalize_cb) */
+    if (last)
+        redispatch_conn(c);
+}
+
+/* Every parked key of one fingerprint goes to the same fetcher (submit_cb), so
+ * gets of one key from many connections are read once: in one batch the read
+ * is sent once (ac_prefetch_begin), in a later one the first lookup has linked
+ * the item. A fetcher takes up to FETCH_BATCH parked keys at once and sends their reads
+ * out together (ac_prefetch.c: each key's place is looked up under its lock,
+ * the read goes out with nothing held), then serves them in order: each
+ * lookup takes the bytes read ahead when they are still the record's. So no
+ * parked read waits under an item lock, and the reads of a batch overlap as
+ * far as the ac_io engine lets them (sync: one after the other). A tier
+ * without reads ahead (tuples) is read in the lookup. */
 static void *fetch_loop(void *arg) {
     struct fetcher *f = arg;
+    /* what a worker thread sets up for itself: its logger (also this thread's
+     * for LOGGER_LOG) and its LRU bump buffer */
+    f->t.l = logger_create();
+    f->t.lru_bump_buf = f->t.l != NULL ? item_lru_bump_buf_create() : NULL;
+    pthread_mutex_lock(&f->lock);
+    f->ready = f->t.lru_bump_buf != NULL ? 1 : -1;
+    pthread_cond_broadcast(&f->cond);
+    pthread_mutex_unlock(&f->lock);
+    if (f->ready < 0)
+        return NULL;
+    char why[300];
+    struct ac_prefetcher *pf = ac_prefetcher_new(FETCH_BATCH, why, sizeof(why));
+    if (pf == NULL)
+        fprintf(stderr, "memcached-ac: a fetcher thread reads each parked key in its lookup: %s\n", why);
+    struct parked *batch[FETCH_BATCH];
+    int slot[FETCH_BATCH];
     for (;;) {
-        pthread_mutex_lock(&pk.lock);
-        while (pk.head == NULL)
-            pthread_cond_wait(&pk.cond, &pk.lock);
-        struct parked *p = pk.head;
-        pk.head = p->next;
-        if (pk.head == NULL)
-            pk.tail = NULL;
-        pthread_mutex_unlock(&pk.lock);
-
-        p->it = item_get(p->key, p->nkey, &f->c, DO_UPDATE);
-        p->err = p->it == NULL ? ac_take_lookup_error() : NULL;
-        __atomic_add_fetch(p->it != NULL ? &pk.fetched : p->err != NULL ? &pk.failed : &pk.missed, 1,
-                           __ATOMIC_RELAXED);
-        __atomic_sub_fetch(&pk.waiting, 1, __ATOMIC_RELAXED);
-        /* The queue's count belongs to the side threads once submitted
-         * (memcached.h, io_queue_t); the last key back returns the connection. */
-        conn *c = p->c;
-        if (__atomic_sub_fetch(&p->q->count, 1, __ATOMIC_ACQ_REL) == 0)
-            redispatch_conn(c);
+        pthread_mutex_lock(&f->lock);
+        while (f->head == NULL && !pk.stop)
+            pthread_cond_wait(&f->cond, &f->lock);
+        if (f->head == NULL) {               /* stopping, and nothing left to read */
+            pthread_mutex_unlock(&f->lock);
+            break;
+        }
+        int n = 0;
+        while (f->head != NULL && n < FETCH_BATCH) {
+            batch[n++] = f->head;
+            f->head = f->head->qnext;
+        }
+        if (f->head == NULL)
+            f->tail = NULL;
+        pthread_mutex_unlock(&f->lock);
+        for (int i = 0; i < n; i++)
+            slot[i] = pf != NULL ? ac_prefetch_begin(pf, batch[i]->key, batch[i]->nkey) : -1;
+        for (int i = 0; i < n; i++) {
+            if (slot[i] >= 0)
+                ac_prefetch_wait(pf, slot[i]);
+            serve(f, batch[i]);
+        }
+        if (pf != NULL)
+            ac_prefetch_batch(pf);
     }
+    ac_prefetcher_free(pf);
     return NULL;
 }
 
@@ -106,42 +170,66 @@ static void start_fetchers(void) {
         if (f == NULL)
             break;
         pthread_mutex_init(&f->t.stats.mutex, NULL);
-        f->t.l = logger_create();              /* what a worker has: its logger for LOGGER_LOG */
-        f->t.lru_bump_buf = item_lru_bump_buf_create();
+        pthread_mutex_init(&f->lock, NULL);
+        pthread_cond_init(&f->cond, NULL);
         f->c.thread = &f->t;
         f->c.sfd = -1;
-        pthread_t tid;
-        if (f->t.l == NULL || f->t.lru_bump_buf == NULL || pthread_create(&tid, NULL, fetch_loop, f) != 0) {
+        if (pthread_create(&f->tid, NULL, fetch_loop, f) != 0) {
             free(f);
             break;
         }
-        pthread_detach(tid);
-        started++;
+        pthread_mutex_lock(&f->lock);
+        while (f->ready == 0)
+            pthread_cond_wait(&f->cond, &f->lock);
+        pthread_mutex_unlock(&f->lock);
+        if (f->ready < 0) {                    /* no logger or bump buffer: it has exited */
+            pthread_join(f->tid, NULL);
+            free(f);
+            break;
+        }
+        pk.f[started++] = f;
     }
     if (started < n)
         fprintf(stderr, "memcached-ac: ac_park_threads=%u: only %u fetcher thread(s) could start%s\n", n, started,
                 started == 0 ? "; gets of spilled items are read in the worker threads" : "");
-    pk.running = started > 0;
+    __atomic_store_n(&pk.n, started, __ATOMIC_RELEASE);
+}
+
+/* Before the tier closes: every fetcher reads what is queued for it, then
+ * exits (a connection closed meanwhile waits for its keys in finalize_cb). */
+void ac_park_stop(void) {
+    unsigned n = __atomic_load_n(&pk.n, __ATOMIC_ACQUIRE);
+    for (unsigned i = 0; i < n; i++) {
+        pthread_mutex_lock(&pk.f[i]->lock);
+        pk.stop = true;
+        pthread_cond_broadcast(&pk.f[i]->cond);
+        pthread_mutex_unlock(&pk.f[i]->lock);
+    }
+    for (unsigned i = 0; i < n; i++)
+        pthread_join(pk.f[i]->tid, NULL);
 }
 
 static void submit_cb(io_queue_t *q) {
-    struct parked *first = q->stack_ctx, *last = first;
-    uint64_t n = 1;
-    while (last->next != NULL) {
-        last = last->next;
+    uint64_t n = 0;
+    for (struct parked *p = q->stack_ctx; p != NULL; p = p->next)
         n++;
-    }
     uint64_t w = __atomic_add_fetch(&pk.waiting, n, __ATOMIC_RELAXED);
-    pthread_mutex_lock(&pk.lock);
-    if (w > pk.max_waiting)
-        pk.max_waiting = w;
-    if (pk.tail != NULL)
-        pk.tail->next = first;
-    else
-        pk.head = first;
-    pk.tail = last;
-    pthread_cond_broadcast(&pk.cond);
-    pthread_mutex_unlock(&pk.lock);
+    uint64_t m = __atomic_load_n(&pk.max_waiting, __ATOMIC_RELAXED);
+    while (w > m && !__atomic_compare_exchange_n(&pk.max_waiting, &m, w, false, __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+        ;
+    for (struct parked *p = q->stack_ctx; p != NULL; p = p->next) {
+        struct fetcher *f = pk.f[p->fp % pk.n];
+        p->qnext = NULL;
+        p->submitted = true;
+        pthread_mutex_lock(&f->lock);
+        if (f->tail != NULL)
+            f->tail->qnext = p;
+        else
+            f->head = p;
+        f->tail = p;
+        pthread_cond_signal(&f->cond);
+        pthread_mutex_unlock(&f->lock);
+    }
 }
 
 /* Writes the answer for one key into its response, in front of what the
@@ -195,8 +283,18 @@ static void return_cb(io_pending_t *io) {
     (void)io;                                  /* keys come back through redispatch_conn */
 }
 
+/* The response is done with (sent, or dropped with its connection or an
+ * error of its command). A key never handed to a fetcher leaves the queue's
+ * count (the worker's until submitted); one a fetcher has is waited for: the
+ * fetcher still writes into it (only when a connection is closed while its
+ * keys are read, e.g. at a graceful stop). */
 static void finalize_cb(io_pending_t *io) {
     struct parked *p = (struct parked *)io;
+    if (!p->submitted)
+        p->q->count--;
+    else
+        while (!__atomic_load_n(&p->done, __ATOMIC_ACQUIRE))
+            usleep(1000);
     if (p->it != NULL)                         /* never answered (the connection went away) */
         item_remove(p->it);
     free(p->key);
@@ -235,7 +333,7 @@ void ac_park_allow(conn *c, bool single) {
     if (!single || ac_opts.park_threads == 0 || !ac_tier_spills() || c->protocol != ascii_prot || c->sfd < 0)
         return;
     pthread_once(&pk.once, start_fetchers);
-    if (pk.running && conn_queue(c) != NULL)
+    if (pk.n > 0 && conn_queue(c) != NULL)
         tl_state = PARK_ALLOWED;
 }
 
@@ -264,8 +362,8 @@ void ac_park(conn *c, mc_resp *resp, const char *key, size_t nkey, bool cas) {
         if (p != NULL)
             do_cache_free(c->thread->io_cache, p);
         now.it = item_get(key, nkey, c, DO_UPDATE);
-        now.err = now.it == NULL ? ac_take_lookup_error() : NULL;
-        answer(&now);
+        if (now.it != NULL)        /* a miss stays one; an error stays set for proto_text's answer */
+            answer(&now);
         return;
     }
     memcpy(k, key, nkey);
@@ -277,6 +375,7 @@ void ac_park(conn *c, mc_resp *resp, const char *key, size_t nkey, bool cas) {
     p->q = q;
     p->key = k;
     p->nkey = (uint8_t)nkey;
+    p->fp = ac_key_fp(key, nkey);
     p->cas = cas;
     p->next = q->stack_ctx;
     q->stack_ctx = p;
@@ -286,13 +385,11 @@ void ac_park(conn *c, mc_resp *resp, const char *key, size_t nkey, bool cas) {
 }
 
 void ac_park_stats(ADD_STAT add_stats, void *c) {
-    APPEND_STAT("park_threads", "%llu", (unsigned long long)(pk.running ? ac_opts.park_threads : 0));
+    APPEND_STAT("park_threads", "%u", __atomic_load_n(&pk.n, __ATOMIC_ACQUIRE));
     APPEND_STAT("parked_gets", "%llu", (unsigned long long)__atomic_load_n(&pk.parked, __ATOMIC_RELAXED));
     APPEND_STAT("parked_fetched", "%llu", (unsigned long long)__atomic_load_n(&pk.fetched, __ATOMIC_RELAXED));
     APPEND_STAT("parked_missed", "%llu", (unsigned long long)__atomic_load_n(&pk.missed, __ATOMIC_RELAXED));
     APPEND_STAT("parked_failed", "%llu", (unsigned long long)__atomic_load_n(&pk.failed, __ATOMIC_RELAXED));
     APPEND_STAT("parked_in_worker", "%llu", (unsigned long long)__atomic_load_n(&pk.sync_fallbacks, __ATOMIC_RELAXED));
-    pthread_mutex_lock(&pk.lock);
-    APPEND_STAT("parked_max_waiting", "%llu", (unsigned long long)pk.max_waiting);
-    pthread_mutex_unlock(&pk.lock);
+    APPEND_STAT("parked_max_waiting", "%llu", (unsigned long long)__atomic_load_n(&pk.max_waiting, __ATOMIC_RELAXED));
 }
