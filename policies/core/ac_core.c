@@ -142,6 +142,7 @@ static void ac_at_exit(void) {
 /* A start-up that fails after the tier opened: everything is closed (no
  * thread of memcached's uses it yet). */
 static void ac_shutdown(void) {
+    ac_park_stop();                      /* no fetcher reads while the tier closes */
     ac_room_shutdown();                  /* no page moves while the tier closes */
     if (ac.policy != NULL && ac.policy->shutdown != NULL)
         ac.policy->shutdown();
@@ -365,6 +366,7 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     if (ac_enabled && ac_tier_spills()) {
         ac_io_stats(add_stats, c);
         ac_prefetch_stats(add_stats, c);
+        ac_park_stats(add_stats, c);
     }
     /* allocations given up (ac_room.c), by reason, and the slow path's other events */
     APPEND_STAT("refused_items", "%llu", (unsigned long long)AC_READ(refused_items));

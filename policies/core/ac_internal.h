@@ -66,6 +66,13 @@ const char *ac_compression(void);
  * its lines of `stats anticache`. */
 char *ac_prefetched(uint64_t fp, const struct ac_loc *loc);
 void ac_prefetch_stats(ADD_STAT add_stats, void *c);
+/* Parked gets (ac_park.c): take consumes this thread's permission to park the
+ * current lookup (true if it had one); mark says the lookup was parked (its
+ * key may be spilled: a fetcher reads it). */
+bool ac_park_take(void);
+void ac_park_mark(void);
+void ac_park_stats(ADD_STAT add_stats, void *c);
+void ac_park_stop(void);          /* before the tier closes: fetchers finish and exit */
 /* ac_io.c: the values of its options */
 struct ac_io_settings {
     unsigned engine;                 /* ac_io: an AC_IO_* */

@@ -19,7 +19,7 @@ static const struct ac_word engine_words[] = {
 
 static const struct { const char *word; enum ac_io_fault kind; } fault_words[] = {
     { "read_eio", AC_FAULT_READ_EIO }, { "write_eio", AC_FAULT_WRITE_EIO },
-    { "write_enospc", AC_FAULT_WRITE_ENOSPC }, { "short", AC_FAULT_SHORT },
+    { "write_enospc", AC_FAULT_WRITE_ENOSPC }, { "short", AC_FAULT_SHORT }, { "slow_read", AC_FAULT_SLOW_READ },
 };
 
 /* KIND:N, or none. */
@@ -55,8 +55,8 @@ static const struct ac_opt io_opts[] = {
       .def = "4", .def_is_value = true,
       .help = "ac_io=threads: the pool's threads" },
     { .key = "ac_fault", .type = AC_T_CUSTOM, AC_FIELD(struct ac_io_settings, fault), .parse = parse_fault,
-      .what = "none or KIND:N with KIND read_eio, write_eio, write_enospc or short (half the bytes)"
-              " and N from 1 (e.g. read_eio:1)",
+      .what = "none or KIND:N with KIND read_eio, write_eio, write_enospc, short (half the bytes) or"
+              " slow_read (1 s late) and N from 1 (e.g. read_eio:1)",
       .def = "none", .def_is_value = true,
       .help = "for tests: the next N spill-file reads or writes fail, or come back short" },
 };

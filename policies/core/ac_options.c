@@ -85,6 +85,10 @@ static const struct ac_opt core_opts[] = {
       .noun = "a count of requests", .note = "(1: one at a time)",
       .def = "1", .def_is_value = true,
       .help = "ac_driver: requests each driver thread keeps in flight (reads of spilled items overlap)" },
+    { .key = "ac_park_threads", .type = AC_T_COUNT, AC_FIELD(struct ac_options, park_threads), .min = 0, .max = 64,
+      .noun = "a count of threads", .note = "(0: read in the worker thread)",
+      .def = "4", .def_is_value = true,
+      .help = "network gets of spilled items: the connection waits, its worker serves others, these threads read" },
 };
 const struct ac_opt_table ac_core_options = AC_OPT_TABLE("the core", core_opts, &ac_opts);
 

@@ -22,6 +22,7 @@ struct ac_options {
     char *driver_set[AC_DRIVER_SET_MAX];   /* ac_driver_set=key=value, in order */
     int n_driver_set;
     uint64_t driver_depth;   /* ac_driver_depth: requests each driver thread keeps in flight */
+    uint64_t park_threads;   /* ac_park_threads: fetcher threads of parked gets (0: none) */
 };
 
 extern struct ac_options ac_opts;

@@ -708,6 +708,7 @@ static item *fetch(const char *key, size_t nkey, uint32_t hv, bool do_update, en
 item *ac_item_find(const char *key, size_t nkey, uint32_t hv, bool do_update) {
     tl_fetched = NULL;
     tl_error = NULL;
+    bool may_park = ac_park_take();
     if (!ac_tier_spills()) {
         ac_fault_mark();             /* the hash walk may fault too */
         return assoc_find(key, nkey, hv);
@@ -715,6 +716,10 @@ item *ac_item_find(const char *key, size_t nkey, uint32_t hv, bool do_update) {
     item *it = assoc_find(key, nkey, hv);
     if (it != NULL)
         return it;
+    if (may_park && ac.tier->maybe(ac_key_fp(key, nkey))) {
+        ac_park_mark();              /* a fetcher reads it (ac_park.c) */
+        return NULL;
+    }
     enum ac_error err = AC_ERR_NONE;
     it = fetch(key, nkey, hv, do_update, &err);
     /* served (a read-through may follow a refused allocation): no error stays */

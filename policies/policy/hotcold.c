@@ -24,7 +24,10 @@ size_t ac_hc_keys(size_t bytes) {
 }
 
 size_t ac_hc_ring_bytes(void) {
-    return (size_t)(settings.num_threads + 2) * ac_log_ring_bytes(RING_ENTRIES);
+    /* a ring per thread that reads items: the workers, two more, and over the
+     * network the fetchers of parked gets (core/ac_park.c) */
+    size_t threads = (size_t)settings.num_threads + 2 + (ac_in_process() ? 0 : (size_t)ac_opts.park_threads);
+    return threads * ac_log_ring_bytes(RING_ENTRIES);
 }
 
 size_t ac_hc_fixed_bytes(size_t keys) {

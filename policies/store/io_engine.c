@@ -128,7 +128,7 @@ static enum ac_io_fault take_fault(const struct ac_io_req *q) {
         return AC_FAULT_NONE;
     enum ac_io_fault k = __atomic_load_n(&fault_kind, __ATOMIC_RELAXED);
     bool applies = k == AC_FAULT_SHORT ? q->res > 1
-                 : k == AC_FAULT_READ_EIO ? !q->write
+                 : k == AC_FAULT_READ_EIO || k == AC_FAULT_SLOW_READ ? !q->write
                  : q->write;
     if (!applies)
         return AC_FAULT_NONE;
@@ -141,7 +141,10 @@ static enum ac_io_fault take_fault(const struct ac_io_req *q) {
 
 static void completed(struct ac_io_req *q) {
     enum ac_io_fault k = take_fault(q);
-    if (k != AC_FAULT_NONE) {
+    if (k == AC_FAULT_SLOW_READ) {
+        ADD(faults_injected, 1);
+        usleep(AC_FAULT_SLOW_READ_US);     /* the read completes, late */
+    } else if (k != AC_FAULT_NONE) {
         ADD(faults_injected, 1);
         q->res = k == AC_FAULT_SHORT ? q->res / 2 : k == AC_FAULT_WRITE_ENOSPC ? -ENOSPC : -EIO;
     }
