@@ -24,6 +24,7 @@ import pandas as pd
 from IPython.display import Image, Markdown, display
 
 from acplot.claims import PAPER, check_claims, verdict_kind
+from acplot.devices import check_path, device_pairs, summary
 from acplot.fig2 import fig2_path, load_fig2
 from acplot.runs import describe_run, figures_dir, load_run
 
@@ -59,6 +60,22 @@ lines += ["", ", ".join(f"{n} {k}" for k, n in counts.items())]
 report = "\n".join(lines) + "\n"
 (out / "report.md").write_text(report)
 display(Markdown(report))
+
+# %% [markdown]
+# ## The RAM device against the disk
+# Hit-rate grids run on a RAM device (`spill_device` = ram, harness/README.md); a cell that also
+# ran on the disk (in these results, or in the committed check `experiments/results/fig3-paper-disk`,
+# `ACBENCH_DEVICE_CHECK`) shows how much the device moved its hit rate (`acplot/devices.py`).
+
+# %%
+check = check_path()
+both = pd.concat([df, load_run(check)], ignore_index=True) if check is not None else df
+pairs = device_pairs(both)
+pairs.to_csv(out / "devices.csv", index=False)
+with open(out / "report.md", "a") as f:
+    f.write(f"\nRAM device against the disk: {summary(pairs)} (devices.csv).\n")
+display(Markdown(summary(pairs)))
+pairs.round(4)
 
 # %% [markdown]
 # ## The figures the claims are read from

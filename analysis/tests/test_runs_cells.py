@@ -111,3 +111,27 @@ def test_hit_rate_rows_one_per_cell() -> None:
     both = hit_rate_rows(pd.concat([disk, ram], ignore_index=True))
     assert sorted(zip(both["cell_id"], both["hits"])) == [("a", 1), ("b", 2), ("c", 30)]
     assert hit_rate_rows(disk).equals(disk) and hit_rate_rows(rows()).equals(rows())
+
+
+def test_device_pairs_and_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    from acplot.devices import check_path, device_pairs, summary
+    base = {"approach": "lru", "zipf_theta": 0.99, "mem_ratio": 0.5, "disk_hits": 0, "misses": 0}
+    df = pd.DataFrame([
+        {**base, "cell_id": "a", "spill_device": "ram", "hits": 900, "disk_hits": 100, "wall_s": 10.0},
+        {**base, "cell_id": "a", "spill_device": "disk", "hits": 899, "disk_hits": 101, "wall_s": 30.0},
+        {**base, "cell_id": "b", "spill_device": "ram", "hits": 500, "disk_hits": 500, "wall_s": 20.0,
+         "zipf_theta": 0.5},
+        {**base, "cell_id": "b", "spill_device": None, "hits": 503, "disk_hits": 497, "wall_s": 100.0,
+         "zipf_theta": 0.5},
+        {**base, "cell_id": "c", "spill_device": "ram", "hits": 1, "disk_hits": 1, "wall_s": 1.0},
+    ])
+    pairs = device_pairs(df)
+    assert list(pairs["cell_id"]) == ["a", "b"]
+    assert pairs["diff_pp"].round(6).tolist() == [0.1, -0.3]
+    assert summary(pairs) == ("2 cells on both devices: hit rates differ by 0.3000 pp at most (lru θ 0.5 M/D 0.5), "
+                              "by 0.2000 pp in the median; a cell takes 4.0× as long on the disk (median)")
+    assert summary(device_pairs(df[df["spill_device"] == "ram"])) == "no cell ran on both the RAM device and the disk"
+    monkeypatch.setenv("ACBENCH_DEVICE_CHECK", str(tmp_path))
+    assert check_path() == tmp_path
+    monkeypatch.delenv("ACBENCH_DEVICE_CHECK")
+    assert check_path(tmp_path) is None
