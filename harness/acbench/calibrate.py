@@ -524,9 +524,12 @@ def _cleanup(group: Any, proc: subprocess.Popen | None, paging: PagingSetup | No
 
 # --- the spec's calibrations ------------------------------------------------------------------------
 
-def request_for(spec: Any, cell: Any, footprint: int, spill_root: Path = SPILL_PARENT) -> Request:
+def request_for(spec: Any, cell: Any, footprint: int, spill_root: Path = SPILL_PARENT,
+                device: str | None = None) -> Request:
+    """device: where the cell's files go (runner.cell_device), by default the spec's spill_device."""
     return Request(cell.approach, cell.workload_file, dict(cell.properties), float(cell.mem_ratio),
-                   int(spec.run["server_threads"]), int(footprint), str(spec.run["spill_device"]), spill_root)
+                   int(spec.run["server_threads"]), int(footprint), device or str(spec.run["spill_device"]),
+                   spill_root)
 
 
 def allowance_for(req: Request, floor: int, run: bool = True, log: Log | None = None) -> tuple[int | None, str]:
@@ -548,7 +551,9 @@ def spec_requests(spec: Any, spill_root: Path = SPILL_PARENT) -> list[Request]:
     for c in spec.cells():
         fp = spec.memory["item_footprint"]
         footprint = measure.item_footprint(c.workload_file, c.properties) if fp == "auto" else int(fp)
-        r = request_for(spec, c, footprint, spill_root)
+        from acbench.runner import cell_device
+        dev = cell_device(spec, c)
+        r = request_for(spec, c, footprint, spill_root if dev == "ram" else SPILL_PARENT, dev)
         out.setdefault(json.dumps(r.key(), sort_keys=True), r)
     return list(out.values())
 

@@ -111,9 +111,9 @@ def _wait(proc: subprocess.Popen, timeout: float | None = None) -> tuple[int, di
 
 
 def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_dir: Path,
-             use_perf: bool, spill_root: Path = SPILL_PARENT) -> dict[str, Any]:
+             use_perf: bool, spill_root: Path = SPILL_PARENT, spill_device: str = "disk") -> dict[str, Any]:
     """spill_root: where the cell's spill directory and swap file go (the RAM device's mount
-    with [run] spill_device = "ram", runner.py)."""
+    with [run] spill_device = "ram", runner.py); spill_device: which one it is (disk or ram)."""
     approach = get_approach(cell.approach)
     cell_dir.mkdir(parents=True, exist_ok=True)
     gname = "acbench-" + hashlib.sha1(cell.cell_id.encode()).hexdigest()[:10]
@@ -131,7 +131,7 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
     # paging approaches: swap file next to the spill directory, vm.page-cluster=0 for the cell
     paging = PagingSetup(spill_parent / "swap", plan.swap_bytes) if approach.pages else None
     device = collect.device_of(spill_parent)
-    out: dict[str, Any] = {"mode": mode, "perf_used": use_perf, "spill_device": run["spill_device"]}
+    out: dict[str, Any] = {"mode": mode, "perf_used": use_perf, "spill_device": spill_device}
     stderr = open(cell_dir / "stderr.txt", "w")
     t0 = time.monotonic()
     try:

@@ -1,4 +1,5 @@
-"""`acbench run SPEC [--run-id ID] [--force] [--dry-run] [--results DIR] [--mode MODE] [--spill-device DEV]`."""
+"""`acbench run SPEC [--run-id ID] [--force] [--redo APPROACH ...] [--dry-run] [--results DIR] [--mode MODE]
+[--spill-device DEV]`."""
 from __future__ import annotations
 
 import enum
@@ -32,6 +33,8 @@ def run(
     run_id: Optional[str] = typer.Option(None, "--run-id", help="Run directory name (default: date-time); "
                                          "an existing run id resumes: finished cells are skipped."),
     force: bool = typer.Option(False, "--force", help="Redo cells that are already finished."),
+    redo: Optional[list[str]] = typer.Option(None, "--redo", help="Redo the finished cells of this approach "
+                                             "(repeatable), e.g. after a change that concerns only it."),
     dry_run: bool = typer.Option(False, "--dry-run", help="List the cells and their memory plan; run nothing."),
     results: Optional[Path] = typer.Option(None, "--results", help="Results root (default: build/results)."),
     mode: Optional[Mode] = typer.Option(None, "--mode", help="Override [run] mode of the spec."),
@@ -47,7 +50,7 @@ def run(
     try:
         rc = run_spec(spec, results or paths.default_results(), run_id, force, dry_run,
                       mode.value if mode else None, console,
-                      spill_device.value if spill_device else None)
+                      spill_device.value if spill_device else None, redo or [])
     except (SpecError, RunError, RamDeviceError) as e:
         _err.print(f"acbench run: error: {e}", markup=False)
         raise typer.Exit(2)

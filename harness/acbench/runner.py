@@ -46,6 +46,12 @@ def resolve_mode(spec: Spec, mode: str | None) -> str:
     return m
 
 
+def cell_device(spec: Spec, cell: Cell) -> str:
+    """Where the cell's spill directory and swap file go: the RAM device when the spec asks for it and
+    the approach's hit rate does not depend on the device's speed (approaches.py ram_device), else the disk."""
+    return "ram" if spec.run["spill_device"] == "ram" and get_approach(cell.approach).ram_device else "disk"
+
+
 def plan_for(spec: Spec, cell: Cell, calibrate_missing: bool = True, spill_root: Path = SPILL_PARENT) -> MemoryPlan:
     """The cell's memory plan. [memory] allowance = "auto": the calibrated allowance (calibrate.py),
     run first if not cached; with calibrate_missing False it is not run: the plan then has allowance 0
@@ -57,7 +63,8 @@ def plan_for(spec: Spec, cell: Cell, calibrate_missing: bool = True, spill_root:
     footprint = measure.item_footprint(cell.workload_file, props) if fp == "auto" else int(fp)
     rc = int(props["recordcount"])
     if mem["allowance"] == "auto":
-        req = calibrate.request_for(spec, cell, footprint, spill_root)
+        device = cell_device(spec, cell)
+        req = calibrate.request_for(spec, cell, footprint, spill_root if device == "ram" else SPILL_PARENT, device)
         allow, source = calibrate.allowance_for(req, int(mem["allowance_margin"]), run=calibrate_missing)
     else:
         allow, source = int(mem["allowance"]), "spec"
@@ -153,7 +160,8 @@ def dry_run_table(spec: Spec, cells: list[Cell], done: set[str]) -> Table:
         todo = p.allowance_source.startswith("to calibrate")
         if todo:
             from acbench import calibrate
-            req = calibrate.request_for(spec, c, p.data_bytes // int(c.properties["recordcount"]))
+            req = calibrate.request_for(spec, c, p.data_bytes // int(c.properties["recordcount"]),
+                                        device=cell_device(spec, c))
             pending[str(req.cache_file())] = (req.describe(), len(req.sizes))
         t.add_row(c.cell_id, c.approach, c.workload, f"{c.zipf_theta:g}", f"{c.mem_ratio:g}", str(c.repetition),
                   str(p.item_mb), f"{p.item_budget_bytes / 2**20:.1f} MiB",
@@ -174,6 +182,8 @@ def ram_device_bytes(spec: Spec, cells: list[Cell]) -> int:
     zram takes RAM only for what is written and not yet discarded (compressed)."""
     need = 0
     for c in cells:
+        if cell_device(spec, c) != "ram":
+            continue
         p = plan_for(spec, c, calibrate_missing=False)
         need = max(need, 3 * p.data_bytes + p.swap_bytes)
     return need + 2**30
@@ -184,8 +194,13 @@ def _sigterm(signum: int, frame: Any) -> None:
 
 
 def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dry_run: bool,
-             mode: str | None, console: Console, spill_device: str | None = None) -> int:
+             mode: str | None, console: Console, spill_device: str | None = None,
+             redo: list[str] | None = None) -> int:
     spec = load_spec(spec_path)
+    unknown = sorted(set(redo or []) - set(spec.grid["approach"]))
+    if unknown:
+        raise RunError(f"--redo {', '.join(unknown)}: not an approach of {spec.path.name}; accepted: "
+                       f"{', '.join(spec.grid['approach'])}")
     if spill_device is not None:
         spec.run["spill_device"] = spill_device
     cells = spec.cells()
@@ -202,7 +217,7 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
     mode = resolve_mode(spec, mode)
     use_perf = bool(spec.run["perf"]) and perf_available()
     machine = sysinfo.machine()
-    todo = [c for c in cells if force or c.cell_id not in done]
+    todo = [c for c in cells if force or c.cell_id not in done or c.approach in (redo or [])]
     skipped = len(cells) - len(todo)
     # every `acbench run` of this run directory is one session (a resumed grid has several): when it
     # started and ended, its revision, how many cells it ran; the grid's wall time is their sum
@@ -225,13 +240,14 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
     t_start = time.monotonic()
     if skipped:
         console.print(f"{skipped} of {len(cells)} cells already finished in {rd.path} (--force redoes them)")
-    device = ramdev.RamDevice(ram_device_bytes(spec, todo)) if spec.run["spill_device"] == "ram" and todo else None
+    on_ram = [c for c in todo if cell_device(spec, c) == "ram"]
+    device = ramdev.RamDevice(ram_device_bytes(spec, on_ram)) if on_ram else None
     old = signal.signal(signal.SIGTERM, _sigterm)
     failed: list[str] = []
     refused: list[str] = []
     finished = 0
     try:
-        spill_root = device.start() if device is not None else SPILL_PARENT
+        ram_root = device.start() if device is not None else None
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                       console=console, transient=False) as bar:
@@ -242,9 +258,11 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
                 if cdir.exists():
                     shutil.rmtree(cdir)
                 try:
+                    dev = cell_device(spec, c)
+                    spill_root = ram_root if dev == "ram" and ram_root is not None else SPILL_PARENT
                     p = plan_for(spec, c, spill_root=spill_root)
                     try:
-                        metrics = run_cell(c, p, spec.run, mode, cdir, use_perf, spill_root)
+                        metrics = run_cell(c, p, spec.run, mode, cdir, use_perf, spill_root, dev)
                     except OomKilled as e:
                         failed.append(c.cell_id)
                         rd.append(failed_row(spec, c, p, e, run_id, machine))

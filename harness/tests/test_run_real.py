@@ -131,6 +131,10 @@ def test_rerun_skips_and_force_redoes(run: tuple[Path, Path, subprocess.Complete
     cp = acbench("run", str(spec), "--run-id", "t1", "--results", str(res))
     assert cp.returncode == 0
     assert "0 cells run, 4 skipped, 0 failed" in cp.stdout
+    cp = acbench("run", str(spec), "--run-id", "t1", "--results", str(res), "--redo", "lru")
+    assert cp.returncode == 0 and "2 cells run, 2 skipped, 0 failed" in cp.stdout, cp.stdout
+    cp = acbench("run", str(spec), "--run-id", "t1", "--results", str(res), "--redo", "alru")
+    assert cp.returncode == 2 and "--redo alru: not an approach of tiny.toml; accepted: memcached, lru" in cp.stderr
     cp = acbench("run", str(spec), "--run-id", "t1", "--results", str(res), "--force")
     assert cp.returncode == 0 and "4 cells run, 0 skipped, 0 failed" in cp.stdout
     after = pd.read_parquet(rd / "cells.parquet").set_index("cell_id")
@@ -139,7 +143,8 @@ def test_rerun_skips_and_force_redoes(run: tuple[Path, Path, subprocess.Complete
     # each `acbench run` of the run directory is a session of run.json; wall_s is their sum
     meta = json.loads((rd / "run.json").read_text())
     sessions = meta["sessions"]
-    assert [(x["cells_to_run"], x["cells_run"], x["cells_failed"]) for x in sessions] == [(4, 4, 0), (0, 0, 0), (4, 4, 0)]
+    assert [(x["cells_to_run"], x["cells_run"], x["cells_failed"]) for x in sessions] == \
+        [(4, 4, 0), (0, 0, 0), (2, 2, 0), (4, 4, 0)]
     assert all(x["finished"] >= x["started"] and x["wall_s"] >= 0 for x in sessions)
     assert meta["wall_s"] == pytest.approx(sum(x["wall_s"] for x in sessions), abs=0.2)
     assert meta["spill_device"] == "disk" and sessions[0]["git_revision"] == meta["git_revision"]
@@ -210,6 +215,15 @@ def test_ram_device_same_hits(run: tuple[Path, Path, subprocess.CompletedProcess
         assert ram.loc[i, "disk_hits"] > 0
     assert sorted(p.name for p in Path("/sys/block").glob("zram*")) == zrams
     assert sorted(Path("/var/tmp").glob("acbench-ram-*")) == mounts
+    # alru's hit rate depends on its request rate (approaches.py ram_device): its cells stay on the disk
+    alru_spec = spec.with_name("tiny_alru.toml")
+    alru_spec.write_text(SPEC.replace('name = "tiny"', 'name = "tinyalru"').replace('["memcached", "lru"]', '["alru", "lru"]')
+                         .replace('mem_ratio = ["1/2", "1/4"]', 'mem_ratio = ["1/2"]'))
+    cp = acbench("run", str(alru_spec), "--run-id", "ram", "--results", str(rd.parent.parent), "--spill-device", "ram")
+    assert cp.returncode == 0, cp.stderr + cp.stdout
+    mixed = pd.read_parquet(rd.parent.parent / "tinyalru" / "ram" / "cells.parquet").set_index("approach")
+    assert mixed.loc["alru", "spill_device"] == "disk" and not str(mixed.loc["alru", "disk_device"]).startswith("zram")
+    assert mixed.loc["lru", "spill_device"] == "ram" and str(mixed.loc["lru", "disk_device"]).startswith("zram")
     # resuming it on the disk would mix devices: refused
     cp = acbench("run", str(spec), "--run-id", "ram", "--results", str(rd.parent.parent), "--spill-device", "disk")
     assert cp.returncode == 2
