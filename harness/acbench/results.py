@@ -31,12 +31,17 @@ class RunDir:
 
     def finished(self) -> set[str]:
         """Cells with a result (a cell reported as oom_killed is run again on resume)."""
+        return set(self.finished_on())
+
+    def finished_on(self) -> dict[str, str]:
+        """Each finished cell and the device its spill files were on (disk for rows without one)."""
         df = self.read()
         if "cell_id" not in df.columns:
-            return set()
+            return {}
         if "status" in df.columns:
             df = df[df["status"].fillna("ok") == "ok"]
-        return set(df["cell_id"])
+        dev = df["spill_device"].fillna("disk") if "spill_device" in df.columns else pd.Series("disk", index=df.index)
+        return dict(zip(df["cell_id"], dev))
 
     def append(self, row: dict[str, Any]) -> None:
         """Add one row (replacing an older row of the same cell), write Parquet then CSV."""

@@ -16,7 +16,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
 from rich.table import Table
 
 from acbench import decompose, leftovers, measure, ramdev, server, sysinfo
-from acbench.approaches import APPROACHES, get_approach
+from acbench.approaches import APPROACHES, get_approach, on_ram_device
 from acbench.cell import SPILL_PARENT, OomKilled, opt_columns, run_cell
 from acbench.memory import MemoryPlan, plan
 from acbench.results import ResultsError, RunDir
@@ -49,7 +49,7 @@ def resolve_mode(spec: Spec, mode: str | None) -> str:
 def cell_device(spec: Spec, cell: Cell) -> str:
     """Where the cell's spill directory and swap file go: the RAM device when the spec asks for it and
     the approach's hit rate does not depend on the device's speed (approaches.py ram_device), else the disk."""
-    return "ram" if spec.run["spill_device"] == "ram" and get_approach(cell.approach).ram_device else "disk"
+    return "ram" if spec.run["spill_device"] == "ram" and on_ram_device(get_approach(cell.approach)) else "disk"
 
 
 def plan_for(spec: Spec, cell: Cell, calibrate_missing: bool = True, spill_root: Path = SPILL_PARENT) -> MemoryPlan:
@@ -217,7 +217,11 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
     mode = resolve_mode(spec, mode)
     use_perf = bool(spec.run["perf"]) and perf_available()
     machine = sysinfo.machine()
-    todo = [c for c in cells if force or c.cell_id not in done or c.approach in (redo or [])]
+    # a finished cell whose spill files were on another device than it gets now (approaches.py
+    # ram_device changed, e.g. measured rate-dependent) is run again
+    on = rd.finished_on()
+    todo = [c for c in cells if force or c.cell_id not in done or c.approach in (redo or [])
+            or on.get(c.cell_id) != cell_device(spec, c)]
     skipped = len(cells) - len(todo)
     # every `acbench run` of this run directory is one session (a resumed grid has several): when it
     # started and ended, its revision, how many cells it ran; the grid's wall time is their sum
