@@ -42,10 +42,27 @@ def publish(run: Path = typer.Argument(..., help="A run directory of `acbench ru
     if df.empty:
         _err.print(f"acbench publish: error: {run}: no rows to publish", markup=False)
         raise typer.Exit(1)
+    stale = stale_rows(df)
+    if stale.any():
+        print(f"left out {int(stale.sum())} rows on the RAM device of approaches that may not use it "
+              "(approaches.py ram_device; `acbench run` redoes them on the disk): "
+              + ", ".join(sorted(df.loc[stale, "approach"].unique())))
+        df = df[~stale]
     dest.mkdir(parents=True, exist_ok=True)
     df.to_csv(dest / "cells.csv", index=False)
     (dest / "run.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
     print(f"{dest}: {summary(df, meta)}")
+
+
+def stale_rows(df):
+    """Rows run on the RAM device by an approach whose hit rate depends on the request rate: they
+    predate its ram_device setting and are run again on the disk by a resumed `acbench run`."""
+    import pandas as pd
+    from acbench.approaches import APPROACHES, on_ram_device
+    if "spill_device" not in df.columns or "approach" not in df.columns:
+        return pd.Series(False, index=df.index)
+    allowed = df["approach"].map(lambda a: on_ram_device(APPROACHES[a]) if a in APPROACHES else True)
+    return (df["spill_device"].fillna("disk") == "ram") & ~allowed
 
 
 def register(app: typer.Typer) -> None:

@@ -242,5 +242,9 @@ def test_publish(run: tuple[Path, Path, subprocess.CompletedProcess], tmp_path: 
     assert list(pub.columns) == list(src.columns) and list(pub["cell_id"]) == list(src["cell_id"])
     assert list(pub["hits"]) == list(src["hits"])
     assert json.loads((dest / "run.json").read_text())["sessions"] == json.loads((rd / "run.json").read_text())["sessions"]
+    # a row on the RAM device of an approach that may not use it (alru: rate-dependent) is left out
+    from acbench.publish_cmd import stale_rows
+    rows = pd.DataFrame({"approach": ["lru", "alru", "alru", "memcached"], "spill_device": ["ram", "ram", "disk", None]})
+    assert stale_rows(rows).tolist() == [False, True, False, False]
     cp = acbench("publish", str(tmp_path / "none"), str(dest))
     assert cp.returncode == 1 and "acbench publish: error: " in cp.stderr and "no such file or directory" in cp.stderr
