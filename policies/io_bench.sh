@@ -12,22 +12,10 @@
 # the device / bytes of records asked for).
 # Usage: policies/io_bench.sh   (root; env RECORDS, ROOM, REPS, OPS, DIR)
 set -eu
-TOP=${TOP:-$(cd "$(dirname "$0")/.." && pwd)}
-BIN=$TOP/build/bin/memcached-ac
-ACG=$TOP/cgroups/acg
-WL=$TOP/experiments/workloads/readonly
-RECORDS=${RECORDS:-200000}
-OPS=${OPS:-200000}
-ROOM=${ROOM:-40}
-REPS=${REPS:-3}
-DIR=${DIR:-/var/tmp}
-[ -x "$BIN" ] || { echo "bench-io: $BIN is missing: run make -C memcached all" >&2; exit 1; }
+. "$(dirname "$0")/bench_env.sh"
 command -v fio >/dev/null || { echo "bench-io: fio is missing (make -C policies deps installs it)" >&2; exit 1; }
-[ "$(id -u)" = 0 ] || { echo "bench-io: needs root (memory groups)" >&2; exit 1; }
 OUT=$(mktemp -d "$DIR/ac-io-bench.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT INT TERM
-# -m: a quarter of the items (1184-byte chunks for 1000-byte values), in MiB
-MEM=$(( (RECORDS * 1184 / 4 + 1048575) / 1048576 ))
 
 echo "== fio: 4 KiB random reads, O_DIRECT, 1 GiB file in $DIR, 10 s per depth"
 for qd in 1 32; do

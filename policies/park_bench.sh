@@ -9,21 +9,10 @@
 # read, parked gets, and the server's CPU microseconds per operation.
 # Usage: policies/park_bench.sh   (root; env RECORDS, ROOM, REPS, OPS, CONNS, DIR)
 set -eu
-TOP=${TOP:-$(cd "$(dirname "$0")/.." && pwd)}
-BIN=$TOP/build/bin/memcached-ac
+. "$(dirname "$0")/bench_env.sh"
 MC=$TOP/build/bin/ycsb-mc
-ACG=$TOP/cgroups/acg
-WL=$TOP/experiments/workloads/readonly
-RECORDS=${RECORDS:-200000}
-OPS=${OPS:-200000}
-ROOM=${ROOM:-40}
-REPS=${REPS:-3}
 CONNS=${CONNS:-32}
-DIR=${DIR:-/var/tmp}
-for b in "$BIN" "$MC"; do
-    [ -x "$b" ] || { echo "bench-park: $b is missing: run make -C memcached all and make -C ycsb-driver" >&2; exit 1; }
-done
-[ "$(id -u)" = 0 ] || { echo "bench-park: needs root (memory groups)" >&2; exit 1; }
+[ -x "$MC" ] || { echo "bench-park: $MC is missing: run make -C ycsb-driver" >&2; exit 1; }
 OUT=$(mktemp -d "$DIR/ac-park-bench.XXXXXX")
 SERVER=
 cleanup() {
@@ -31,7 +20,6 @@ cleanup() {
     rm -rf "$OUT"
 }
 trap cleanup EXIT INT TERM
-MEM=$(( (RECORDS * 1184 / 4 + 1048575) / 1048576 ))
 PORT=$(python3 -c 'import socket; s = socket.socket(); s.bind(("127.0.0.1", 0)); print(s.getsockname()[1])')
 PROPS=(-p recordcount="$RECORDS" -p operationcount="$OPS" -p warmupoperations=$((OPS / 2))
        -p requestdistribution=truezipf -p zipfianconstant=0.5)
