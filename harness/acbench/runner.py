@@ -206,7 +206,8 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
     cells = spec.cells()
     run_id = run_id or default_run_id()
     rd = RunDir(results / spec.name / run_id)
-    done = rd.finished()
+    on = rd.finished_on()          # finished cells -> the device their spill files were on
+    done = set(on)
     if dry_run:
         console.print(dry_run_table(spec, cells, done))
         console.print(f"results would go to {rd.path}")
@@ -217,11 +218,9 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
     mode = resolve_mode(spec, mode)
     use_perf = bool(spec.run["perf"]) and perf_available()
     machine = sysinfo.machine()
-    # a finished cell whose spill files were on another device than it gets now (approaches.py
-    # ram_device changed, e.g. measured rate-dependent) is run again
-    on = rd.finished_on()
-    todo = [c for c in cells if force or c.cell_id not in done or c.approach in (redo or [])
-            or on.get(c.cell_id) != cell_device(spec, c)]
+    # not finished, or finished on another device than it gets now (approaches.py ram_device
+    # changed, e.g. measured rate-dependent): run
+    todo = [c for c in cells if force or c.approach in (redo or []) or on.get(c.cell_id) != cell_device(spec, c)]
     skipped = len(cells) - len(todo)
     # every `acbench run` of this run directory is one session (a resumed grid has several): when it
     # started and ended, its revision, how many cells it ran; the grid's wall time is their sum
