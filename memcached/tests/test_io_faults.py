@@ -9,6 +9,9 @@ completion, for every engine alike), under every spilling (policy, tier) pair:
   byte-exact;
 - short transfers (half the bytes) are resubmitted: every key byte-exact, no error.
 
+Reads and short transfers also with direct reads (-o ac_io_direct=on: widened to whole units, a
+short one goes on from the unit it stopped in).
+
 Also: each engine named in `stats anticache`, the fallback message's shape, and the option's
 refusal text."""
 from __future__ import annotations
@@ -45,8 +48,9 @@ def fill(raw, rng, total: int) -> tuple[dict[str, tuple[bytes, int]], Counter]:
     return stored, answers
 
 
-def test_read_eio_answers_the_error_then_reads_back(server, spill_pair):
-    srv = server(mem=16, ac={**spill_pair, "ac_fault": "read_eio:3"})
+@pytest.mark.parametrize("direct", ["off", "on"])
+def test_read_eio_answers_the_error_then_reads_back(server, spill_pair, direct):
+    srv = server(mem=16, ac={**spill_pair, "ac_fault": "read_eio:3", "ac_io_direct": direct})
     raw = srv.raw()
     stored, answers = fill(raw, random.Random(11), 64 * MiB)
     # a store whose spill hit a failed read (the tuples tier's index) is refused, and counted so
@@ -89,8 +93,9 @@ def test_write_faults_refuse_or_retry_never_lose(server, spill_pair, kind, reaso
     assert st["lost_items"] == 0 and st["checksum_errors"] == 0, st
 
 
-def test_short_transfers_are_resubmitted(server, spill_pair):
-    srv = server(mem=16, ac={**spill_pair, "ac_fault": "short:500"})
+@pytest.mark.parametrize("direct", ["off", "on"])
+def test_short_transfers_are_resubmitted(server, spill_pair, direct):
+    srv = server(mem=16, ac={**spill_pair, "ac_fault": "short:500", "ac_io_direct": direct})
     raw = srv.raw()
     stored, answers = fill(raw, random.Random(13), 48 * MiB)
     assert answers == {b"STORED": len(stored)}, answers

@@ -46,9 +46,13 @@ def test_depth_keeps_the_hit_counts_of_depth_1(tmp_path, workload):
     one = checked(run(tmp_path, "ac_policy=lru", workload, 1), 1)
     assert one["prefetch_reads"] == 0
     # depths above 64 take more completions than one reap call returns
-    for engine, depth in [("uring", 16), ("threads", 16), ("aio", 16), ("sync", 16), ("aio", 200), ("uring", 256)]:
-        a = checked(run(tmp_path, f"ac_policy=lru,ac_io={engine}", workload, depth), depth)
-        assert a["io_engine"] == engine
+    # and with direct reads (O_DIRECT, widened to the file system's unit: aio is asynchronous then)
+    for engine, depth, direct in [("uring", 16, "off"), ("threads", 16, "off"), ("aio", 16, "off"),
+                                  ("sync", 16, "off"), ("aio", 200, "off"), ("uring", 256, "off"),
+                                  ("uring", 16, "on"), ("aio", 32, "on"), ("sync", 16, "on")]:
+        a = checked(run(tmp_path, f"ac_policy=lru,ac_io={engine},ac_io_direct={direct}", workload, depth), depth)
+        assert a["io_engine"] == engine and a["io_direct"] == direct
+        assert a["io_direct_files"] == (1 if direct == "on" else 0), a
         assert (a["mem_hits"], a["disk_hits"]) == (one["mem_hits"], one["disk_hits"]), (engine, a, one)
         # nearly every disk hit was served by a read sent ahead (the rest: records in the open
         # block are copied, no read; a block merge may bring a later key of the batch in)
@@ -78,3 +82,22 @@ def test_depth_refused_out_of_range():
     assert r.returncode != 0
     assert 'ac_driver_depth must be a count of requests from 1 to 256 (1: one at a time), got "0"' in r.stderr, \
         r.stderr
+
+
+@pytest.mark.parametrize("tier", ["blocks", "tuples"])
+def test_direct_reads_keep_the_hits_and_read_whole_units(tmp_path, tier):
+    """-o ac_io_direct=on reads the records with O_DIRECT (no page cache, no readahead): the same
+    hits as through the page cache, and a read of a record costs the units it touches at most
+    (512 B on ext4 over this disk), never a page or a readahead window around it."""
+    base = f"ac_policy=lru,ac_tier={tier}"
+    off = checked(run(tmp_path, f"{base},ac_io_direct=off", "readonly", 1), 1)
+    on = checked(run(tmp_path, f"{base},ac_io_direct=on", "readonly", 1), 1)
+    assert (on["mem_hits"], on["disk_hits"]) == (off["mem_hits"], off["disk_hits"]) and on["disk_hits"] > 500, on
+    assert (off["io_direct"], off["io_direct_files"], on["io_direct"], on["io_direct_files"]) == \
+        ("off", 0, "on", 1), (off, on)
+    asked = on["record_read_bytes"] + on["block_read_bytes"]
+    if tier == "blocks":
+        # every read the engine made was of records or blocks: widened by less than a unit at
+        # each end
+        assert asked <= on["io_read_bytes"] < asked + 2 * 512 * on["io_reads"], on
+        assert on["io_read_bytes"] > off["io_read_bytes"], (on, off)   # whole units, not bytes

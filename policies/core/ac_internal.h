@@ -79,6 +79,7 @@ struct ac_io_settings {
     uint64_t threads;                /* ac_io_threads */
     unsigned fault;                  /* ac_fault: an AC_FAULT_* ... */
     uint64_t fault_count;            /* ... and how many requests it hits (0 with none) */
+    unsigned direct;                 /* ac_io_direct: 1 on, 0 off */
 };
 extern struct ac_io_settings ac_io_opts;
 /* ac_io.c: starts the I/O engine ac_io asks for (or its fallback, said on

@@ -17,6 +17,12 @@ static const struct ac_word engine_words[] = {
     { NULL, NULL, 0, NULL },
 };
 
+static const struct ac_word direct_words[] = {
+    { "on", "record reads with O_DIRECT, widened to the file system's alignment", 1, NULL },
+    { "off", "record reads through the page cache (no readahead)", 0, NULL },
+    { NULL, NULL, 0, NULL },
+};
+
 static const struct { const char *word; enum ac_io_fault kind; } fault_words[] = {
     { "read_eio", AC_FAULT_READ_EIO }, { "write_eio", AC_FAULT_WRITE_EIO },
     { "write_enospc", AC_FAULT_WRITE_ENOSPC }, { "short", AC_FAULT_SHORT }, { "slow_read", AC_FAULT_SLOW_READ },
@@ -54,6 +60,9 @@ static const struct ac_opt io_opts[] = {
       .noun = "a count of threads",
       .def = "4", .def_is_value = true,
       .help = "ac_io=threads: the pool's threads" },
+    { .key = "ac_io_direct", .type = AC_T_ENUM, AC_FIELD(struct ac_io_settings, direct), .words = direct_words,
+      .def = "off", .def_is_value = true,
+      .help = "read spilled records and blocks with direct I/O (a file system without it, e.g. tmpfs: through the page cache)" },
     { .key = "ac_fault", .type = AC_T_CUSTOM, AC_FIELD(struct ac_io_settings, fault), .parse = parse_fault,
       .what = "none or KIND:N with KIND read_eio, write_eio, write_enospc, short (half the bytes) or"
               " slow_read (1 s late) and N from 1 (e.g. read_eio:1)",
@@ -70,6 +79,7 @@ void ac_io_init(void) {
         fprintf(stderr, "memcached-ac: ac_io=%s is not available here (%s); using ac_io=%s\n",
                 ac_io_name(requested), why, ac_io_name(got));
     ac_io_set_fault((enum ac_io_fault)ac_io_opts.fault, ac_io_opts.fault_count);
+    ac_io_set_direct(ac_io_opts.direct == 1);
 }
 
 void ac_io_stats(ADD_STAT add_stats, void *c) {
@@ -77,6 +87,8 @@ void ac_io_stats(ADD_STAT add_stats, void *c) {
     ac_io_get_stats(&s);
     APPEND_STAT("io_engine", "%s", ac_io_name(ac_io_kind()));
     APPEND_STAT("io_engine_requested", "%s", ac_io_name((enum ac_io_kind)ac_io_opts.engine));
+    APPEND_STAT("io_direct", "%s", ac_io_opts.direct == 1 ? "on" : "off");
+    APPEND_STAT("io_direct_files", "%llu", (unsigned long long)s.direct_files);
     APPEND_STAT("io_reads", "%llu", (unsigned long long)s.reads);
     APPEND_STAT("io_writes", "%llu", (unsigned long long)s.writes);
     APPEND_STAT("io_read_bytes", "%llu", (unsigned long long)s.read_bytes);

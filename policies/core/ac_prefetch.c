@@ -32,7 +32,7 @@ struct ac_prefetch {
     struct ac_loc loc;
     uint64_t token;                  /* the tier's name for what loc pointed into */
     struct ac_io_req req;
-    char *buf;
+    char *buf;                       /* ac_io_span_alloc'd: the record at buf + req.skip */
     size_t cap;
     enum pf_state state;
     bool ok;                         /* done, and buf holds loc->len bytes */
@@ -91,7 +91,7 @@ static void reap(struct ac_prefetcher *p, int min) {
     for (int i = 0; i < n; i++) {
         struct ac_prefetch *s = done[i]->data;
         s->state = PF_DONE;
-        s->ok = done[i]->res == (ssize_t)s->loc.len;
+        s->ok = ac_io_widened_ok(done[i], s->loc.len);
     }
 }
 
@@ -146,9 +146,10 @@ int ac_prefetch_begin(struct ac_prefetcher *p, const char *key, size_t nkey) {
         return -1;                       /* in RAM, or not stored */
     struct ac_prefetch *s = &p->slot[p->n];
     if (s->cap < locs[0].len) {
-        char *nb = realloc(s->buf, locs[0].len);
+        char *nb = ac_io_span_alloc(locs[0].len);
         if (nb == NULL)
             return -1;
+        free(s->buf);
         s->buf = nb;
         s->cap = locs[0].len;
     }
@@ -183,7 +184,7 @@ char *ac_prefetched(uint64_t fp, const struct ac_loc *loc) {
         if (!s->used && s->io)
             __atomic_add_fetch(&n_used, 1, __ATOMIC_RELAXED);
         s->used = true;
-        return s->buf;
+        return s->buf + s->req.skip;
     }
     return NULL;
 }

@@ -75,9 +75,10 @@ struct ac_tier_ops {
     /* Tiers that can read without waiting (NULL otherwise; core/ac_prefetch.c).
      * read_token, while the record is known live at loc (the key's lock held,
      * the entry found): a name for what loc points into now. read_start sends
-     * the read of loc->len bytes at loc into buf out on ring r (req is the
-     * caller's) and returns 0, or 1 when the bytes are in buf already (no
-     * I/O), or -errno (nothing sent; -ESTALE: the space was taken again since
+     * the read of loc->len bytes at loc out on ring r (req is the caller's;
+     * buf holds ac_io_span_cap(loc->len) bytes, aligned to AC_IO_BUF_ALIGN:
+     * the record lands at buf + req->skip, a direct read being widened) and
+     * returns 0, or 1 when the bytes are there already (no I/O), or -errno (nothing sent; -ESTALE: the space was taken again since
      * the token). Nothing is held while the read is in flight. read_valid,
      * with the record live at loc again (lock held, entry found): the bytes
      * read are the record's (the space was not taken again since the token). */

@@ -34,6 +34,7 @@ struct block {
 
 struct ac_store {
     int fd;
+    struct spill_reader rd;       /* reads of records and blocks (direct I/O when on) */
     char path[4096];
     size_t block_size;
     double fill;
@@ -63,6 +64,7 @@ static struct ac_store *bs_open(const char *dir, size_t block_size, double fill,
         return NULL;
     }
     spill_file_random(s->fd);
+    spill_reader_open(&s->rd, s->fd, s->path);
     s->block_size = block_size;
     s->fill = fill;
     s->open_id = NO_BLOCK;
@@ -71,6 +73,7 @@ static struct ac_store *bs_open(const char *dir, size_t block_size, double fill,
     s->buf = malloc(block_size);
     if (s->buf == NULL) {
         snprintf(err, errlen, "cannot allocate a %zu-byte block buffer", block_size);
+        spill_reader_close(&s->rd, s->fd);
         close(s->fd);
         unlink(s->path);
         free(s);
@@ -223,7 +226,7 @@ static int bs_get(struct ac_store *s, const struct ac_loc *loc, void *buf) {
     uint64_t off = b->file_off + loc->offset;
     pthread_mutex_unlock(&s->lock);
     /* The block cannot be freed while this record is live (the caller holds it). */
-    int rc = spill_file_read(s->fd, buf, loc->len, off);
+    int rc = spill_reader_read(&s->rd, buf, loc->len, off);
     pthread_mutex_lock(&s->lock);
     if (rc != 0)
         s->st.io_errors++;
@@ -244,7 +247,9 @@ static uint64_t bs_get_token(struct ac_store *s, const struct ac_loc *loc) {
 }
 
 /* The read of the record at loc goes out on ring r (req: the caller's, its
- * buffer buf of loc->len bytes) and the caller goes on. token: get_token's,
+ * buffer buf of ac_io_span_cap(loc->len) bytes aligned to AC_IO_BUF_ALIGN; the
+ * record lands at buf + req->skip, which a direct read widens) and the caller
+ * goes on. token: get_token's,
  * taken while the record was live there; a block taken again since is not
  * read (-ESTALE). 1: no read needed (the record is in the open block: copied
  * into buf). 0: submitted. -errno: not submitted (the caller reads as usual).
@@ -261,14 +266,16 @@ static int bs_get_start(struct ac_store *s, const struct ac_loc *loc, void *buf,
     }
     if (b->state == B_OPEN) {
         memcpy(buf, s->buf + loc->offset, loc->len);
+        req->skip = 0;
         pthread_mutex_unlock(&s->lock);
         return 1;
     }
-    req->fd = s->fd;
+    req->fd = s->rd.fd;
     req->write = false;
     req->buf = buf;
     req->len = loc->len;
     req->off = b->file_off + loc->offset;
+    ac_io_widen(req, s->rd.align);
     s->st.record_reads++;
     s->st.bytes_read += loc->len;
     pthread_mutex_unlock(&s->lock);
@@ -361,7 +368,7 @@ static ssize_t bs_read_block(struct ac_store *s, uint32_t id, void **out) {
      * record in it dies meanwhile its extent may be reused, and then the bytes
      * read are not the block's: it must still be written after the read. */
     pthread_mutex_unlock(&s->lock);
-    int rc = spill_file_read(s->fd, buf, len, off);
+    int rc = spill_reader_read(&s->rd, buf, len, off);
     pthread_mutex_lock(&s->lock);
     if (rc != 0)
         s->st.io_errors++;
@@ -408,6 +415,7 @@ static void bs_stats(struct ac_store *s, struct ac_store_stats *out) {
 }
 
 static void bs_close(struct ac_store *s) {
+    spill_reader_close(&s->rd, s->fd);
     close(s->fd);
     unlink(s->path);
     free(s->blocks);

@@ -1,8 +1,11 @@
 /* The engine in use, each thread's own ring for whole-range transfers, fault
  * injection, the counters, and the sync engine. See io_engine.h. */
+#define _GNU_SOURCE
 #include "io_engine.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -172,6 +175,7 @@ void ac_io_get_stats(struct ac_io_stats *out) {
     out->errors = __atomic_load_n(&st.errors, __ATOMIC_RELAXED);
     out->faults_injected = __atomic_load_n(&st.faults_injected, __ATOMIC_RELAXED);
     out->ring_fallbacks = __atomic_load_n(&st.ring_fallbacks, __ATOMIC_RELAXED);
+    out->direct_files = __atomic_load_n(&st.direct_files, __ATOMIC_RELAXED);
 }
 
 /* --- rings ----------------------------------------------------------------- */
@@ -268,6 +272,25 @@ static struct ac_io_ring *thread_ring(int *err) {
     return tl_ring;
 }
 
+/* One request through the calling thread's ring, waited for: its result
+ * (bytes, maybe short, or -errno). */
+static ssize_t transfer_once(struct ac_io_ring *r, struct ac_io_req *q) {
+    int rc = ac_io_submit(r, q);
+    if (rc != 0)
+        return rc;
+    struct ac_io_req *got;
+    while ((rc = ac_io_reap(r, &got, 1, 1)) <= 0) {
+        /* the request is in the kernel's hands and points at the caller's
+         * buffer: returning would leave it writing there later */
+        if (rc < 0) {
+            fprintf(stderr, "memcached-ac: the %s engine cannot reap a spill-file %s: %s\n",
+                    ((struct ac_io_ring_head *)r)->eng->name, q->write ? "write" : "read", strerror(-rc));
+            abort();
+        }
+    }
+    return q->res;
+}
+
 int ac_io_rw(int fd, void *rd, const void *wr, size_t len, uint64_t off) {
     int err;
     struct ac_io_ring *r = thread_ring(&err);
@@ -278,24 +301,87 @@ int ac_io_rw(int fd, void *rd, const void *wr, size_t len, uint64_t off) {
             .fd = fd, .write = rd == NULL, .len = len - done, .off = off + done,
             .buf = rd != NULL ? (char *)rd + done : (char *)(uintptr_t)wr + done,
         };
-        int rc = ac_io_submit(r, &q);
-        if (rc != 0)
-            return rc;
-        struct ac_io_req *got;
-        while ((rc = ac_io_reap(r, &got, 1, 1)) <= 0) {
-            /* the request is in the kernel's hands and points at the caller's
-             * buffer: returning would leave it writing there later */
-            if (rc < 0) {
-                fprintf(stderr, "memcached-ac: the %s engine cannot reap a spill-file %s: %s\n",
-                        ((struct ac_io_ring_head *)r)->eng->name, q.write ? "write" : "read", strerror(-rc));
-                abort();
-            }
-        }
-        if (q.res < 0)
-            return (int)q.res;
-        if (q.res == 0)
+        ssize_t res = transfer_once(r, &q);
+        if (res < 0)
+            return (int)res;
+        if (res == 0)
             return -EIO;
-        done += (size_t)q.res;
+        done += (size_t)res;
     }
     return 0;
+}
+
+/* --- direct I/O ------------------------------------------------------------ */
+static bool direct_on;
+
+void ac_io_set_direct(bool on) {
+    direct_on = on;
+}
+
+bool ac_io_direct(void) {
+    return direct_on;
+}
+
+unsigned ac_io_direct_align(int fd) {
+    struct statx sx;
+    if (statx(fd, "", AT_EMPTY_PATH, STATX_DIOALIGN, &sx) != 0 || !(sx.stx_mask & STATX_DIOALIGN) ||
+            sx.stx_dio_offset_align == 0 || sx.stx_dio_mem_align == 0)
+        return 0;
+    unsigned a = sx.stx_dio_offset_align > sx.stx_dio_mem_align ? sx.stx_dio_offset_align : sx.stx_dio_mem_align;
+    return a <= AC_IO_BUF_ALIGN && (a & (a - 1)) == 0 ? a : 0;
+}
+
+void ac_io_direct_file(int delta) {
+    __atomic_add_fetch(&st.direct_files, (uint64_t)(int64_t)delta, __ATOMIC_RELAXED);
+}
+
+void *ac_io_span_alloc(size_t len) {
+    void *p = NULL;
+    return posix_memalign(&p, AC_IO_BUF_ALIGN, ac_io_span_cap(len)) == 0 ? p : NULL;
+}
+
+void ac_io_widen(struct ac_io_req *req, unsigned align) {
+    req->skip = 0;
+    if (align == 0)
+        return;
+    uint64_t start = ac_io_align_down(req->off, align);
+    req->skip = (size_t)(req->off - start);
+    req->len = (size_t)(ac_io_align_up(req->off + req->len, align) - start);
+    req->off = start;
+}
+
+int ac_io_read_direct(int fd, void *buf, size_t len, uint64_t off, unsigned align) {
+    int err;
+    struct ac_io_ring *r = thread_ring(&err);
+    if (r == NULL)
+        return -err;
+    char *span = ac_io_span_alloc(len);
+    if (span == NULL)
+        return -ENOMEM;
+    struct ac_io_req w = { .fd = fd, .len = len, .off = off };
+    ac_io_widen(&w, align);
+    size_t need = w.skip + len, done = 0;
+    int rc = 0;
+    while (done < need) {
+        /* a short transfer goes on from the aligned unit it stopped in */
+        struct ac_io_req q = { .fd = fd, .buf = span + done, .len = w.len - done, .off = w.off + done };
+        ssize_t res = transfer_once(r, &q);
+        if (res <= 0) {
+            rc = res < 0 ? (int)res : -EIO;
+            break;
+        }
+        size_t reached = done + (size_t)res;
+        if (reached >= need)
+            break;
+        size_t next = (size_t)ac_io_align_down(reached, align);
+        if (next <= done) {
+            rc = -EIO;                 /* less than one unit: no progress */
+            break;
+        }
+        done = next;
+    }
+    if (rc == 0)
+        memcpy(buf, span + w.skip, len);
+    free(span);
+    return rc;
 }

@@ -35,6 +35,7 @@ struct ac_io_req {
     uint64_t off;
     ssize_t res;               /* at completion: bytes transferred (may be fewer than len) or -errno */
     void *data;                /* the submitter's */
+    size_t skip;               /* a read widened for direct I/O (ac_io_widen): the bytes asked for start at buf + skip */
     struct ac_io_req *next;    /* the engine's, while in flight */
     void *priv;                /* the engine's, while in flight */
 };
@@ -118,6 +119,50 @@ unsigned ac_io_inflight(const struct ac_io_ring *r);
  * read at the end of the file). */
 int ac_io_rw(int fd, void *rd, const void *wr, size_t len, uint64_t off);
 
+/* --- direct I/O ------------------------------------------------------------
+ * A file opened with O_DIRECT is read without the page cache: no readahead, no
+ * cached copy charged to the memory group, and transfers the device sees as
+ * they are (what makes aio asynchronous at all). Offsets, lengths and buffer
+ * addresses must be multiples of the file's alignment (its file system's
+ * direct-I/O alignment, statx STATX_DIOALIGN: 512 B on ext4 over a disk of 512 B
+ * sectors, 4 KiB over zram). A read of [off, off+len) is widened to whole
+ * aligned units: [ac_io_align_down(off), ac_io_align_up(off+len)).
+ *
+ * ac_io_set_direct chooses whether the stores read their record files this way
+ * (-o ac_io_direct); ac_io_direct_align tells a file's alignment, 0 when its
+ * file system has no direct I/O (tmpfs): that file is read through the page
+ * cache. */
+#define AC_IO_BUF_ALIGN 4096u            /* buffers of direct reads: the largest alignment asked for */
+void ac_io_set_direct(bool on);
+bool ac_io_direct(void);
+unsigned ac_io_direct_align(int fd);
+/* Counts the spill files read with O_DIRECT (+1 opened, -1 closed). */
+void ac_io_direct_file(int delta);
+static inline uint64_t ac_io_align_down(uint64_t v, unsigned align) {
+    return v / align * align;
+}
+static inline uint64_t ac_io_align_up(uint64_t v, unsigned align) {
+    return (v + align - 1) / align * align;
+}
+/* The bytes a buffer needs for a widened read of len bytes at any offset. */
+static inline size_t ac_io_span_cap(size_t len) {
+    return len + 2 * (size_t)AC_IO_BUF_ALIGN;
+}
+/* A buffer of ac_io_span_cap(len) bytes aligned to AC_IO_BUF_ALIGN (free()), or NULL. */
+void *ac_io_span_alloc(size_t len);
+/* Widens req (fd, off, len set; buf aligned with ac_io_span_cap(len) bytes) to
+ * align and sets req->skip; align 0 leaves it as it is (skip 0). */
+void ac_io_widen(struct ac_io_req *req, unsigned align);
+/* A widened read done: it holds the len bytes asked for (a read that stops at
+ * the end of the file may still). */
+static inline bool ac_io_widened_ok(const struct ac_io_req *req, size_t len) {
+    return req->res >= 0 && (size_t)req->res >= req->skip + len;
+}
+/* Reads len bytes at off into buf (any address) from fd, opened with O_DIRECT
+ * of alignment align, through an aligned buffer: 0 or -errno (-EIO: the file
+ * ends before off + len). */
+int ac_io_read_direct(int fd, void *buf, size_t len, uint64_t off, unsigned align);
+
 /* Fault injection (tests): kind and how many of the next requests it hits. */
 enum ac_io_fault { AC_FAULT_NONE, AC_FAULT_READ_EIO, AC_FAULT_WRITE_EIO, AC_FAULT_WRITE_ENOSPC,
                    AC_FAULT_SHORT, AC_FAULT_SLOW_READ };
@@ -129,6 +174,7 @@ struct ac_io_stats {
     uint64_t short_transfers, errors;                   /* completions short of len, failed ones */
     uint64_t faults_injected;
     uint64_t ring_fallbacks;                            /* threads whose ring had to be a sync one */
+    uint64_t direct_files;                              /* spill files read with O_DIRECT now */
 };
 void ac_io_get_stats(struct ac_io_stats *out);
 

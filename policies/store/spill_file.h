@@ -33,6 +33,48 @@ static inline int spill_file_read(int fd, void *buf, size_t len, uint64_t off) {
     return ac_io_rw(fd, buf, NULL, len, off);
 }
 
+/* How a store reads the records of one of its files: through fd, opened with
+ * O_DIRECT when align > 0 (ac_io_direct: -o ac_io_direct), else the store's own
+ * descriptor through the page cache. */
+struct spill_reader {
+    int fd;
+    unsigned align;
+};
+
+/* Opens the reader of the file at path, which the store created as fd. Direct
+ * I/O off, or a file system without it (tmpfs): the reader is fd itself. */
+static inline void spill_reader_open(struct spill_reader *r, int fd, const char *path) {
+    r->fd = fd;
+    r->align = 0;
+    if (!ac_io_direct())
+        return;
+    int dfd = open(path, O_RDONLY | O_DIRECT | O_NOFOLLOW | O_CLOEXEC);
+    if (dfd < 0)
+        return;
+    unsigned align = ac_io_direct_align(dfd);
+    if (align == 0) {
+        close(dfd);
+        return;
+    }
+    r->fd = dfd;
+    r->align = align;
+    ac_io_direct_file(1);
+}
+
+/* Closes the reader's own descriptor (not fd, the store's). */
+static inline void spill_reader_close(struct spill_reader *r, int fd) {
+    if (r->fd >= 0 && r->fd != fd) {
+        close(r->fd);
+        ac_io_direct_file(-1);
+    }
+    r->fd = fd;
+    r->align = 0;
+}
+
+static inline int spill_reader_read(const struct spill_reader *r, void *buf, size_t len, uint64_t off) {
+    return r->align > 0 ? ac_io_read_direct(r->fd, buf, len, off, r->align) : ac_io_rw(r->fd, buf, NULL, len, off);
+}
+
 static inline int spill_file_write(int fd, const void *buf, size_t len, uint64_t off) {
     return ac_io_rw(fd, NULL, buf, len, off);
 }

@@ -29,6 +29,7 @@ struct seg {
 struct ac_tuple_store {
     pthread_mutex_t lock;
     int dat, idx;
+    struct spill_reader rd;     /* record reads of dat (direct I/O when on) */
     char dat_path[4200], idx_path[4200], new_path[4200];
     uint64_t nslots;            /* power of two */
     uint64_t used;              /* live + dead slots */
@@ -220,9 +221,11 @@ struct ac_tuple_store *ac_tuple_open(const char *dir, size_t seg_bytes, char *er
         return NULL;
     }
     spill_file_random(s->dat);
+    spill_reader_open(&s->rd, s->dat, s->dat_path);
     s->nslots = INITIAL_SLOTS;
     s->idx = create_index(s->idx_path, s->nslots, err, errlen);
     if (s->idx < 0) {
+        spill_reader_close(&s->rd, s->dat);
         close(s->dat);
         unlink(s->dat_path);
         free(s);
@@ -330,7 +333,7 @@ int ac_tuple_find(struct ac_tuple_store *s, uint64_t fp, struct ac_loc *out, int
 
 int ac_tuple_get(struct ac_tuple_store *s, const struct ac_loc *loc, void *buf) {
     pthread_mutex_lock(&s->lock);
-    int rc = spill_file_read(s->dat, buf, loc->len, loc_off(loc));
+    int rc = spill_reader_read(&s->rd, buf, loc->len, loc_off(loc));
     s->st.gets++;
     if (rc < 0)
         s->st.io_errors++;
@@ -518,6 +521,7 @@ void ac_tuple_stats(struct ac_tuple_store *s, struct ac_tuple_stats *out) {
 void ac_tuple_close(struct ac_tuple_store *s) {
     if (s == NULL)
         return;
+    spill_reader_close(&s->rd, s->dat);
     close(s->dat);
     close(s->idx);
     unlink(s->dat_path);

@@ -3,12 +3,14 @@
  * requests in flight on one ring completing with their own data, a ring's
  * depth enforced, reads past the end of the file, concurrent threads, each
  * injected fault (read EIO, write EIO and ENOSPC, short transfers resubmitted)
- * and the counters. */
+ * and the counters; direct reads (O_DIRECT) widened to the file system's
+ * alignment, byte-exact at any offset, on rings and with faults. */
 #define _GNU_SOURCE
 #include "check.h"
 #include "../store/io_engine.h"
 #include "../store/spill_file.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -176,6 +178,124 @@ static void test_faults(int fd) {
     CHECK_EQ(after.write_bytes - before.write_bytes, 4 * CHUNK);
 }
 
+/* Direct reads of the file at dpath (its last 300 bytes short of a whole
+ * unit): through a spill_reader, at unaligned offsets and lengths, up to the
+ * end of the file, past it, on a ring, with short transfers, after a buffered
+ * write that is still in the page cache. */
+static void test_direct(const char *dpath) {
+    int fd = open(dpath, O_RDWR | O_CREAT | O_TRUNC, 0600);
+    CHECK(fd >= 0);
+    if (fd < 0)
+        return;
+    const size_t size = FILE_BYTES - 300;
+    CHECK_EQ(spill_file_write(fd, pattern, size, 0), 0);
+    struct ac_io_stats before, after;
+    ac_io_get_stats(&before);
+    ac_io_set_direct(true);
+    struct spill_reader rd;
+    spill_reader_open(&rd, fd, dpath);
+    ac_io_set_direct(false);
+    /* ext4 over a disk of 512-byte sectors here: a file system without direct
+     * I/O (tmpfs) would leave align 0 and the store's own descriptor */
+    CHECK(rd.align >= 512 && rd.align <= AC_IO_BUF_ALIGN && rd.fd != fd);
+    if (rd.align == 0) {
+        printf("test_io: %s has no direct I/O: direct reads not tested\n", dpath);
+        close(fd);
+        return;
+    }
+    ac_io_get_stats(&after);
+    CHECK_EQ(after.direct_files - before.direct_files, 1);
+    unsigned a = rd.align;
+    static unsigned char back[3 * CHUNK];
+    const struct { uint64_t off; size_t len; } cases[] = {
+        { 0, 1 }, { 1, 1184 }, { a - 1, 2 }, { a, a }, { 777777, 1184 }, { 4095, 4097 },
+        { size - 1184, 1184 }, { size - 1, 1 }, { 12345, 3 * CHUNK },
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        memset(back, 0, sizeof(back));
+        CHECK_EQ(spill_reader_read(&rd, back, cases[i].len, cases[i].off), 0);
+        CHECK(memcmp(back, pattern + cases[i].off, cases[i].len) == 0);
+    }
+    CHECK_EQ(spill_reader_read(&rd, back, 100, size - 50), -EIO);    /* past the end */
+    /* the device reads whole units: 100 bytes at a + 10 cost one unit, at a - 10 two */
+    ac_io_get_stats(&before);
+    CHECK_EQ(spill_reader_read(&rd, back, 100, a + 10), 0);
+    CHECK_EQ(spill_reader_read(&rd, back, 100, a - 10), 0);
+    ac_io_get_stats(&after);
+    CHECK_EQ(after.read_bytes - before.read_bytes, 3 * a);
+    /* short transfers go on from the unit they stopped in */
+    ac_io_set_fault(AC_FAULT_SHORT, 2);
+    memset(back, 0, sizeof(back));
+    CHECK_EQ(spill_reader_read(&rd, back, 2000, 3 * (uint64_t)a + 7), 0);
+    CHECK(memcmp(back, pattern + 3 * a + 7, 2000) == 0);
+    ac_io_set_fault(AC_FAULT_NONE, 0);
+    /* a buffered write still in the page cache is what a direct read sees */
+    static unsigned char fresh[CHUNK];
+    for (size_t i = 0; i < CHUNK; i++)
+        fresh[i] = (unsigned char)(pattern[i] ^ 0x5a);
+    CHECK_EQ(spill_file_write(fd, fresh, CHUNK, 65536 + 100), 0);
+    CHECK_EQ(spill_reader_read(&rd, back, CHUNK, 65536 + 100), 0);
+    CHECK(memcmp(back, fresh, CHUNK) == 0);
+    CHECK_EQ(spill_file_write(fd, pattern + 65536 + 100, CHUNK, 65536 + 100), 0);
+    /* on a ring: widened requests, each record at buf + skip */
+    int err = 0;
+    struct ac_io_ring *r = ac_io_ring_new(8, &err);
+    CHECK(r != NULL);
+    if (r != NULL) {
+        struct ac_io_req reqs[8];
+        char *bufs[8];
+        for (int i = 0; i < 8; i++) {
+            bufs[i] = ac_io_span_alloc(1184);
+            CHECK(bufs[i] != NULL && (uintptr_t)bufs[i] % AC_IO_BUF_ALIGN == 0);
+            uint64_t off = i == 7 ? size - 1184 : (uint64_t)i * 100003 + 13;
+            reqs[i] = (struct ac_io_req){ .fd = rd.fd, .buf = bufs[i], .len = 1184, .off = off };
+            ac_io_widen(&reqs[i], a);
+            CHECK_EQ(reqs[i].off % a, 0);
+            CHECK_EQ(reqs[i].len % a, 0);
+            CHECK_EQ(reqs[i].off + reqs[i].skip, off);
+            CHECK(reqs[i].skip + 1184 <= reqs[i].len && reqs[i].len <= ac_io_span_cap(1184));
+            CHECK_EQ(ac_io_submit(r, &reqs[i]), 0);
+        }
+        int got = 0, right = 0;
+        while (got < 8) {
+            struct ac_io_req *done[8];
+            int n = ac_io_reap(r, done, 1, 8);
+            CHECK(n >= 1);
+            if (n < 1)
+                break;
+            for (int i = 0; i < n; i++)
+                right += ac_io_widened_ok(done[i], 1184) &&
+                         memcmp((char *)done[i]->buf + done[i]->skip, pattern + done[i]->off + done[i]->skip, 1184) == 0;
+            got += n;
+        }
+        CHECK_EQ(right, 8);
+        ac_io_ring_free(r);
+        for (int i = 0; i < 8; i++)
+            free(bufs[i]);
+    }
+    ac_io_get_stats(&before);
+    spill_reader_close(&rd, fd);
+    ac_io_get_stats(&after);
+    CHECK_EQ(after.direct_files - before.direct_files, (uint64_t)-1);
+    CHECK(rd.fd == fd && rd.align == 0);
+    /* tmpfs has no direct I/O: the reader is the store's descriptor, reads still exact */
+    char shm[] = "/dev/shm/ac-test-io.XXXXXX";
+    int sfd = mkstemp(shm);
+    if (sfd >= 0) {
+        CHECK_EQ(spill_file_write(sfd, pattern, CHUNK, 0), 0);
+        ac_io_set_direct(true);
+        spill_reader_open(&rd, sfd, shm);
+        ac_io_set_direct(false);
+        CHECK(rd.fd == sfd && rd.align == 0);
+        CHECK_EQ(spill_reader_read(&rd, back, 1000, 99), 0);
+        CHECK(memcmp(back, pattern + 99, 1000) == 0);
+        spill_reader_close(&rd, sfd);
+        close(sfd);
+        unlink(shm);
+    }
+    close(fd);
+}
+
 int main(void) {
     int fd = mkstemp(path);
     CHECK(fd >= 0);
@@ -197,6 +317,14 @@ int main(void) {
         test_ring(fd);
         test_threads(fd);
         test_faults(fd);
+        char dpath[] = "/tmp/ac-test-direct.XXXXXX";
+        int dfd = mkstemp(dpath);
+        CHECK(dfd >= 0);
+        if (dfd >= 0) {
+            close(dfd);
+            test_direct(dpath);
+            unlink(dpath);
+        }
         ac_io_stop();
         CHECK_EQ(ac_io_kind(), AC_IO_SYNC);
     }
