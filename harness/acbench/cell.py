@@ -125,6 +125,8 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
     extra["hashpower"] = str(plan.hashpower)
     if approach.spills and run["io_engine"] != "sync":
         extra["ac_io"] = run["io_engine"]
+    if approach.spills and run.get("io_direct"):
+        extra["ac_io_direct"] = "on"
     if mode == "in-process" and run["driver_depth"] > 1:
         extra["ac_driver_depth"] = str(run["driver_depth"])
     opts = server.options(approach.policy, spill, extra)
@@ -347,7 +349,7 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
               "compression", "compress_in_bytes", "compress_out_bytes", "compress_skipped",
               "record_read_bytes", "block_read_bytes",
               # the I/O engine and the reads the in-process driver kept in flight
-              "io_engine", "io_reads", "io_read_bytes", "driver_depth", "prefetch_reads", "prefetch_used",
+              "io_engine", "io_direct", "io_direct_files", "io_reads", "io_read_bytes", "driver_depth", "prefetch_reads", "prefetch_used",
               "prefetch_unused"):
         out[f"ac_{k}"] = ac.get(k)
     out["read_amplification"] = read_amplification(out.get("disk_read_bytes"), ac,

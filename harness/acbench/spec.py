@@ -6,7 +6,8 @@
               and optionally any YCSB property as a list
     [run]     mode, server_threads, perf, timeout_s, network_conns, network_depth, driver_depth
               (in-process: requests each driver thread keeps in flight), io_engine (spilling
-              approaches' -o ac_io: sync, threads, aio, uring), spill_device (disk, or ram: a
+              approaches' -o ac_io: sync, threads, aio, uring), io_direct (true: their record
+              reads with O_DIRECT, -o ac_io_direct=on), spill_device (disk, or ram: a
               zram device for hit-rate-only runs, acbench/ramdev.py)
     [memory]  item_footprint, allowance, allowance_margin, swap
 
@@ -43,7 +44,8 @@ TOP_KEYS = ("name", "description", "fixed", "grid", "run", "memory")
 GRID_KEYS = ("approach", "zipf_theta", "mem_ratio", "workload", "repetition")
 RUN_DEFAULTS: dict[str, Any] = {"mode": "in-process", "server_threads": 1, "perf": True,
                                 "timeout_s": 3600, "network_conns": 1, "network_depth": 1,
-                                "driver_depth": 1, "io_engine": "sync", "spill_device": "disk"}
+                                "driver_depth": 1, "io_engine": "sync", "io_direct": False,
+                                "spill_device": "disk"}
 # -o ac_io of the approaches that spill (policies/README.md "I/O engines")
 IO_ENGINES = ("sync", "threads", "aio", "uring")
 # where the cells' spill directories and swap files live: the disk under /var/tmp, or a RAM device
@@ -248,8 +250,9 @@ def parse_spec(data: dict[str, Any], path: Path) -> Spec:
     if run["spill_device"] not in SPILL_DEVICES:
         raise _err(path, "[run] spill_device", f"{run['spill_device']!r}; accepted: disk (the disk under "
                    "/var/tmp) or ram (a zram device: hit rates only, throughput is not the disk's)")
-    if not isinstance(run["perf"], bool):
-        raise _err(path, "[run] perf", f"{run['perf']!r}; accepted: true or false")
+    for k in ("perf", "io_direct"):
+        if not isinstance(run[k], bool):
+            raise _err(path, f"[run] {k}", f"{run[k]!r}; accepted: true or false")
     memory = _memory(path, data.get("memory", {}))
     return Spec(name, path, desc, fixed, grid, reps, run, memory)
 

@@ -50,6 +50,17 @@ struct ac_store {
     struct ac_store_stats st;
 };
 
+/* A block buffer of at least len bytes, aligned and rounded up for direct
+ * writes (*cap: its size). */
+static char *buf_alloc(size_t len, size_t *cap) {
+    size_t n = (len + AC_IO_BUF_ALIGN - 1) / AC_IO_BUF_ALIGN * AC_IO_BUF_ALIGN;
+    void *p = NULL;
+    if (posix_memalign(&p, AC_IO_BUF_ALIGN, n) != 0)
+        return NULL;
+    *cap = n;
+    return p;
+}
+
 static struct ac_store *bs_open(const char *dir, size_t block_size, double fill, char *err, size_t errlen) {
     struct ac_store *s = calloc(1, sizeof(*s));
     if (s == NULL) {
@@ -64,13 +75,12 @@ static struct ac_store *bs_open(const char *dir, size_t block_size, double fill,
         return NULL;
     }
     spill_file_random(s->fd);
-    spill_reader_open(&s->rd, s->fd, s->path);
+    spill_reader_open(&s->rd, s->fd, s->path, true);
     s->block_size = block_size;
     s->fill = fill;
     s->open_id = NO_BLOCK;
     s->free_ids = NO_BLOCK;
-    s->buf_cap = block_size;
-    s->buf = malloc(block_size);
+    s->buf = buf_alloc(block_size, &s->buf_cap);
     if (s->buf == NULL) {
         snprintf(err, errlen, "cannot allocate a %zu-byte block buffer", block_size);
         spill_reader_close(&s->rd, s->fd);
@@ -121,14 +131,16 @@ static int bs_put(struct ac_store *s, const void *rec, size_t len, struct ac_loc
         pthread_mutex_unlock(&s->lock);
         return AC_STORE_FULL;
     }
-    if (len > s->buf_cap) {          /* a record larger than a block: a block of its own */
-        char *nb = realloc(s->buf, len);
+    if (len > s->buf_cap) {          /* a record larger than a block: a block of its own (buf is empty) */
+        size_t ncap;
+        char *nb = buf_alloc(len, &ncap);
         if (nb == NULL) {
             pthread_mutex_unlock(&s->lock);
             return -ENOMEM;
         }
+        free(s->buf);
         s->buf = nb;
-        s->buf_cap = len;
+        s->buf_cap = ncap;
     }
     struct block *b = &s->blocks[s->open_id];
     memcpy(s->buf + s->buf_len, rec, len);
@@ -173,7 +185,7 @@ static int flush_locked(struct ac_store *s) {
         off = s->file_end;
         cap = s->buf_len <= s->block_size ? (uint32_t)s->block_size : round_up(s->buf_len, 4096);
     }
-    int rc = spill_file_write(s->fd, s->buf, s->buf_len, off);
+    int rc = spill_reader_write(&s->rd, s->fd, s->buf, s->buf_len, off, cap);
     if (rc != 0) {
         s->st.io_errors++;
         if (reused)
@@ -194,11 +206,13 @@ static int flush_locked(struct ac_store *s) {
     s->open_id = NO_BLOCK;
     s->buf_len = 0;
     s->st.open_bytes = 0;
-    if (s->buf_cap > s->block_size) {   /* give back an oversized buffer */
-        char *nb = realloc(s->buf, s->block_size);
+    if (s->buf_cap > s->block_size + AC_IO_BUF_ALIGN) {   /* give back an oversized buffer */
+        size_t ncap;
+        char *nb = buf_alloc(s->block_size, &ncap);
         if (nb != NULL) {
+            free(s->buf);
             s->buf = nb;
-            s->buf_cap = s->block_size;
+            s->buf_cap = ncap;
         }
     }
     return 0;

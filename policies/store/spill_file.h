@@ -9,8 +9,10 @@
 #define AC_SPILL_FILE_H
 #include "io_engine.h"
 #include <fcntl.h>
+#include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <string.h>
 #include <sys/types.h>
 #include <unistd.h>
 
@@ -41,14 +43,15 @@ struct spill_reader {
     unsigned align;
 };
 
-/* Opens the reader of the file at path, which the store created as fd. Direct
- * I/O off, or a file system without it (tmpfs): the reader is fd itself. */
-static inline void spill_reader_open(struct spill_reader *r, int fd, const char *path) {
+/* Opens the reader of the file at path, which the store created as fd (writable:
+ * it may also write with spill_reader_write). Direct I/O off, or a file system
+ * without it (tmpfs): the reader is fd itself. */
+static inline void spill_reader_open(struct spill_reader *r, int fd, const char *path, bool writable) {
     r->fd = fd;
     r->align = 0;
     if (!ac_io_direct())
         return;
-    int dfd = open(path, O_RDONLY | O_DIRECT | O_NOFOLLOW | O_CLOEXEC);
+    int dfd = open(path, (writable ? O_RDWR : O_RDONLY) | O_DIRECT | O_NOFOLLOW | O_CLOEXEC);
     if (dfd < 0)
         return;
     unsigned align = ac_io_direct_align(dfd);
@@ -73,6 +76,20 @@ static inline void spill_reader_close(struct spill_reader *r, int fd) {
 
 static inline int spill_reader_read(const struct spill_reader *r, void *buf, size_t len, uint64_t off) {
     return r->align > 0 ? ac_io_read_direct(r->fd, buf, len, off, r->align) : ac_io_rw(r->fd, buf, NULL, len, off);
+}
+
+/* Writes len bytes of buf at off: with direct I/O when the reader has it, off is
+ * a multiple of its unit and the range may be padded to the next one (cap: the
+ * bytes the caller owns at off; buf: aligned to AC_IO_BUF_ALIGN, room for the
+ * padding, which is zeroed), else through fd. Direct writes leave no copy in
+ * the page cache for the direct reads to flush first. */
+static inline int spill_reader_write(const struct spill_reader *r, int fd, char *buf, size_t len, uint64_t off,
+                                     size_t cap) {
+    size_t padded = r->align > 0 ? (size_t)ac_io_align_up(len, r->align) : 0;
+    if (r->align == 0 || off % r->align != 0 || padded > cap)
+        return ac_io_rw(fd, NULL, buf, len, off);
+    memset(buf + len, 0, padded - len);
+    return ac_io_rw(r->fd, NULL, buf, padded, off);
 }
 
 static inline int spill_file_write(int fd, const void *buf, size_t len, uint64_t off) {

@@ -221,7 +221,7 @@ struct ac_tuple_store *ac_tuple_open(const char *dir, size_t seg_bytes, char *er
         return NULL;
     }
     spill_file_random(s->dat);
-    spill_reader_open(&s->rd, s->dat, s->dat_path);
+    spill_reader_open(&s->rd, s->dat, s->dat_path, false);
     s->nslots = INITIAL_SLOTS;
     s->idx = create_index(s->idx_path, s->nslots, err, errlen);
     if (s->idx < 0) {

@@ -193,7 +193,7 @@ static void test_direct(const char *dpath) {
     ac_io_get_stats(&before);
     ac_io_set_direct(true);
     struct spill_reader rd;
-    spill_reader_open(&rd, fd, dpath);
+    spill_reader_open(&rd, fd, dpath, false);
     ac_io_set_direct(false);
     /* ext4 over a disk of 512-byte sectors here: a file system without direct
      * I/O (tmpfs) would leave align 0 and the store's own descriptor */
@@ -284,7 +284,7 @@ static void test_direct(const char *dpath) {
     if (sfd >= 0) {
         CHECK_EQ(spill_file_write(sfd, pattern, CHUNK, 0), 0);
         ac_io_set_direct(true);
-        spill_reader_open(&rd, sfd, shm);
+        spill_reader_open(&rd, sfd, shm, false);
         ac_io_set_direct(false);
         CHECK(rd.fd == sfd && rd.align == 0);
         CHECK_EQ(spill_reader_read(&rd, back, 1000, 99), 0);
