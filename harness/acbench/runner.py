@@ -234,6 +234,7 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
                        "device, or --force to redo every cell")
     sessions = list(old_meta.get("sessions") or [])
     session: dict[str, Any] = {"started": sysinfo.now(), "git_revision": machine.get("git_revision"),
+                               "binary_sha256": machine.get("binary_sha256"),
                                "spill_device": spec.run["spill_device"], "cells_to_run": len(todo)}
     sessions.append(session)
     meta = {"spec": str(spec.path.resolve()), "spec_text": spec.path.read_text(), "run_id": run_id,

@@ -1,7 +1,8 @@
-"""Where a result came from: git revision, kernel, CPU model, date."""
+"""Where a result came from: git revision, the server binary, kernel, CPU model, date."""
 from __future__ import annotations
 
 import datetime
+import hashlib
 import platform
 import subprocess
 from pathlib import Path
@@ -28,10 +29,19 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+def binary_sha256() -> str:
+    """The first 16 hex digits of the SHA-256 of the memcached-ac that cells run ($ACBENCH_BIN or
+    build/bin): a result's binary, also when it is not the checkout's own build."""
+    try:
+        return hashlib.sha256(paths.binary("memcached-ac").read_bytes()).hexdigest()[:16]
+    except OSError:
+        return "unknown"
+
+
 def machine() -> dict[str, str | int]:
     import os
-    return {"git_revision": git_revision(), "kernel": platform.release(), "cpu_model": cpu_model(),
-            "cpus": os.cpu_count() or 0}
+    return {"git_revision": git_revision(), "binary_sha256": binary_sha256(), "kernel": platform.release(),
+            "cpu_model": cpu_model(), "cpus": os.cpu_count() or 0}
 
 
 def now() -> str:

@@ -76,7 +76,7 @@ def test_rows(run: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
     assert lru["cpu_us_per_op"] == pytest.approx(1e6 * (lru["cpu_user_s"] + lru["cpu_sys_s"]) / 8000)
     assert lru["cpu_user_s"] + lru["cpu_sys_s"] < lru["cell_cpu_user_s"] + lru["cell_cpu_sys_s"]
     assert lru["status"] == "ok"
-    for col in ("git_revision", "kernel", "cpu_model", "date", "cgroup_limit_bytes", "throughput_ops_s"):
+    for col in ("git_revision", "binary_sha256", "kernel", "cpu_model", "date", "cgroup_limit_bytes", "throughput_ops_s"):
         assert pd.notna(lru[col]), col
     assert lru["cgroup_limit_bytes"] == lru["item_memory_mb"] * 2**20 + lru["allowance_bytes"]
     for f in ("driver.json", "stderr.txt", "cgroup.json", "pids.json", "row.json"):
