@@ -1,8 +1,9 @@
 """The no-loss workload (with fewer operations on old keys than test_noloss) under
 ac_merge=block, ac_lru_sample=4 (H-Store's aLRU), small blocks (records
 larger than a block get one of their own) with eager lazy compaction, and
-compressed records (lz4 over blocks, zstd over tuples), and the I/O engines threads, aio and
-uring (-o ac_io) over both tiers.
+compressed records (lz4 over blocks, zstd over tuples), the I/O engines threads, aio and
+uring (-o ac_io) over both tiers, direct reads (-o ac_io_direct) and the block writer thread
+(-o ac_write_queue).
 
 Still -m 16 and 4x that written: memcached gives every slab class its first page
 even past -m, so with the ~39 classes this mix touches a smaller -m would leave
@@ -31,6 +32,12 @@ from noloss import Workload, check_final, check_old_ops
     ("io-aio-tuples", {"ac_io": "aio", "ac_policy": "lru", "ac_tier": "tuples"}),
     ("io-uring-lz4", {"ac_io": "uring", "ac_compress": "lz4"}),
     ("io-uring-logging", {"ac_io": "uring", "ac_policy": "logging"}),
+    # direct reads (O_DIRECT) over both tiers; blocks written by the writer thread (a queue of 2)
+    ("direct-uring", {"ac_io": "uring", "ac_io_direct": "on"}),
+    ("direct-tuples", {"ac_io_direct": "on", "ac_policy": "lru", "ac_tier": "tuples"}),
+    ("write-queue", {"ac_write_queue": "2"}),
+    ("write-queue-direct-merge-block", {"ac_write_queue": "2", "ac_io_direct": "on", "ac_merge": "block",
+                                        "ac_block_size": "256K"}),
 ])
 def test_noloss_variant(server, name, ac):
     srv = server(mem=16, threads=4, ac=ac)
@@ -38,19 +45,26 @@ def test_noloss_variant(server, name, ac):
     for k, v in ac.items():
         field = {"ac_merge": "merge", "ac_lru_sample": "lru_sample", "ac_block_size": "block_size",
                  "ac_compact_fill": "compact_fill", "ac_compress": "compression", "ac_policy": "policy",
-                 "ac_tier": "tier", "ac_io": "io_engine"}[k]
+                 "ac_tier": "tier", "ac_io": "io_engine", "ac_io_direct": "io_direct",
+                 "ac_write_queue": "write_queue"}[k]
         assert str(st[field]) == {"256K": str(256 * 1024), "0.9": "0.900"}.get(v, v)
     # block-merge brings block-mates back with every fetch: look up which old keys
     # are spilled more often
     w = Workload(srv, mem_mib=16, seed=zlib.crc32(name.encode()), total_factor=4.0, min_old_ops=500,
-                 refresh_every=30 if name == "merge-block" else 150, compressible="ac_compress" in ac)
+                 refresh_every=30 if "merge-block" in name else 150, compressible="ac_compress" in ac)
     run = w.execute()
     print(f"\n{name}:", run.summary())
     assert run.written >= 64 * MiB
-    check_old_ops(run, min_count=15, min_fraction=0.15 if name == "merge-block" else 0.5)
+    check_old_ops(run, min_count=15, min_fraction=0.15 if "merge-block" in name else 0.5)
     check_final(run)
-    if name == "merge-block":
+    if "merge-block" in name:
         assert run.final_stats["merged_blocks"] > 0
+    if "ac_io_direct" in ac:
+        assert run.final_stats["io_direct_files"] == 1
+    if "ac_write_queue" in ac:
+        # the writer wrote the blocks; no store waited out ac_alloc_wait
+        fin = run.final_stats
+        assert fin["blocks_written"] > 10 and fin["write_timeouts"] == 0 and fin["refused_items"] == 0, fin
     if "ac_compress" in ac:
         # the values shrank (16 random words repeated: at least 2x here), and every one came back
         # byte-exact through the codec (check_final read them all)

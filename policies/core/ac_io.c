@@ -26,6 +26,7 @@ static const struct ac_word direct_words[] = {
 static const struct { const char *word; enum ac_io_fault kind; } fault_words[] = {
     { "read_eio", AC_FAULT_READ_EIO }, { "write_eio", AC_FAULT_WRITE_EIO },
     { "write_enospc", AC_FAULT_WRITE_ENOSPC }, { "short", AC_FAULT_SHORT }, { "slow_read", AC_FAULT_SLOW_READ },
+    { "slow_write", AC_FAULT_SLOW_WRITE },
 };
 
 /* KIND:N, or none. */
@@ -65,7 +66,7 @@ static const struct ac_opt io_opts[] = {
       .help = "read spilled records and blocks with direct I/O (a file system without it, e.g. tmpfs: through the page cache)" },
     { .key = "ac_fault", .type = AC_T_CUSTOM, AC_FIELD(struct ac_io_settings, fault), .parse = parse_fault,
       .what = "none or KIND:N with KIND read_eio, write_eio, write_enospc, short (half the bytes) or"
-              " slow_read (1 s late) and N from 1 (e.g. read_eio:1)",
+              " slow_read or slow_write (1 s late) and N from 1 (e.g. read_eio:1)",
       .def = "none", .def_is_value = true,
       .help = "for tests: the next N spill-file reads or writes fail, or come back short" },
 };

@@ -224,7 +224,9 @@ enum spill_result { SPILL_OK, SPILL_DEAD, SPILL_FULL, SPILL_FAIL };
 
 /* Why the spill store could not take an item: a failed write's -errno. */
 static enum ac_refusal write_refusal(int rc) {
-    return rc == -ENOSPC || rc == -EDQUOT ? AC_REFUSED_DISK_FULL : AC_REFUSED_IO_ERROR;
+    return rc == -ENOSPC || rc == -EDQUOT ? AC_REFUSED_DISK_FULL
+         : rc == -ETIMEDOUT ? AC_REFUSED_TIMEOUT          /* the block writer's queue stayed full */
+         : AC_REFUSED_IO_ERROR;
 }
 
 /* Writes a resident item (item lock and a reference held) into the open block

@@ -4,7 +4,16 @@
  * (block_size each; a record larger than a block gets an extent of its own), and
  * an extent is reused, and its disk space punched out, once no record in it is
  * live. With tuple-merge, a block whose live bytes fall below compact_fill of its
- * length is reported for a whole-block merge (the paper's lazy compaction). */
+ * length is reported for a whole-block merge (the paper's lazy compaction).
+ *
+ * Writes: by the thread that closes the block (flush), or, with a write queue
+ * (set_writer), by a writer thread of the store. A closed block is then sealed:
+ * its extent is taken, its buffer stays readable in memory until the writer
+ * has written it, and the flush returns at once; when queue blocks are sealed
+ * already, the flush waits for the writer at most wait_ns, then fails with
+ * -ETIMEDOUT (the caller refuses what needed the room, counted). A failed
+ * background write keeps the block in memory, is retried, and the next flush
+ * returns its error once. */
 #define _GNU_SOURCE
 #include "block_store.h"
 #include "spill_file.h"
@@ -15,9 +24,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
-enum { B_FREE = 0, B_OPEN, B_WRITTEN };
+enum { B_FREE = 0, B_OPEN, B_WRITTEN, B_SEALED };
 #define NO_BLOCK UINT32_MAX
 
 struct block {
@@ -30,6 +40,7 @@ struct block {
     uint32_t gen;       /* moves on each time the id is taken again (get_start's token) */
     uint8_t state;
     uint8_t merging;
+    char *mem;          /* B_SEALED: its bytes, until written */
 };
 
 struct ac_store {
@@ -48,6 +59,17 @@ struct ac_store {
     char *buf;
     size_t buf_len, buf_cap;
     struct ac_store_stats st;
+    /* the writer (set_writer; queue_max 0: none, flush writes) */
+    unsigned queue_max;
+    uint64_t wait_ns;
+    uint32_t *queue;              /* sealed block ids, oldest first, queue_max at most */
+    unsigned q_head, q_len;
+    char *spare;                  /* a written block's buffer, kept for the next open block */
+    size_t std_cap;               /* an ordinary block buffer's size */
+    int write_err;                /* a background write failed: the next flush returns it */
+    bool stopping, writer_started;
+    pthread_t writer;
+    pthread_cond_t work, room;
 };
 
 /* A block buffer of at least len bytes, aligned and rounded up for direct
@@ -81,6 +103,7 @@ static struct ac_store *bs_open(const char *dir, size_t block_size, double fill,
     s->open_id = NO_BLOCK;
     s->free_ids = NO_BLOCK;
     s->buf = buf_alloc(block_size, &s->buf_cap);
+    s->std_cap = s->buf_cap;
     if (s->buf == NULL) {
         snprintf(err, errlen, "cannot allocate a %zu-byte block buffer", block_size);
         spill_reader_close(&s->rd, s->fd);
@@ -162,6 +185,23 @@ static uint32_t round_up(size_t n, size_t to) {
     return (uint32_t)((n + to - 1) / to * to);
 }
 
+/* An extent for len bytes: a free one of block_size, or a new one at the end
+ * of the file (*reused says which). */
+static uint64_t take_extent(struct ac_store *s, size_t len, uint32_t *cap, bool *reused) {
+    if (len <= s->block_size && s->n_free_ext > 0) {
+        *cap = (uint32_t)s->block_size;
+        *reused = true;
+        return s->free_ext[--s->n_free_ext];
+    }
+    *cap = len <= s->block_size ? (uint32_t)s->block_size : round_up(len, 4096);
+    *reused = false;
+    uint64_t off = s->file_end;
+    s->file_end += *cap;
+    return off;
+}
+
+static int seal_locked(struct ac_store *s);
+
 /* Called with the lock held. The block keeps its data in memory if the write fails. */
 static int flush_locked(struct ac_store *s) {
     if (s->open_id == NO_BLOCK || s->buf_len == 0)
@@ -174,28 +214,20 @@ static int flush_locked(struct ac_store *s) {
         s->st.open_bytes = 0;
         return 0;
     }
-    uint64_t off;
+    if (s->queue_max > 0)
+        return seal_locked(s);
+    bool reused;
     uint32_t cap;
-    bool reused = false;
-    if (s->buf_len <= s->block_size && s->n_free_ext > 0) {
-        off = s->free_ext[--s->n_free_ext];
-        cap = (uint32_t)s->block_size;
-        reused = true;
-    } else {
-        off = s->file_end;
-        cap = s->buf_len <= s->block_size ? (uint32_t)s->block_size : round_up(s->buf_len, 4096);
-    }
+    uint64_t off = take_extent(s, s->buf_len, &cap, &reused);
     int rc = spill_reader_write(&s->rd, s->fd, s->buf, s->buf_len, off, cap);
     if (rc != 0) {
         s->st.io_errors++;
         if (reused)
             s->free_ext[s->n_free_ext++] = off;
-        else if (ftruncate(s->fd, (off_t)s->file_end) != 0)
+        else if (ftruncate(s->fd, (off_t)(s->file_end -= cap)) != 0)
             s->st.io_errors++;
         return rc;
     }
-    if (!reused)
-        s->file_end += cap;
     b->file_off = off;
     b->cap = cap;
     b->len = (uint32_t)s->buf_len;
@@ -218,6 +250,170 @@ static int flush_locked(struct ac_store *s) {
     return 0;
 }
 
+/* --- the writer ---------------------------------------------------------- */
+static void free_block_locked(struct ac_store *s, uint32_t id);
+
+static void add_ns(struct timespec *t, uint64_t ns) {
+    t->tv_sec += (time_t)(ns / 1000000000u);
+    t->tv_nsec += (long)(ns % 1000000000u);
+    if (t->tv_nsec >= 1000000000L) {
+        t->tv_sec++;
+        t->tv_nsec -= 1000000000L;
+    }
+}
+
+static uint64_t elapsed_ns(const struct timespec *from) {
+    struct timespec now;
+    clock_gettime(CLOCK_MONOTONIC, &now);
+    return (uint64_t)((now.tv_sec - from->tv_sec) * 1000000000LL + (now.tv_nsec - from->tv_nsec));
+}
+
+/* Closes the open block into the queue (lock held): waits for room at most
+ * wait_ns; reports a failed background write once. */
+static int seal_locked(struct ac_store *s) {
+    if (s->write_err != 0) {
+        int rc = s->write_err;
+        s->write_err = 0;
+        return rc;
+    }
+    if (s->q_len >= s->queue_max) {
+        struct timespec start, deadline;
+        clock_gettime(CLOCK_MONOTONIC, &start);
+        deadline = start;
+        add_ns(&deadline, s->wait_ns);
+        s->st.write_waits++;
+        while (s->q_len >= s->queue_max && s->write_err == 0)
+            if (pthread_cond_timedwait(&s->room, &s->lock, &deadline) == ETIMEDOUT)
+                break;
+        s->st.write_wait_ns += elapsed_ns(&start);
+        if (s->write_err != 0) {
+            int rc = s->write_err;
+            s->write_err = 0;
+            return rc;
+        }
+        if (s->q_len >= s->queue_max) {
+            s->st.write_timeouts++;
+            return -ETIMEDOUT;
+        }
+    }
+    /* the next open block's buffer first: nothing is sealed without one */
+    char *next = s->spare;
+    size_t next_cap = s->std_cap;
+    if (next == NULL && (next = buf_alloc(s->block_size, &next_cap)) == NULL)
+        return -ENOMEM;
+    s->spare = NULL;
+    uint32_t id = s->open_id;
+    struct block *b = &s->blocks[id];
+    bool reused;
+    uint32_t cap;
+    b->file_off = take_extent(s, s->buf_len, &cap, &reused);
+    b->cap = cap;
+    b->len = (uint32_t)s->buf_len;
+    b->state = B_SEALED;
+    b->mem = s->buf;
+    s->queue[(s->q_head + s->q_len) % s->queue_max] = id;
+    s->q_len++;
+    s->st.bytes_on_disk += cap;
+    s->st.sealed_blocks = s->q_len;
+    s->buf = next;
+    s->buf_cap = next_cap;
+    s->open_id = NO_BLOCK;
+    s->buf_len = 0;
+    s->st.open_bytes = 0;
+    pthread_cond_signal(&s->work);
+    return 0;
+}
+
+/* A sealed block's buffer after it was written or died: kept as the spare
+ * when it has the ordinary size. */
+static void recycle_locked(struct ac_store *s, struct block *b) {
+    if (s->spare == NULL && b->len <= s->block_size && b->mem != NULL)
+        s->spare = b->mem;      /* oversized ones (a record larger than a block) are given back */
+    else
+        free(b->mem);
+    b->mem = NULL;
+}
+
+static void *writer_main(void *arg) {
+    struct ac_store *s = arg;
+    pthread_mutex_lock(&s->lock);
+    for (;;) {
+        while (s->q_len == 0 && !s->stopping)
+            pthread_cond_wait(&s->work, &s->lock);
+        if (s->stopping)
+            break;                          /* closing: the files go anyway */
+        uint32_t id = s->queue[s->q_head];
+        struct block *b = &s->blocks[id];
+        int rc = 0;
+        bool wrote = false;
+        if (b->live > 0) {
+            char *mem = b->mem;
+            size_t len = b->len, cap = b->cap;
+            uint64_t off = b->file_off;
+            /* no lock held across the write: fetches copy from mem meanwhile;
+             * the block cannot be freed before it is popped below */
+            pthread_mutex_unlock(&s->lock);
+            rc = spill_reader_write(&s->rd, s->fd, mem, len, off, cap);
+            pthread_mutex_lock(&s->lock);
+            wrote = rc == 0;
+        }
+        if (rc != 0) {
+            /* kept in memory, readable; said at the next flush; retried soon */
+            s->st.io_errors++;
+            s->write_err = rc;
+            pthread_cond_broadcast(&s->room);
+            struct timespec t;
+            clock_gettime(CLOCK_MONOTONIC, &t);
+            add_ns(&t, 100000000u);
+            while (!s->stopping && pthread_cond_timedwait(&s->work, &s->lock, &t) != ETIMEDOUT)
+                ;
+            continue;
+        }
+        s->q_head = (s->q_head + 1) % s->queue_max;
+        s->q_len--;
+        s->st.sealed_blocks = s->q_len;
+        if (wrote) {
+            s->st.blocks_written++;
+            s->st.bytes_written += b->len;
+        }
+        recycle_locked(s, b);
+        if (b->live == 0)
+            free_block_locked(s, id);        /* died while sealed (maybe never written) */
+        else
+            b->state = B_WRITTEN;
+        pthread_cond_broadcast(&s->room);
+    }
+    pthread_mutex_unlock(&s->lock);
+    return NULL;
+}
+
+/* A write queue of queue blocks and a writer thread (0: flush writes, as
+ * before); a flush waits for room at most wait_ns. Once, before any put. */
+static int bs_set_writer(struct ac_store *s, unsigned queue, uint64_t wait_ns) {
+    if (queue == 0)
+        return 0;
+    s->queue = calloc(queue, sizeof(*s->queue));
+    if (s->queue == NULL)
+        return -ENOMEM;
+    s->queue_max = queue;
+    s->wait_ns = wait_ns;
+    pthread_condattr_t ca;
+    pthread_condattr_init(&ca);
+    pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+    pthread_cond_init(&s->work, &ca);
+    pthread_cond_init(&s->room, &ca);
+    pthread_condattr_destroy(&ca);
+    int rc = pthread_create(&s->writer, NULL, writer_main, s);
+    if (rc != 0) {
+        s->queue_max = 0;
+        free(s->queue);
+        s->queue = NULL;
+        return -rc;
+    }
+    s->writer_started = true;
+    return 0;
+}
+
 static int bs_flush(struct ac_store *s) {
     pthread_mutex_lock(&s->lock);
     int rc = flush_locked(s);
@@ -232,8 +428,8 @@ static int bs_get(struct ac_store *s, const struct ac_loc *loc, void *buf) {
         return -EINVAL;
     }
     struct block *b = &s->blocks[loc->block];
-    if (b->state == B_OPEN) {
-        memcpy(buf, s->buf + loc->offset, loc->len);
+    if (b->state == B_OPEN || b->state == B_SEALED) {
+        memcpy(buf, (b->state == B_OPEN ? s->buf : b->mem) + loc->offset, loc->len);
         pthread_mutex_unlock(&s->lock);
         return 0;
     }
@@ -278,8 +474,8 @@ static int bs_get_start(struct ac_store *s, const struct ac_loc *loc, void *buf,
         pthread_mutex_unlock(&s->lock);
         return -ESTALE;
     }
-    if (b->state == B_OPEN) {
-        memcpy(buf, s->buf + loc->offset, loc->len);
+    if (b->state == B_OPEN || b->state == B_SEALED) {
+        memcpy(buf, (b->state == B_OPEN ? s->buf : b->mem) + loc->offset, loc->len);
         req->skip = 0;
         pthread_mutex_unlock(&s->lock);
         return 1;
@@ -347,7 +543,8 @@ static int bs_invalidate(struct ac_store *s, const struct ac_loc *loc) {
             s->st.open_bytes = 0;
         }
     } else if (b->live == 0) {
-        free_block_locked(s, loc->block);
+        if (b->state != B_SEALED)          /* a sealed one: the writer frees it, unwritten */
+            free_block_locked(s, loc->block);
     } else if (!b->merging && (double)b->live_bytes < s->fill * (double)b->len) {
         b->merging = 1;
         merge = 1;
@@ -370,8 +567,8 @@ static ssize_t bs_read_block(struct ac_store *s, uint32_t id, void **out) {
         pthread_mutex_unlock(&s->lock);
         return -ENOMEM;
     }
-    if (b->state == B_OPEN) {
-        memcpy(buf, s->buf, len);
+    if (b->state == B_OPEN || b->state == B_SEALED) {
+        memcpy(buf, b->state == B_OPEN ? s->buf : b->mem, len);
         pthread_mutex_unlock(&s->lock);
         *out = buf;
         return (ssize_t)len;
@@ -429,6 +626,19 @@ static void bs_stats(struct ac_store *s, struct ac_store_stats *out) {
 }
 
 static void bs_close(struct ac_store *s) {
+    if (s->writer_started) {
+        pthread_mutex_lock(&s->lock);
+        s->stopping = true;
+        pthread_cond_broadcast(&s->work);
+        pthread_mutex_unlock(&s->lock);
+        pthread_join(s->writer, NULL);
+        for (unsigned i = 0; i < s->q_len; i++)
+            free(s->blocks[s->queue[(s->q_head + i) % s->queue_max]].mem);
+        pthread_cond_destroy(&s->work);
+        pthread_cond_destroy(&s->room);
+    }
+    free(s->queue);
+    free(s->spare);
     spill_reader_close(&s->rd, s->fd);
     close(s->fd);
     unlink(s->path);
@@ -444,6 +654,7 @@ const struct ac_store_ops ac_block_store_ops = {
     .open = bs_open,
     .put = bs_put,
     .flush = bs_flush,
+    .set_writer = bs_set_writer,
     .get = bs_get,
     .get_token = bs_get_token,
     .get_start = bs_get_start,

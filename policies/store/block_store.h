@@ -18,6 +18,8 @@ struct ac_store_stats {
     uint64_t open_bytes;         /* records buffered, not yet written */
     uint64_t io_errors;
     uint64_t merges_triggered;   /* blocks that fell below the fill threshold */
+    uint64_t sealed_blocks;      /* write queue: closed blocks waiting for the writer now */
+    uint64_t write_waits, write_wait_ns, write_timeouts;   /* flushes that waited for room, how long, gave up */
 };
 
 struct ac_store;
@@ -28,8 +30,13 @@ struct ac_store_ops {
     struct ac_store *(*open)(const char *dir, size_t block_size, double compact_fill, char *err, size_t errlen);
     /* Appends a record to the open block. AC_STORE_FULL: flush, then retry. */
     int  (*put)(struct ac_store *s, const void *rec, size_t len, struct ac_loc *loc);
-    /* Writes the open block with one sequential write; 0 or -errno (data kept). */
+    /* Writes the open block with one sequential write, or with a write queue
+     * hands it to the writer; 0 or -errno (data kept; -ETIMEDOUT: the queue
+     * stayed full for the wait). */
     int  (*flush)(struct ac_store *s);
+    /* A write queue of queue blocks and a writer thread (0: none); a flush
+     * waits at most wait_ns for room. Once, right after open: 0 or -errno. */
+    int  (*set_writer)(struct ac_store *s, unsigned queue, uint64_t wait_ns);
     /* Reads loc->len bytes of the record; 0 or -errno. */
     int  (*get)(struct ac_store *s, const struct ac_loc *loc, void *buf);
     /* The same without waiting (block_store.c): get_token while the record is

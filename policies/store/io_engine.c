@@ -144,9 +144,9 @@ static enum ac_io_fault take_fault(const struct ac_io_req *q) {
 
 static void completed(struct ac_io_req *q) {
     enum ac_io_fault k = take_fault(q);
-    if (k == AC_FAULT_SLOW_READ) {
+    if (k == AC_FAULT_SLOW_READ || k == AC_FAULT_SLOW_WRITE) {
         ADD(faults_injected, 1);
-        usleep(AC_FAULT_SLOW_READ_US);     /* the read completes, late */
+        usleep(AC_FAULT_SLOW_READ_US);     /* the transfer completes, late */
     } else if (k != AC_FAULT_NONE) {
         ADD(faults_injected, 1);
         q->res = k == AC_FAULT_SHORT ? q->res / 2 : k == AC_FAULT_WRITE_ENOSPC ? -ENOSPC : -EIO;

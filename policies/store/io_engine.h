@@ -165,8 +165,8 @@ int ac_io_read_direct(int fd, void *buf, size_t len, uint64_t off, unsigned alig
 
 /* Fault injection (tests): kind and how many of the next requests it hits. */
 enum ac_io_fault { AC_FAULT_NONE, AC_FAULT_READ_EIO, AC_FAULT_WRITE_EIO, AC_FAULT_WRITE_ENOSPC,
-                   AC_FAULT_SHORT, AC_FAULT_SLOW_READ };
-#define AC_FAULT_SLOW_READ_US 1000000     /* slow_read: each hit read takes this much longer */
+                   AC_FAULT_SHORT, AC_FAULT_SLOW_READ, AC_FAULT_SLOW_WRITE };
+#define AC_FAULT_SLOW_READ_US 1000000     /* slow_read, slow_write: each one hit takes this much longer */
 void ac_io_set_fault(enum ac_io_fault kind, uint64_t count);
 
 struct ac_io_stats {

@@ -388,6 +388,110 @@ static void test_reads_in_flight(void) {
         free(back[i]);
 }
 
+/* Waits (at most 5 s) until the writer has written every sealed block. */
+static void drain(struct ac_store *s) {
+    struct ac_store_stats ss;
+    for (int i = 0; i < 500; i++) {
+        ac_block_store_ops.stats(s, &ss);
+        if (ss.sealed_blocks == 0)
+            return;
+        usleep(10000);
+    }
+    CHECK_EQ(ss.sealed_blocks, 0);
+}
+
+/* Puts records of 1000-byte values until the open block is full: how many. */
+static int fill_block(struct ac_store *s, int first, struct ac_loc *loc) {
+    char rec[2048];
+    int n = 0;
+    while (ac_block_store_ops.put(s, rec, make_record(rec, first + n, 1000), &loc[n]) == AC_STORE_OK)
+        n++;
+    return n;
+}
+
+static bool reads_back(struct ac_store *s, int first, const struct ac_loc *loc, int n) {
+    char want[2048], back[2048];
+    for (int i = 0; i < n; i++) {
+        size_t wl = make_record(want, first + i, 1000);
+        if (ac_block_store_ops.get(s, &loc[i], back) != 0 || wl != loc[i].len || memcmp(back, want, wl) != 0)
+            return false;
+    }
+    return true;
+}
+
+/* The write queue: a flush seals the block and returns; the block reads from
+ * memory until the writer wrote it, then from the file; a full queue waits at
+ * most the wait, then -ETIMEDOUT with the block still open; a failed write
+ * keeps the block, the next flush says so, the writer retries; a block whose
+ * records all died while sealed is never written. */
+static void test_writer(void) {
+    char err[256];
+    struct ac_store *s = ac_block_store_ops.open(dir, 8192, 0.5, err, sizeof(err));
+    CHECK(s != NULL);
+    if (s == NULL)
+        return;
+    CHECK_EQ(ac_block_store_ops.set_writer(s, 1, 200u * 1000 * 1000), 0);
+    struct ac_loc a[8], b[8], c[8];
+    struct ac_store_stats ss;
+    /* block A: sealed, its write held up 1 s; readable meanwhile */
+    ac_io_set_fault(AC_FAULT_SLOW_WRITE, 1);
+    int na = fill_block(s, 0, a);
+    CHECK_EQ(na, 7);
+    CHECK_EQ(ac_block_store_ops.flush(s), 0);
+    CHECK(reads_back(s, 0, a, na));
+    ac_block_store_ops.stats(s, &ss);
+    CHECK_EQ(ss.sealed_blocks, 1);
+    CHECK_EQ(ss.blocks_written, 0);
+    /* block B: the queue (1) is full: the flush waits 0.2 s and gives up, B stays open */
+    int nb = fill_block(s, 100, b);
+    CHECK_EQ(ac_block_store_ops.flush(s), -ETIMEDOUT);
+    ac_block_store_ops.stats(s, &ss);
+    CHECK_EQ(ss.write_timeouts, 1);
+    CHECK_EQ(ss.write_waits, 1);
+    CHECK(ss.write_wait_ns >= 190u * 1000 * 1000 && ss.write_wait_ns < 900u * 1000 * 1000);
+    CHECK(ss.open_bytes > 0);
+    CHECK(reads_back(s, 100, b, nb));
+    drain(s);
+    ac_block_store_ops.stats(s, &ss);
+    CHECK_EQ(ss.blocks_written, 1);
+    CHECK(reads_back(s, 0, a, na));                 /* from the file now */
+    /* B goes through; its write fails once: the next flush says so, the writer retries */
+    ac_io_set_fault(AC_FAULT_WRITE_EIO, 1);
+    CHECK_EQ(ac_block_store_ops.flush(s), 0);
+    for (int i = 0; i < 100; i++) {
+        ac_block_store_ops.stats(s, &ss);
+        if (ss.io_errors > 0)
+            break;
+        usleep(10000);
+    }
+    CHECK_EQ(ss.io_errors, 1);
+    CHECK(reads_back(s, 100, b, nb));               /* kept in memory */
+    int nc = fill_block(s, 200, c);
+    CHECK_EQ(ac_block_store_ops.flush(s), -EIO);    /* said once ... */
+    drain(s);                                       /* ... and B written on the retry */
+    CHECK_EQ(ac_block_store_ops.flush(s), 0);
+    drain(s);
+    ac_block_store_ops.stats(s, &ss);
+    CHECK_EQ(ss.blocks_written, 3);
+    CHECK(reads_back(s, 0, a, na) && reads_back(s, 100, b, nb) && reads_back(s, 200, c, nc));
+    /* D's records all die while its (slow) write is in flight: written, then its extent given back */
+    struct ac_loc d[8];
+    ac_io_set_fault(AC_FAULT_SLOW_WRITE, 1);
+    int nd = fill_block(s, 300, d);
+    uint64_t on_disk = ss.bytes_on_disk;
+    CHECK_EQ(ac_block_store_ops.flush(s), 0);
+    usleep(100000);                                 /* the writer is in D's write now */
+    for (int i = 0; i < nd; i++)
+        ac_block_store_ops.invalidate(s, &d[i]);
+    drain(s);
+    ac_block_store_ops.stats(s, &ss);
+    CHECK_EQ(ss.bytes_on_disk, on_disk);           /* its extent given back once written */
+    CHECK_EQ(ss.blocks_written, 4);
+    CHECK_EQ(ss.live_records, (uint64_t)(na + nb + nc));
+    ac_io_set_fault(AC_FAULT_NONE, 0);
+    ac_block_store_ops.close(s);                    /* joins the writer */
+}
+
 int main(void) {
     if (mkdtemp(dir) == NULL) {
         perror("mkdtemp");
@@ -407,6 +511,7 @@ int main(void) {
         CHECK_EQ(after.direct_files, before.direct_files);   /* every store closed its reader */
     }
     ac_io_set_direct(false);
+    test_writer();
     rmdir(dir);
     return check_report("test_store");
 }

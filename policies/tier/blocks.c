@@ -13,6 +13,7 @@
 #include "store/evicted.h"
 #include "store/record.h"
 #include <stdio.h>
+#include <string.h>
 
 /* Its settings (the options below) */
 struct blocks_options {
@@ -20,6 +21,7 @@ struct blocks_options {
     bool merge_block;                   /* ac_merge=block */
     double compact_fill;                /* ac_compact_fill */
     size_t evicted_max;                 /* ac_evicted_max (0: no cap) */
+    size_t write_queue;                 /* ac_write_queue: closed blocks the writer thread may hold */
 };
 static struct blocks_options opt;
 
@@ -44,7 +46,8 @@ static size_t blocks_fixed_bytes(size_t maxbytes) {
         if (block_size < 4096)
             block_size = 4096;
     }
-    return block_size;
+    /* the open block, and the closed ones waiting for the writer */
+    return block_size * (1 + opt.write_queue);
 }
 
 static void blocks_close(void) {
@@ -60,6 +63,12 @@ static int blocks_open(const char *dir, size_t maxbytes, char *err, size_t errle
     store = ac_block_store_ops.open(dir, block_size, opt.compact_fill, err, errlen);
     if (store == NULL)
         return -1;
+    int wrc = ac_block_store_ops.set_writer(store, (unsigned)opt.write_queue, ac_opts.alloc_wait_ns);
+    if (wrc != 0) {
+        snprintf(err, errlen, "cannot start the block writer thread: %s", strerror(-wrc));
+        blocks_close();
+        return -1;
+    }
     /* a location packs into 64 bits: an offset inside a block (records larger
      * than a block start at 0 in one of their own) and the record's length */
     unsigned off_bits = bits_for(block_size - 1);
@@ -158,6 +167,13 @@ static void blocks_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("block_size", "%zu", block_size);
     APPEND_STAT("merge", "%s", opt.merge_block ? "block" : "tuple");
     APPEND_STAT("compact_fill", "%.3f", opt.compact_fill);
+    struct ac_store_stats ss;
+    ac_block_store_ops.stats(store, &ss);
+    APPEND_STAT("write_queue", "%zu", opt.write_queue);
+    APPEND_STAT("write_queue_blocks", "%llu", (unsigned long long)ss.sealed_blocks);
+    APPEND_STAT("write_waits", "%llu", (unsigned long long)ss.write_waits);
+    APPEND_STAT("write_wait_us", "%llu", (unsigned long long)(ss.write_wait_ns / 1000));
+    APPEND_STAT("write_timeouts", "%llu", (unsigned long long)ss.write_timeouts);
 }
 
 static const char *const blocks_files[] = { "blocks.dat", NULL };
@@ -182,6 +198,11 @@ static const struct ac_opt blocks_opts[] = {
       .noun = "a count of items", .note = "(K/M/G/T units allowed)",
       .def = "no cap",
       .help = "spilled items at most (the evicted table grows with them, charged against -m)" },
+    { .key = "ac_write_queue", .type = AC_T_COUNT, AC_FIELD(struct blocks_options, write_queue), .min = 0, .max = 16,
+      .noun = "a count of blocks", .note = "(0: the thread that closes a block writes it)",
+      .def = "0", .def_is_value = true, .bookkeeping = true,
+      .help = "closed blocks a writer thread writes in the background (each held in memory until written,"
+              " charged against -m; a full queue: wait ac_alloc_wait, then refuse)" },
 };
 static const struct ac_opt_table blocks_options = AC_OPT_TABLE("tier blocks", blocks_opts, &opt);
 
