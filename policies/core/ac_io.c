@@ -18,8 +18,8 @@ static const struct ac_word engine_words[] = {
 };
 
 static const struct ac_word direct_words[] = {
-    { "on", "record reads with O_DIRECT, widened to the file system's alignment", 1, NULL },
-    { "off", "record reads through the page cache (no readahead)", 0, NULL },
+    { "on", "O_DIRECT reads, widened to the file system's unit", 1, NULL },
+    { "off", "reads through the page cache, without readahead", 0, NULL },
     { NULL, NULL, 0, NULL },
 };
 
@@ -65,7 +65,7 @@ static const struct ac_opt io_opts[] = {
       .def = "off", .def_is_value = true,
       .help = "read spilled records and blocks with direct I/O (a file system without it, e.g. tmpfs: through the page cache)" },
     { .key = "ac_fault", .type = AC_T_CUSTOM, AC_FIELD(struct ac_io_settings, fault), .parse = parse_fault,
-      .what = "none or KIND:N with KIND read_eio, write_eio, write_enospc, short (half the bytes) or"
+      .what = "none or KIND:N with KIND read_eio, write_eio, write_enospc, short (half the bytes),"
               " slow_read or slow_write (1 s late) and N from 1 (e.g. read_eio:1)",
       .def = "none", .def_is_value = true,
       .help = "for tests: the next N spill-file reads or writes fail, or come back short" },
