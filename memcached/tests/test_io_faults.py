@@ -125,7 +125,8 @@ def test_fault_option_refused_with_what_it_accepts():
                        timeout=10)
     assert r.returncode != 0
     assert ('ac_fault must be none or KIND:N with KIND read_eio, write_eio, write_enospc, short (half the'
-            ' bytes) or slow_read (1 s late) and N from 1 (e.g. read_eio:1), got "read_eio"') in r.stderr, r.stderr
+            ' bytes), slow_read or slow_write (1 s late) and N from 1 (e.g. read_eio:1), got "read_eio"') in r.stderr, \
+        r.stderr
     r = subprocess.run([str(BIN), "-u", "root", "-o", "ac_policy=none,ac_tier=swap,ac_io=uring"],
                        capture_output=True, text=True, timeout=10, cwd=ROOT)
     assert r.returncode != 0 and "ac_io is an option of spill-file I/O" in r.stderr, r.stderr
