@@ -331,9 +331,13 @@ int ac_tuple_find(struct ac_tuple_store *s, uint64_t fp, struct ac_loc *out, int
     return rc < 0 ? rc : a.n;
 }
 
+/* Not under the store's lock: the caller holds what keeps the record where it
+ * is (a request its key's item lock, from lookup to read: the cleaner moves a
+ * record only under that lock, and punches a segment only once nothing live
+ * is left in it; the cleaner itself for its own moves). */
 int ac_tuple_get(struct ac_tuple_store *s, const struct ac_loc *loc, void *buf) {
-    pthread_mutex_lock(&s->lock);
     int rc = spill_reader_read(&s->rd, buf, loc->len, loc_off(loc));
+    pthread_mutex_lock(&s->lock);
     s->st.gets++;
     if (rc < 0)
         s->st.io_errors++;

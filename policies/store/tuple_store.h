@@ -50,7 +50,9 @@ struct ac_tuple_store *ac_tuple_open(const char *dir, size_t seg_bytes, char *er
 int ac_tuple_put(struct ac_tuple_store *s, uint64_t fp, const void *rec, size_t len, struct ac_loc *loc);
 /* Locations stored under fp (up to max copied); returns how many exist, or -errno. */
 int ac_tuple_find(struct ac_tuple_store *s, uint64_t fp, struct ac_loc *out, int max);
-/* Reads loc->len bytes of the record at loc; 0 or -errno (-EIO on a short read). */
+/* Reads loc->len bytes of the record at loc; 0 or -errno (-EIO on a short read).
+ * The store's lock is not held during the read: the caller keeps the record
+ * where it is (tier tuples: the key's item lock, which the cleaner honours). */
 int ac_tuple_get(struct ac_tuple_store *s, const struct ac_loc *loc, void *buf);
 /* Removes (fp, loc) from the index: 1 removed, 0 not there, -errno. */
 int ac_tuple_remove(struct ac_tuple_store *s, uint64_t fp, const struct ac_loc *loc);
