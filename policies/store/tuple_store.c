@@ -24,6 +24,7 @@ struct slot { uint64_t fp, off; uint32_t len, state; };
 struct seg {
     uint64_t fill;              /* bytes appended to it (0: free or never used) */
     uint64_t live;              /* bytes of its live records */
+    uint64_t gen;               /* moves on each time it is punched out (reads in flight check it) */
 };
 
 struct ac_tuple_store {
@@ -187,7 +188,7 @@ static int append(struct ac_tuple_store *s, const void *rec, size_t len, uint64_
                 s->cap_seg = cap;
             }
             next = s->nseg++;
-            s->segs[next] = (struct seg){ 0, 0 };
+            s->segs[next] = (struct seg){ 0, 0, 0 };
         }
         s->head = next;
     }
@@ -343,6 +344,39 @@ int ac_tuple_get(struct ac_tuple_store *s, const struct ac_loc *loc, void *buf) 
         s->st.io_errors++;
     pthread_mutex_unlock(&s->lock);
     return rc;
+}
+
+/* Reads in flight (core/ac_prefetch.c through tier tuples): the segment's
+ * incarnation, taken while the record is known live at loc (key lock held). */
+uint64_t ac_tuple_token(struct ac_tuple_store *s, const struct ac_loc *loc) {
+    pthread_mutex_lock(&s->lock);
+    uint64_t seg = loc_off(loc) / s->seg_bytes;
+    uint64_t t = seg < s->nseg ? s->segs[seg].gen : UINT64_MAX;
+    pthread_mutex_unlock(&s->lock);
+    return t;
+}
+
+int ac_tuple_get_start(struct ac_tuple_store *s, const struct ac_loc *loc, void *buf, struct ac_io_ring *r,
+                       struct ac_io_req *req, uint64_t token) {
+    uint64_t off = loc_off(loc), seg = off / s->seg_bytes;
+    pthread_mutex_lock(&s->lock);
+    if (seg >= s->nseg || s->segs[seg].gen != token || off % s->seg_bytes + loc->len > s->segs[seg].fill) {
+        pthread_mutex_unlock(&s->lock);
+        return -ESTALE;
+    }
+    s->st.gets++;
+    pthread_mutex_unlock(&s->lock);
+    *req = (struct ac_io_req){ .fd = s->rd.fd, .buf = buf, .len = loc->len, .off = off, .data = req->data };
+    ac_io_widen(req, s->rd.align);
+    return ac_io_submit(r, req);
+}
+
+bool ac_tuple_get_valid(struct ac_tuple_store *s, const struct ac_loc *loc, uint64_t token) {
+    uint64_t seg = loc_off(loc) / s->seg_bytes;
+    pthread_mutex_lock(&s->lock);
+    bool ok = seg < s->nseg && s->segs[seg].gen == token;
+    pthread_mutex_unlock(&s->lock);
+    return ok;
 }
 
 struct remove_arg { uint64_t off; uint32_t len; int done; };
@@ -502,6 +536,7 @@ bool ac_tuple_gc_release(struct ac_tuple_store *s, uint32_t seg) {
                       (off_t)((uint64_t)seg * s->seg_bytes), (off_t)s->seg_bytes) != 0)
             s->st.gc_punch_failures++;
         s->segs[seg].fill = 0;
+        s->segs[seg].gen++;            /* reads sent before this are of another incarnation */
         s->free_segs[s->nfree++] = seg;
         s->st.gc_segments++;
     }

@@ -17,6 +17,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "io_engine.h"
 #include "loc.h"     /* struct ac_loc: block = offset >> 32, offset = low 32 bits */
 
 struct ac_tuple_store;
@@ -54,6 +55,17 @@ int ac_tuple_find(struct ac_tuple_store *s, uint64_t fp, struct ac_loc *out, int
  * The store's lock is not held during the read: the caller keeps the record
  * where it is (tier tuples: the key's item lock, which the cleaner honours). */
 int ac_tuple_get(struct ac_tuple_store *s, const struct ac_loc *loc, void *buf);
+/* The same without waiting (tier tuples' read_start, core/ac_prefetch.c):
+ * ac_tuple_token while the record is known live at loc (its key's lock held)
+ * names its segment's incarnation; ac_tuple_get_start sends the read out on
+ * ring r (buf of ac_io_span_cap(loc->len) bytes, aligned: the record lands at
+ * buf + req->skip; 0 sent, -ESTALE the segment was punched out since the
+ * token, -errno); ac_tuple_get_valid, with the record live at loc again: the
+ * bytes read are its (the segment was not punched out and reused since). */
+uint64_t ac_tuple_token(struct ac_tuple_store *s, const struct ac_loc *loc);
+int ac_tuple_get_start(struct ac_tuple_store *s, const struct ac_loc *loc, void *buf, struct ac_io_ring *r,
+                       struct ac_io_req *req, uint64_t token);
+bool ac_tuple_get_valid(struct ac_tuple_store *s, const struct ac_loc *loc, uint64_t token);
 /* Removes (fp, loc) from the index: 1 removed, 0 not there, -errno. */
 int ac_tuple_remove(struct ac_tuple_store *s, uint64_t fp, const struct ac_loc *loc);
 /* Calls fn for every live fingerprint (a sequential read of the index), with

@@ -75,6 +75,19 @@ static int tuples_read(const struct ac_loc *loc, void *buf) {
     return ac_cold_get(&cold, loc, buf);
 }
 
+static uint64_t tuples_read_token(const struct ac_loc *loc) {
+    return ac_tuple_token(cold.store, loc);
+}
+
+static int tuples_read_start(const struct ac_loc *loc, void *buf, struct ac_io_ring *r, struct ac_io_req *req,
+                             uint64_t token) {
+    return ac_tuple_get_start(cold.store, loc, buf, r, req, token);
+}
+
+static bool tuples_read_valid(const struct ac_loc *loc, uint64_t token) {
+    return ac_tuple_get_valid(cold.store, loc, token);
+}
+
 static int tuples_drop(uint64_t fp, const struct ac_loc *loc) {
     if (ac_cold_remove(&cold, fp, loc) != 1)
         return -1;
@@ -146,6 +159,9 @@ const struct ac_tier_ops ac_tier_tuples = {
     .peek = tuples_peek,
     .maybe = tuples_maybe,
     .read = tuples_read,
+    .read_token = tuples_read_token,
+    .read_start = tuples_read_start,
+    .read_valid = tuples_read_valid,
     .drop = tuples_drop,
     .charged_bytes = tuples_charged_bytes,
     .get_stats = tuples_get_stats,
