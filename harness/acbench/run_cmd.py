@@ -1,5 +1,5 @@
 """`acbench run SPEC [--run-id ID] [--force] [--redo APPROACH ...] [--dry-run] [--results DIR] [--mode MODE]
-[--spill-device DEV]`."""
+[--spill-device DEV] [--run-set KEY=VALUE ...]`."""
 from __future__ import annotations
 
 import enum
@@ -13,7 +13,7 @@ from rich.console import Console
 from acbench import paths
 from acbench.ramdev import RamDeviceError
 from acbench.runner import RunError, run_spec
-from acbench.spec import SpecError
+from acbench.spec import SpecError, parse_run_setting
 
 _err = Console(stderr=True, soft_wrap=True, highlight=False)
 
@@ -41,6 +41,10 @@ def run(
     spill_device: Optional[SpillDevice] = typer.Option(
         None, "--spill-device", help="Override [run] spill_device of the spec: disk, or ram (a zram device for "
         "the spill directories and swap files; hit rates only)."),
+    run_set: Optional[list[str]] = typer.Option(
+        None, "--run-set", help="Override one [run] setting of the spec, checked as the spec's own "
+        "(repeatable), e.g. --run-set io_engine=uring --run-set driver_depth=32 --run-set io_direct=true; "
+        "a run directory resumes only with the settings it started with."),
 ) -> None:
     """Run every cell of SPEC: one row per cell in RESULTS/<spec>/<run-id>/cells.{parquet,csv}."""
     if run_id is not None and (not run_id or "/" in run_id or run_id in (".", "..")):
@@ -48,9 +52,10 @@ def run(
         raise typer.Exit(2)
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
     try:
+        overrides = dict(parse_run_setting(t) for t in run_set or [])
         rc = run_spec(spec, results or paths.default_results(), run_id, force, dry_run,
                       mode.value if mode else None, console,
-                      spill_device.value if spill_device else None, redo or [])
+                      spill_device.value if spill_device else None, redo or [], overrides)
     except (SpecError, RunError, RamDeviceError) as e:
         _err.print(f"acbench run: error: {e}", markup=False)
         raise typer.Exit(2)

@@ -15,7 +15,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
                            TimeRemainingColumn)
 from rich.table import Table
 
-from acbench import decompose, leftovers, measure, ramdev, server, sysinfo
+from acbench import decompose, leftovers, measure, paths, ramdev, server, sysinfo
 from acbench.approaches import APPROACHES, get_approach, on_ram_device
 from acbench.cell import SPILL_PARENT, OomKilled, opt_columns, run_cell
 from acbench.memory import MemoryPlan, plan
@@ -193,10 +193,19 @@ def _sigterm(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
+# [run] settings that change what a cell measures: a run directory keeps one set of them
+MEASURED_RUN_SETTINGS = ("server_threads", "network_conns", "network_depth", "driver_depth", "io_engine",
+                         "io_direct")
+
+
 def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dry_run: bool,
              mode: str | None, console: Console, spill_device: str | None = None,
-             redo: list[str] | None = None) -> int:
-    spec = load_spec(spec_path)
+             redo: list[str] | None = None, run_overrides: dict[str, Any] | None = None) -> int:
+    spec = load_spec(spec_path, run_overrides)
+    missing = [n for n in ("memcached-ac", "ycsb-mc", "ycsb-trace") if not paths.binary(n).exists()]
+    if missing:
+        raise RunError(f"{', '.join(str(paths.binary(n)) for n in missing)} missing: build them with `make` "
+                       "(or point ACBENCH_BIN at a directory that has them)")
     unknown = sorted(set(redo or []) - set(spec.grid["approach"]))
     if unknown:
         raise RunError(f"--redo {', '.join(unknown)}: not an approach of {spec.path.name}; accepted: "
@@ -232,13 +241,23 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
         raise RunError(f"{rd.path} holds {len(done)} cells run with spill_device = {old_meta.get('spill_device', 'disk')}; "
                        f"resuming it with {spec.run['spill_device']} would mix devices: use another --run-id, the same "
                        "device, or --force to redo every cell")
+    settings = {k: spec.run[k] for k in MEASURED_RUN_SETTINGS}
+    if done and not force:
+        # a run directory from before run_settings were kept ran its spec's own settings
+        old = old_meta.get("run_settings") or {k: v for k, v in load_spec(spec_path).run.items()
+                                               if k in MEASURED_RUN_SETTINGS}
+        differ = [f"{k} = {old.get(k)!r} there, {settings[k]!r} now" for k in MEASURED_RUN_SETTINGS
+                  if k in old and old[k] != settings[k]]
+        if differ:
+            raise RunError(f"{rd.path} holds {len(done)} cells run with other [run] settings ({'; '.join(differ)}): "
+                           "resuming would mix them; use another --run-id, the same settings, or --force")
     sessions = list(old_meta.get("sessions") or [])
     session: dict[str, Any] = {"started": sysinfo.now(), "git_revision": machine.get("git_revision"),
                                "binary_sha256": machine.get("binary_sha256"),
                                "spill_device": spec.run["spill_device"], "cells_to_run": len(todo)}
     sessions.append(session)
     meta = {"spec": str(spec.path.resolve()), "spec_text": spec.path.read_text(), "run_id": run_id,
-            "mode": mode, "perf": use_perf, "spill_device": spec.run["spill_device"],
+            "mode": mode, "perf": use_perf, "spill_device": spec.run["spill_device"], "run_settings": settings,
             "started": session["started"], "sessions": sessions, **machine}
     rd.write_meta(meta)
     t_start = time.monotonic()

@@ -202,7 +202,9 @@ def _list(path: Path, key: str, v: Any) -> list[Any]:
     return v
 
 
-def load_spec(path: str | Path) -> Spec:
+def load_spec(path: str | Path, run_overrides: dict[str, Any] | None = None) -> Spec:
+    """run_overrides: [run] settings that replace the file's (acbench run --run-set), checked as if
+    the file said them."""
     path = Path(path)
     try:
         data = tomllib.loads(path.read_text())
@@ -210,7 +212,24 @@ def load_spec(path: str | Path) -> Spec:
         raise SpecError(f"{path}: no such spec file") from None
     except tomllib.TOMLDecodeError as e:
         raise SpecError(f"{path.name}: not valid TOML: {e}") from None
+    if run_overrides:
+        if "run" in data and not isinstance(data["run"], dict):
+            raise _err(path, "run", "must be a table [run]")
+        data["run"] = {**data.get("run", {}), **run_overrides}
     return parse_spec(data, path)
+
+
+def parse_run_setting(text: str) -> tuple[str, Any]:
+    """KEY=VALUE of --run-set: VALUE as a TOML value (true, 32, "uring"), else as text (uring)."""
+    key, sep, value = text.partition("=")
+    if not sep or not key.strip():
+        raise SpecError(f"--run-set {text!r}: accepted: KEY=VALUE with KEY a [run] setting "
+                        f"({', '.join(RUN_DEFAULTS)})")
+    try:
+        v: Any = tomllib.loads(f"v = {value}")["v"]
+    except tomllib.TOMLDecodeError:
+        v = value
+    return key.strip(), v
 
 
 def parse_spec(data: dict[str, Any], path: Path) -> Spec:

@@ -231,6 +231,33 @@ def test_ram_device_same_hits(run: tuple[Path, Path, subprocess.CompletedProcess
            "would mix devices" in " ".join(cp.stderr.split())
 
 
+def test_run_set_overrides_and_resume_keeps_settings(run: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
+    """--run-set: [run] settings replaced for one run, checked as the spec's own; the rows say them; lru's
+    counts do not depend on them; a run directory resumes only with the settings it started with."""
+    spec, rd, _ = run
+    root = str(rd.parent.parent)
+    cp = acbench("run", str(spec), "--run-id", "io", "--results", root, "--run-set", "io_engine=uring",
+                 "--run-set", "driver_depth=8", "--run-set", "io_direct=true")
+    assert cp.returncode == 0, cp.stderr + cp.stdout
+    io = pd.read_parquet(rd.parent / "io" / "cells.parquet").set_index("cell_id")
+    base = pd.read_parquet(rd / "cells.parquet").set_index("cell_id")
+    for i in (IDS[1], IDS[3]):
+        assert (io.loc[i, "ac_io_engine"], io.loc[i, "ac_io_direct"], io.loc[i, "ac_driver_depth"],
+                io.loc[i, "ac_io_direct_files"]) == ("uring", "on", 8, 1), io.loc[i]
+        for col in ("hits", "disk_hits", "misses"):
+            assert io.loc[i, col] == base.loc[i, col], (i, col)
+    meta = json.loads((rd.parent / "io" / "run.json").read_text())
+    assert meta["run_settings"]["io_engine"] == "uring" and meta["run_settings"]["io_direct"] is True
+    # the first run used the spec's own settings: resuming it with others is refused, with what differs
+    cp = acbench("run", str(spec), "--run-id", rd.name, "--results", root, "--run-set", "io_direct=true")
+    assert cp.returncode == 2
+    assert "io_direct = False there, True now" in " ".join(cp.stderr.split()), cp.stderr
+    cp = acbench("run", str(spec), "--run-id", "io", "--results", root, "--run-set", "driver_depth=0")
+    assert cp.returncode == 2 and "[run] driver_depth: 0; accepted: a whole number >= 1" in cp.stderr, cp.stderr
+    cp = acbench("run", str(spec), "--run-id", "io", "--results", root, "--run-set", "depth")
+    assert cp.returncode == 2 and "--run-set 'depth': accepted: KEY=VALUE" in cp.stderr, cp.stderr
+
+
 def test_publish(run: tuple[Path, Path, subprocess.CompletedProcess], tmp_path: Path) -> None:
     """acbench publish: cells.csv holds every row and column of the run, run.json its sessions."""
     _, rd, _ = run

@@ -149,3 +149,23 @@ def test_figure_specs_use_the_true_zipf_and_every_approach() -> None:
         paper = {n for n, a in APPROACHES.items() if a.figures}
         missing = paper - set(spec.grid["approach"]) - {"memcached-static", "alru-redis"}
         assert not missing, (name, missing)
+
+
+def test_run_overrides_are_checked_as_the_spec_s_own(tmp_path):
+    """acbench run --run-set KEY=VALUE: TOML values (or bare text), merged into [run] and validated."""
+    from acbench.spec import load_spec, parse_run_setting
+    assert parse_run_setting("io_engine=uring") == ("io_engine", "uring")
+    assert parse_run_setting("io_engine=\"aio\"") == ("io_engine", "aio")
+    assert parse_run_setting("driver_depth=32") == ("driver_depth", 32)
+    assert parse_run_setting(" io_direct = true") == ("io_direct", True)
+    for bad in ("depth", "=3", ""):
+        with pytest.raises(SpecError, match="accepted: KEY=VALUE with KEY a \\[run\\] setting"):
+            parse_run_setting(bad)
+    p = write(tmp_path, GOOD.replace("[fixed]", "[run]\nio_engine = \"aio\"\n[fixed]"))
+    s = load_spec(p, {"driver_depth": 32, "io_direct": True})
+    assert (s.run["io_engine"], s.run["driver_depth"], s.run["io_direct"]) == ("aio", 32, True)
+    assert load_spec(p, {"io_engine": "uring"}).run["io_engine"] == "uring"
+    with pytest.raises(SpecError, match=r"s.toml: \[run\] io_direct: 'on'; accepted: true or false"):
+        load_spec(p, {"io_direct": "on"})
+    with pytest.raises(SpecError, match=r"s.toml: \[run\]: unknown key 'depth'"):
+        load_spec(p, {"depth": 3})
