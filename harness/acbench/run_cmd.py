@@ -1,5 +1,5 @@
 """`acbench run SPEC [--run-id ID] [--force] [--redo APPROACH ...] [--dry-run] [--results DIR] [--mode MODE]
-[--spill-device DEV] [--run-set KEY=VALUE ...]`."""
+[--spill-device DEV] [--run-set KEY=VALUE ...] [--only APPROACH ...]`."""
 from __future__ import annotations
 
 import enum
@@ -35,6 +35,8 @@ def run(
     force: bool = typer.Option(False, "--force", help="Redo cells that are already finished."),
     redo: Optional[list[str]] = typer.Option(None, "--redo", help="Redo the finished cells of this approach "
                                              "(repeatable), e.g. after a change that concerns only it."),
+    only: Optional[list[str]] = typer.Option(None, "--only", help="Run only the cells of this approach "
+                                             "(repeatable); a later run of the same run id can add the others."),
     dry_run: bool = typer.Option(False, "--dry-run", help="List the cells and their memory plan; run nothing."),
     results: Optional[Path] = typer.Option(None, "--results", help="Results root (default: build/results)."),
     mode: Optional[Mode] = typer.Option(None, "--mode", help="Override [run] mode of the spec."),
@@ -55,7 +57,7 @@ def run(
         overrides = dict(parse_run_setting(t) for t in run_set or [])
         rc = run_spec(spec, results or paths.default_results(), run_id, force, dry_run,
                       mode.value if mode else None, console,
-                      spill_device.value if spill_device else None, redo or [], overrides)
+                      spill_device.value if spill_device else None, redo or [], overrides, only or [])
     except (SpecError, RunError, RamDeviceError) as e:
         _err.print(f"acbench run: error: {e}", markup=False)
         raise typer.Exit(2)

@@ -200,19 +200,21 @@ MEASURED_RUN_SETTINGS = ("server_threads", "network_conns", "network_depth", "dr
 
 def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dry_run: bool,
              mode: str | None, console: Console, spill_device: str | None = None,
-             redo: list[str] | None = None, run_overrides: dict[str, Any] | None = None) -> int:
+             redo: list[str] | None = None, run_overrides: dict[str, Any] | None = None,
+             only: list[str] | None = None) -> int:
     spec = load_spec(spec_path, run_overrides)
     missing = [n for n in ("memcached-ac", "ycsb-mc", "ycsb-trace") if not paths.binary(n).exists()]
     if missing:
         raise RunError(f"{', '.join(str(paths.binary(n)) for n in missing)} missing: build them with `make` "
                        "(or point ACBENCH_BIN at a directory that has them)")
-    unknown = sorted(set(redo or []) - set(spec.grid["approach"]))
-    if unknown:
-        raise RunError(f"--redo {', '.join(unknown)}: not an approach of {spec.path.name}; accepted: "
-                       f"{', '.join(spec.grid['approach'])}")
+    for flag, names in (("--redo", redo), ("--only", only)):
+        unknown = sorted(set(names or []) - set(spec.grid["approach"]))
+        if unknown:
+            raise RunError(f"{flag} {', '.join(unknown)}: not an approach of {spec.path.name}; accepted: "
+                           f"{', '.join(spec.grid['approach'])}")
     if spill_device is not None:
         spec.run["spill_device"] = spill_device
-    cells = spec.cells()
+    cells = [c for c in spec.cells() if not only or c.approach in only]
     run_id = run_id or default_run_id()
     rd = RunDir(results / spec.name / run_id)
     on = rd.finished_on()          # finished cells -> the device their spill files were on

@@ -256,6 +256,9 @@ def test_run_set_overrides_and_resume_keeps_settings(run: tuple[Path, Path, subp
     assert cp.returncode == 2 and "[run] driver_depth: 0; accepted: a whole number >= 1" in cp.stderr, cp.stderr
     cp = acbench("run", str(spec), "--run-id", "io", "--results", root, "--run-set", "depth")
     assert cp.returncode == 2 and "--run-set 'depth': accepted: KEY=VALUE" in cp.stderr, cp.stderr
+    cp = acbench("run", str(spec), "--run-id", "io", "--results", root, "--only", "vma")
+    assert cp.returncode == 2 and "--only vma: not an approach of tiny.toml; accepted: memcached, lru" in cp.stderr, \
+        cp.stderr
 
 
 def test_publish(run: tuple[Path, Path, subprocess.CompletedProcess], tmp_path: Path) -> None:
