@@ -203,10 +203,12 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
              redo: list[str] | None = None, run_overrides: dict[str, Any] | None = None,
              only: list[str] | None = None) -> int:
     spec = load_spec(spec_path, run_overrides)
-    missing = [n for n in ("memcached-ac", "ycsb-mc", "ycsb-trace") if not paths.binary(n).exists()]
+    from acbench import core
+    missing = [str(paths.binary(n)) for n in ("memcached-ac", "ycsb-mc", "ycsb-trace") if not paths.binary(n).exists()]
+    missing += [str(core.lib_path())] if not core.lib_path().exists() else []
     if missing:
-        raise RunError(f"{', '.join(str(paths.binary(n)) for n in missing)} missing: build them with `make` "
-                       "(or point ACBENCH_BIN at a directory that has them)")
+        raise RunError(f"{', '.join(missing)} missing: build them with `make` (or point ACBENCH_BIN at a "
+                       "directory that has the tools, ACOPT_LIB at libacopt.so)")
     for flag, names in (("--redo", redo), ("--only", only)):
         unknown = sorted(set(names or []) - set(spec.grid["approach"]))
         if unknown:
