@@ -341,6 +341,9 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
               "record_reads", "block_reads", "io_errors", "checksum_errors", "read_major_faults",
               "major_faults", "refused_items", "refused_disk_full", "refused_io_error", "refused_table_full",
               "refused_timeout", "pages_borrowed", "spilled_bytes", "fetched_bytes",
+              # reads served from a record without bringing it in (logging), migrations that needed
+              # one read only, the block writer's waits
+              "read_through_items", "migrate_reads_saved", "write_queue", "write_timeouts",
               # what the memory is spent on (analysis/acplot/overhead.py, Tables II and III): the policy
               # and tier, the evicted table, the block buffer, the Bloom filters, the log rings, vma's granule
               "policy", "tier", "merge", "evicted_table_bytes", "block_size", "bloom_bytes", "log_ring_bytes",

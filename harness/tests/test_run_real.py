@@ -92,6 +92,7 @@ MAY_BE_EMPTY = {"lat_update_mean_us", "lat_update_p50_us", "lat_update_p99_us", 
                 # nothing asked of a tier (the stock cache): no ratio
                 "read_amplification",
                 # the I/O engine's and the driver's reads in flight: spilling tiers only
+                "ac_read_through_items", "ac_migrate_reads_saved", "ac_write_queue", "ac_write_timeouts",
                 "ac_io_engine", "ac_io_direct", "ac_io_direct_files", "ac_io_reads", "ac_io_read_bytes", "ac_driver_depth", "ac_prefetch_reads",
                 "ac_prefetch_used", "ac_prefetch_unused"}
 # What differs between the cells (approach x memory ratio) must differ in the rows.

@@ -357,6 +357,7 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("checksum_errors", "%llu", (unsigned long long)AC_READ(checksum_errors));
     APPEND_STAT("fetch_nomem", "%llu", (unsigned long long)AC_READ(fetch_nomem));
     APPEND_STAT("read_through_items", "%llu", (unsigned long long)AC_READ(read_through_items));
+    APPEND_STAT("migrate_reads_saved", "%llu", (unsigned long long)AC_READ(migrate_reads_saved));
     APPEND_STAT("spill_failures", "%llu", (unsigned long long)AC_READ(spill_failures));
     APPEND_STAT("overwritten_unread", "%llu", (unsigned long long)AC_READ(overwritten_unread));
     APPEND_STAT("compression", "%s", ac_enabled && ac_tier_spills() ? ac_compression() : "none");

@@ -27,6 +27,7 @@ struct ac_counters {
     uint64_t merged_blocks, merged_items;
     uint64_t checksum_errors, read_errors, fetch_nomem;
     uint64_t read_through_items;   /* reads served from a record without memory for it */
+    uint64_t migrate_reads_saved;  /* migrations that used the bytes of their first read (no second read) */
     uint64_t spill_failures;       /* a spill that could not be done (table full, I/O) */
     uint64_t overwritten_unread;   /* spilled records a plain set dropped without reading */
     /* ac_compress: value bytes offered to the codec, and as stored; records left as they were */

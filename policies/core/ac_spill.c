@@ -613,13 +613,22 @@ static item *read_through(const struct ac_record *r, uint64_t fp, const struct a
 /* The record of key (fingerprint fp) as the tier holds it now, read and
  * verified (*r points into this thread's fetch buffer), its location in *loc.
  * The key's item lock is held: the record cannot move or go meanwhile. 0, or
- * -1 when there is none (or it is unreadable: a request answers that error). */
-static int record_of(const char *key, size_t nkey, uint64_t fp, struct ac_record *r, struct ac_loc *loc) {
+ * -1 when there is none (or it is unreadable: a request answers that error).
+ * seen: where this thread's fetch buffer already holds bytes read with no lock
+ * held, after the tier named that place token (read_token): when the record
+ * is still there and the place was not taken again since (read_valid), those
+ * bytes are the record's and are not read again. */
+static int record_of(const char *key, size_t nkey, uint64_t fp, struct ac_record *r, struct ac_loc *loc,
+                     const struct ac_loc *seen, uint64_t token) {
     struct ac_loc locs[4];
     int n = ac.tier->peek(fp, locs, 4);
     for (int i = 0; i < n && i < 4; i++) {
         char *buf = scratch_get(&fetch_buf, locs[i].len);
-        if (buf == NULL || tier_read(&locs[i], buf) != 0 || parse_record(buf, locs[i].len, r) != AC_ERR_NONE)
+        bool have = seen != NULL && buf != NULL && seen->block == locs[i].block && seen->offset == locs[i].offset &&
+                    seen->len == locs[i].len && ac.tier->read_valid != NULL && ac.tier->read_valid(seen, token);
+        if (have)
+            AC_COUNT(migrate_reads_saved, 1);
+        if (buf == NULL || (!have && tier_read(&locs[i], buf) != 0) || parse_record(buf, locs[i].len, r) != AC_ERR_NONE)
             continue;
         if (r->nkey == nkey && memcmp(r->key, key, nkey) == 0) {
             *loc = locs[i];
@@ -634,7 +643,10 @@ int ac_migrate_in(uint64_t fp) {
     int n = ac.tier->find(fp, locs, 4), moved = 0;
     for (int i = 0; i < n && i < 4; i++) {
         /* read without the key's lock, only to learn the key: the location may
-         * be stale by the time the lock is held (fetched, moved by cleaning) */
+         * be stale by the time the lock is held (fetched, moved by cleaning);
+         * the tier's name for the place, taken first, tells record_of whether
+         * these bytes still are the record's */
+        uint64_t token = ac.tier->read_token != NULL ? ac.tier->read_token(&locs[i]) : 0;
         char *buf = scratch_get(&fetch_buf, locs[i].len);
         struct ac_record r;
         if (buf == NULL || tier_read(&locs[i], buf) != 0
@@ -647,7 +659,8 @@ int ac_migrate_in(uint64_t fp) {
         item_lock(hv);
         /* under the lock: not brought in by a request meanwhile, and its record as it is now */
         struct ac_loc loc;
-        if (assoc_find(key, nkey, hv) == NULL && record_of(key, nkey, fp, &r, &loc) == 0) {
+        if (assoc_find(key, nkey, hv) == NULL &&
+                record_of(key, nkey, fp, &r, &loc, ac.tier->read_token != NULL ? &locs[i] : NULL, token) == 0) {
             int merge = 0;
             ac_alloc_optional(true);   /* migration waits for the next round rather than for room */
             item *m = materialize(&r, hv, fp, &loc, &merge);
