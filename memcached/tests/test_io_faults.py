@@ -7,7 +7,7 @@ completion, for every engine alike), under every spilling (policy, tier) pair:
 - the next N writes fail with EIO or ENOSPC: a store is STORED or refused with memcached's
   out-of-memory text, each refusal counted by its reason, and every acknowledged key reads back
   byte-exact;
-- short transfers (half the bytes) are resubmitted: every key byte-exact, no error.
+- short transfers (half the bytes, whole sectors) are resubmitted: every key byte-exact, no error.
 
 Reads and short transfers also with direct reads (-o ac_io_direct=on: widened to whole units, a
 short one goes on from the unit it stopped in).
@@ -125,7 +125,7 @@ def test_fault_option_refused_with_what_it_accepts():
                        timeout=10)
     assert r.returncode != 0
     assert ('ac_fault must be none or KIND:N with KIND read_eio, write_eio, write_enospc, short (half the'
-            ' bytes), slow_read or slow_write (1 s late) and N from 1 (e.g. read_eio:1), got "read_eio"') in r.stderr, \
+            ' bytes, whole sectors), slow_read or slow_write (1 s late) and N from 1 (e.g. read_eio:1), got "read_eio"') in r.stderr, \
         r.stderr
     r = subprocess.run([str(BIN), "-u", "root", "-o", "ac_policy=none,ac_tier=swap,ac_io=uring"],
                        capture_output=True, text=True, timeout=10, cwd=ROOT)

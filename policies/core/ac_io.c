@@ -65,7 +65,7 @@ static const struct ac_opt io_opts[] = {
       .def = "off", .def_is_value = true,
       .help = "read spilled records and blocks with direct I/O (a file system without it, e.g. tmpfs: through the page cache)" },
     { .key = "ac_fault", .type = AC_T_CUSTOM, AC_FIELD(struct ac_io_settings, fault), .parse = parse_fault,
-      .what = "none or KIND:N with KIND read_eio, write_eio, write_enospc, short (half the bytes),"
+      .what = "none or KIND:N with KIND read_eio, write_eio, write_enospc, short (half the bytes, whole sectors),"
               " slow_read or slow_write (1 s late) and N from 1 (e.g. read_eio:1)",
       .def = "none", .def_is_value = true,
       .help = "for tests: the next N spill-file reads or writes fail, or come back short" },

@@ -130,7 +130,7 @@ static enum ac_io_fault take_fault(const struct ac_io_req *q) {
     if (__atomic_load_n(&fault_left, __ATOMIC_ACQUIRE) == 0)
         return AC_FAULT_NONE;
     enum ac_io_fault k = __atomic_load_n(&fault_kind, __ATOMIC_RELAXED);
-    bool applies = k == AC_FAULT_SHORT ? q->res > 1
+    bool applies = k == AC_FAULT_SHORT ? q->res >= 2 * AC_FAULT_SHORT_UNIT
                  : k == AC_FAULT_READ_EIO || k == AC_FAULT_SLOW_READ ? !q->write
                  : q->write;
     if (!applies)
@@ -149,7 +149,8 @@ static void completed(struct ac_io_req *q) {
         usleep(AC_FAULT_SLOW_READ_US);     /* the transfer completes, late */
     } else if (k != AC_FAULT_NONE) {
         ADD(faults_injected, 1);
-        q->res = k == AC_FAULT_SHORT ? q->res / 2 : k == AC_FAULT_WRITE_ENOSPC ? -ENOSPC : -EIO;
+        q->res = k == AC_FAULT_SHORT ? q->res / 2 / AC_FAULT_SHORT_UNIT * AC_FAULT_SHORT_UNIT
+               : k == AC_FAULT_WRITE_ENOSPC ? -ENOSPC : -EIO;
     }
     if (q->res < 0) {
         ADD(errors, 1);
@@ -312,6 +313,7 @@ int ac_io_rw(int fd, void *rd, const void *wr, size_t len, uint64_t off) {
 }
 
 /* --- direct I/O ------------------------------------------------------------ */
+#define AC_IO_DIRECT_STALLS 8              /* transfers in a row short of one unit before -EIO */
 static bool direct_on;
 
 void ac_io_set_direct(bool on) {
@@ -350,6 +352,34 @@ void ac_io_widen(struct ac_io_req *req, unsigned align) {
     req->off = start;
 }
 
+int ac_io_write_direct(int fd, const void *buf, size_t len, uint64_t off, unsigned align) {
+    int err;
+    struct ac_io_ring *r = thread_ring(&err);
+    if (r == NULL)
+        return -err;
+    size_t done = 0;
+    for (unsigned stalls = 0; done < len;) {
+        struct ac_io_req q = { .fd = fd, .write = true, .buf = (char *)(uintptr_t)buf + done, .len = len - done,
+                               .off = off + done };
+        ssize_t res = transfer_once(r, &q);
+        if (res <= 0)
+            return res < 0 ? (int)res : -EIO;
+        size_t reached = done + (size_t)res;
+        if (reached >= len)
+            break;
+        /* a short transfer goes on from the unit it stopped in (written again: the same bytes);
+         * less than a unit: the same range again, a few times */
+        size_t next = (size_t)ac_io_align_down(reached, align);
+        if (next <= done && ++stalls > AC_IO_DIRECT_STALLS)
+            return -EIO;
+        if (next > done) {
+            done = next;
+            stalls = 0;
+        }
+    }
+    return 0;
+}
+
 int ac_io_read_direct(int fd, void *buf, size_t len, uint64_t off, unsigned align) {
     int err;
     struct ac_io_ring *r = thread_ring(&err);
@@ -362,7 +392,7 @@ int ac_io_read_direct(int fd, void *buf, size_t len, uint64_t off, unsigned alig
     ac_io_widen(&w, align);
     size_t need = w.skip + len, done = 0;
     int rc = 0;
-    while (done < need) {
+    for (unsigned stalls = 0; done < need;) {
         /* a short transfer goes on from the aligned unit it stopped in */
         struct ac_io_req q = { .fd = fd, .buf = span + done, .len = w.len - done, .off = w.off + done };
         ssize_t res = transfer_once(r, &q);
@@ -374,11 +404,14 @@ int ac_io_read_direct(int fd, void *buf, size_t len, uint64_t off, unsigned alig
         if (reached >= need)
             break;
         size_t next = (size_t)ac_io_align_down(reached, align);
-        if (next <= done) {
-            rc = -EIO;                 /* less than one unit: no progress */
+        if (next <= done && ++stalls > AC_IO_DIRECT_STALLS) {
+            rc = -EIO;                 /* less than a unit, again and again: no progress */
             break;
         }
-        done = next;
+        if (next > done) {
+            done = next;
+            stalls = 0;
+        }
     }
     if (rc == 0)
         memcpy(buf, span + w.skip, len);

@@ -162,11 +162,17 @@ static inline bool ac_io_widened_ok(const struct ac_io_req *req, size_t len) {
  * of alignment align, through an aligned buffer: 0 or -errno (-EIO: the file
  * ends before off + len). */
 int ac_io_read_direct(int fd, void *buf, size_t len, uint64_t off, unsigned align);
+/* Writes len bytes of buf (aligned, len and off multiples of align) at off to
+ * fd, opened with O_DIRECT: 0 or -errno. */
+int ac_io_write_direct(int fd, const void *buf, size_t len, uint64_t off, unsigned align);
 
 /* Fault injection (tests): kind and how many of the next requests it hits. */
 enum ac_io_fault { AC_FAULT_NONE, AC_FAULT_READ_EIO, AC_FAULT_WRITE_EIO, AC_FAULT_WRITE_ENOSPC,
                    AC_FAULT_SHORT, AC_FAULT_SLOW_READ, AC_FAULT_SLOW_WRITE };
 #define AC_FAULT_SLOW_READ_US 1000000     /* slow_read, slow_write: each one hit takes this much longer */
+/* short: a transfer of two sectors or more comes back with half its bytes,
+ * whole sectors (devices complete whole sectors; direct I/O depends on it) */
+#define AC_FAULT_SHORT_UNIT 512
 void ac_io_set_fault(enum ac_io_fault kind, uint64_t count);
 
 struct ac_io_stats {

@@ -89,7 +89,7 @@ static inline int spill_reader_write(const struct spill_reader *r, int fd, char 
     if (r->align == 0 || off % r->align != 0 || padded > cap)
         return ac_io_rw(fd, NULL, buf, len, off);
     memset(buf + len, 0, padded - len);
-    return ac_io_rw(r->fd, NULL, buf, padded, off);
+    return ac_io_write_direct(r->fd, buf, padded, off, r->align);
 }
 
 static inline int spill_file_write(int fd, const void *buf, size_t len, uint64_t off) {
