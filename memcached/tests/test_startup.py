@@ -205,7 +205,11 @@ def test_usage_shows_the_same_options_as_ac_help():
 def test_book_keeping_larger_than_half_of_memory(tmp_path):
     err = run_expect_failure(f"ac_policy=lru,ac_spill_dir={tmp_path}/s,ac_block_size=9M")
     assert err == ("memcached-ac: the book-keeping of ac_policy=lru (0 bytes) and ac_tier=blocks (9437184 bytes)"
-                   " exceeds half of -m (16777216 bytes); raise -m or lower ac_block_size\n"), err
+                   " exceeds half of -m (16777216 bytes); raise -m or lower ac_block_size or ac_write_queue\n"), err
+    assert not (tmp_path / "s").exists()
+    # the write queue's blocks count too: 3 x 3 MiB
+    err = run_expect_failure(f"ac_policy=lru,ac_spill_dir={tmp_path}/s,ac_block_size=3M,ac_write_queue=2")
+    assert "ac_tier=blocks (9437184 bytes) exceeds half of -m (16777216 bytes)" in err, err
     assert not (tmp_path / "s").exists()
 
 
