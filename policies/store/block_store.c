@@ -202,20 +202,29 @@ static uint64_t take_extent(struct ac_store *s, size_t len, uint32_t *cap, bool 
 
 static int seal_locked(struct ac_store *s);
 
-/* Called with the lock held. The block keeps its data in memory if the write fails. */
-static int flush_locked(struct ac_store *s) {
+/* Lock held: whether the open block has something to write. One with no live
+ * record starts afresh instead. */
+static bool open_block_to_write(struct ac_store *s) {
     if (s->open_id == NO_BLOCK || s->buf_len == 0)
-        return 0;
+        return false;
     struct block *b = &s->blocks[s->open_id];
     if (b->live == 0) {            /* every record already dead: nothing to write */
         s->buf_len = 0;
         b->len = 0;
         b->gen++;                  /* its offsets are taken again */
         s->st.open_bytes = 0;
-        return 0;
+        return false;
     }
+    return true;
+}
+
+/* Called with the lock held. The block keeps its data in memory if the write fails. */
+static int flush_locked(struct ac_store *s) {
+    if (!open_block_to_write(s))
+        return 0;
     if (s->queue_max > 0)
         return seal_locked(s);
+    struct block *b = &s->blocks[s->open_id];
     bool reused;
     uint32_t cap;
     uint64_t off = take_extent(s, s->buf_len, &cap, &reused);
@@ -295,6 +304,9 @@ static int seal_locked(struct ac_store *s) {
             s->st.write_timeouts++;
             return -ETIMEDOUT;
         }
+        /* the lock was let go while waiting: the open block may have changed */
+        if (!open_block_to_write(s))
+            return 0;
     }
     /* the next open block's buffer first: nothing is sealed without one */
     char *next = s->spare;
@@ -356,6 +368,7 @@ static void *writer_main(void *arg) {
             rc = spill_reader_write(&s->rd, s->fd, mem, len, off, cap);
             pthread_mutex_lock(&s->lock);
             wrote = rc == 0;
+            b = &s->blocks[id];             /* puts may have grown the array meanwhile */
         }
         if (rc != 0) {
             /* kept in memory, readable; said at the next flush; retried soon */

@@ -492,6 +492,37 @@ static void test_writer(void) {
     ac_block_store_ops.close(s);                    /* joins the writer */
 }
 
+/* A put that grows the block table while the writer is in a write: the writer
+ * finds its block again in the new table (ASan would see the old one used). */
+static void test_writer_table_grows(void) {
+    char err[256];
+    struct ac_store *s = ac_block_store_ops.open(dir, 8192, 0.5, err, sizeof(err));
+    CHECK(s != NULL);
+    if (s == NULL)
+        return;
+    CHECK_EQ(ac_block_store_ops.set_writer(s, 1, 5000u * 1000 * 1000), 0);
+    static struct ac_loc loc[70][8];
+    int n[70];
+    for (int b = 0; b < 64; b++) {                  /* ids 0..63: the table's first 64 entries */
+        n[b] = fill_block(s, b * 10, loc[b]);
+        if (b == 63)
+            ac_io_set_fault(AC_FAULT_SLOW_WRITE, 1);  /* block 63's write takes 1 s */
+        CHECK_EQ(ac_block_store_ops.flush(s), 0);
+    }
+    usleep(100000);                                 /* the writer is in block 63's write */
+    n[64] = fill_block(s, 640, loc[64]);            /* id 64: the table grows */
+    drain(s);
+    struct ac_store_stats ss;
+    ac_block_store_ops.stats(s, &ss);
+    CHECK_EQ(ss.blocks_written, 64);
+    int wrong = 0;
+    for (int b = 0; b <= 64; b++)
+        wrong += !reads_back(s, b * 10, loc[b], n[b]);
+    CHECK_EQ(wrong, 0);
+    ac_io_set_fault(AC_FAULT_NONE, 0);
+    ac_block_store_ops.close(s);
+}
+
 int main(void) {
     if (mkdtemp(dir) == NULL) {
         perror("mkdtemp");
@@ -512,6 +543,7 @@ int main(void) {
     }
     ac_io_set_direct(false);
     test_writer();
+    test_writer_table_grows();
     rmdir(dir);
     return check_report("test_store");
 }
