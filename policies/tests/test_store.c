@@ -419,18 +419,26 @@ static bool reads_back(struct ac_store *s, int first, const struct ac_loc *loc, 
     return true;
 }
 
+/* A store of 8 KiB blocks with a writer behind a queue of one block, flushes
+ * waiting at most wait_ns; NULL if it cannot be had (counted as a failure). */
+static struct ac_store *open_with_writer(uint64_t wait_ns) {
+    char err[256];
+    struct ac_store *s = ac_block_store_ops.open(dir, 8192, 0.5, err, sizeof(err));
+    CHECK(s != NULL);
+    if (s != NULL)
+        CHECK_EQ(ac_block_store_ops.set_writer(s, 1, wait_ns), 0);
+    return s;
+}
+
 /* The write queue: a flush seals the block and returns; the block reads from
  * memory until the writer wrote it, then from the file; a full queue waits at
  * most the wait, then -ETIMEDOUT with the block still open; a failed write
  * keeps the block, the next flush says so, the writer retries; a block whose
  * records all died while sealed is never written. */
 static void test_writer(void) {
-    char err[256];
-    struct ac_store *s = ac_block_store_ops.open(dir, 8192, 0.5, err, sizeof(err));
-    CHECK(s != NULL);
+    struct ac_store *s = open_with_writer(200u * 1000 * 1000);
     if (s == NULL)
         return;
-    CHECK_EQ(ac_block_store_ops.set_writer(s, 1, 200u * 1000 * 1000), 0);
     struct ac_loc a[8], b[8], c[8];
     struct ac_store_stats ss;
     /* block A: sealed, its write held up 1 s; readable meanwhile */
@@ -495,12 +503,9 @@ static void test_writer(void) {
 /* A put that grows the block table while the writer is in a write: the writer
  * finds its block again in the new table (ASan would see the old one used). */
 static void test_writer_table_grows(void) {
-    char err[256];
-    struct ac_store *s = ac_block_store_ops.open(dir, 8192, 0.5, err, sizeof(err));
-    CHECK(s != NULL);
+    struct ac_store *s = open_with_writer(5000u * 1000 * 1000);
     if (s == NULL)
         return;
-    CHECK_EQ(ac_block_store_ops.set_writer(s, 1, 5000u * 1000 * 1000), 0);
     static struct ac_loc loc[70][8];
     int n[70];
     for (int b = 0; b < 64; b++) {                  /* ids 0..63: the table's first 64 entries */
