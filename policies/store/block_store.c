@@ -200,6 +200,12 @@ static uint64_t take_extent(struct ac_store *s, size_t len, uint32_t *cap, bool 
     return off;
 }
 
+/* Lock held: the bytes of block b when they are in memory (the open block's
+ * buffer, a sealed block's until written), else NULL (read from the file). */
+static const char *in_memory(const struct ac_store *s, const struct block *b) {
+    return b->state == B_OPEN ? s->buf : b->state == B_SEALED ? b->mem : NULL;
+}
+
 static int seal_locked(struct ac_store *s);
 
 /* Lock held: whether the open block has something to write. One with no live
@@ -441,8 +447,9 @@ static int bs_get(struct ac_store *s, const struct ac_loc *loc, void *buf) {
         return -EINVAL;
     }
     struct block *b = &s->blocks[loc->block];
-    if (b->state == B_OPEN || b->state == B_SEALED) {
-        memcpy(buf, (b->state == B_OPEN ? s->buf : b->mem) + loc->offset, loc->len);
+    const char *mem = in_memory(s, b);
+    if (mem != NULL) {
+        memcpy(buf, mem + loc->offset, loc->len);
         pthread_mutex_unlock(&s->lock);
         return 0;
     }
@@ -487,8 +494,9 @@ static int bs_get_start(struct ac_store *s, const struct ac_loc *loc, void *buf,
         pthread_mutex_unlock(&s->lock);
         return -ESTALE;
     }
-    if (b->state == B_OPEN || b->state == B_SEALED) {
-        memcpy(buf, (b->state == B_OPEN ? s->buf : b->mem) + loc->offset, loc->len);
+    const char *mem = in_memory(s, b);
+    if (mem != NULL) {
+        memcpy(buf, mem + loc->offset, loc->len);
         req->skip = 0;
         pthread_mutex_unlock(&s->lock);
         return 1;
@@ -580,8 +588,9 @@ static ssize_t bs_read_block(struct ac_store *s, uint32_t id, void **out) {
         pthread_mutex_unlock(&s->lock);
         return -ENOMEM;
     }
-    if (b->state == B_OPEN || b->state == B_SEALED) {
-        memcpy(buf, b->state == B_OPEN ? s->buf : b->mem, len);
+    const char *mem = in_memory(s, b);
+    if (mem != NULL) {
+        memcpy(buf, mem, len);
         pthread_mutex_unlock(&s->lock);
         *out = buf;
         return (ssize_t)len;

@@ -352,32 +352,37 @@ void ac_io_widen(struct ac_io_req *req, unsigned align) {
     req->off = start;
 }
 
+/* [off, off + len) of fd (O_DIRECT, every bound a multiple of align) to or
+ * from buf, done once the first need bytes are: a short transfer goes on from
+ * the unit it stopped in (that unit transferred again); one short of a whole
+ * unit is tried again, AC_IO_DIRECT_STALLS times in a row at most. 0 or -errno. */
+static int direct_transfer(struct ac_io_ring *r, int fd, bool write, char *buf, size_t len, size_t need,
+                           uint64_t off, unsigned align) {
+    size_t done = 0;
+    for (unsigned stalls = 0; done < need;) {
+        struct ac_io_req q = { .fd = fd, .write = write, .buf = buf + done, .len = len - done, .off = off + done };
+        ssize_t res = transfer_once(r, &q);
+        if (res <= 0)
+            return res < 0 ? (int)res : -EIO;
+        if (done + (size_t)res >= need)
+            return 0;
+        size_t next = (size_t)ac_io_align_down(done + (size_t)res, align);
+        if (next > done) {
+            done = next;
+            stalls = 0;
+        } else if (++stalls > AC_IO_DIRECT_STALLS) {
+            return -EIO;
+        }
+    }
+    return 0;
+}
+
 int ac_io_write_direct(int fd, const void *buf, size_t len, uint64_t off, unsigned align) {
     int err;
     struct ac_io_ring *r = thread_ring(&err);
     if (r == NULL)
         return -err;
-    size_t done = 0;
-    for (unsigned stalls = 0; done < len;) {
-        struct ac_io_req q = { .fd = fd, .write = true, .buf = (char *)(uintptr_t)buf + done, .len = len - done,
-                               .off = off + done };
-        ssize_t res = transfer_once(r, &q);
-        if (res <= 0)
-            return res < 0 ? (int)res : -EIO;
-        size_t reached = done + (size_t)res;
-        if (reached >= len)
-            break;
-        /* a short transfer goes on from the unit it stopped in (written again: the same bytes);
-         * less than a unit: the same range again, a few times */
-        size_t next = (size_t)ac_io_align_down(reached, align);
-        if (next <= done && ++stalls > AC_IO_DIRECT_STALLS)
-            return -EIO;
-        if (next > done) {
-            done = next;
-            stalls = 0;
-        }
-    }
-    return 0;
+    return direct_transfer(r, fd, true, (char *)(uintptr_t)buf, len, len, off, align);
 }
 
 int ac_io_read_direct(int fd, void *buf, size_t len, uint64_t off, unsigned align) {
@@ -390,29 +395,7 @@ int ac_io_read_direct(int fd, void *buf, size_t len, uint64_t off, unsigned alig
         return -ENOMEM;
     struct ac_io_req w = { .fd = fd, .len = len, .off = off };
     ac_io_widen(&w, align);
-    size_t need = w.skip + len, done = 0;
-    int rc = 0;
-    for (unsigned stalls = 0; done < need;) {
-        /* a short transfer goes on from the aligned unit it stopped in */
-        struct ac_io_req q = { .fd = fd, .buf = span + done, .len = w.len - done, .off = w.off + done };
-        ssize_t res = transfer_once(r, &q);
-        if (res <= 0) {
-            rc = res < 0 ? (int)res : -EIO;
-            break;
-        }
-        size_t reached = done + (size_t)res;
-        if (reached >= need)
-            break;
-        size_t next = (size_t)ac_io_align_down(reached, align);
-        if (next <= done && ++stalls > AC_IO_DIRECT_STALLS) {
-            rc = -EIO;                 /* less than a unit, again and again: no progress */
-            break;
-        }
-        if (next > done) {
-            done = next;
-            stalls = 0;
-        }
-    }
+    int rc = direct_transfer(r, fd, false, span, w.len, w.skip + len, w.off, align);
     if (rc == 0)
         memcpy(buf, span + w.skip, len);
     free(span);
