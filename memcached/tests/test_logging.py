@@ -10,6 +10,8 @@ import random
 import subprocess
 import time
 
+import pytest
+
 from mc_helpers import BIN, value_for
 
 N_KEYS = 30000
@@ -80,9 +82,11 @@ def test_cold_reads_stay_cold(server):
     assert st2["lost_items"] == 0 and st2["checksum_errors"] == 0 and st2["io_errors"] == 0
 
 
-def test_hot_key_migrates_in(server):
+@pytest.mark.parametrize("engine", ["sync", "uring"])
+def test_hot_key_migrates_in(server, engine):
+    # gets read in the worker (no parked fetchers): every read ahead is the migration's
     srv = server(mem=16, threads=2, ac={"ac_policy": "logging", "ac_log_round": "100ms",
-                                         "ac_log_slice": "100"})
+                                         "ac_log_slice": "100", "ac_io": engine, "ac_park_threads": "0"})
     raw = srv.raw()
     vals = fill(raw, random.Random(12))
     rounds = srv.ac()["log_rounds"]
@@ -102,6 +106,11 @@ def test_hot_key_migrates_in(server):
     # a migration reads the record once: the bytes read to learn its key are the record's under the
     # key's lock when the tier says the place was not taken again since (nothing moves it here)
     assert st1["migrate_reads_saved"] - st0["migrate_reads_saved"] >= st1["log_migrated_in"] - st0["log_migrated_in"]
+    # and those reads went out together ahead of the migration (ac_migrate_in's batch), each used
+    # once it checked out under the key's lock
+    assert st0["prefetch_reads"] == st0["prefetch_used"] + st0["prefetch_unused"]
+    assert st1["prefetch_used"] - st0["prefetch_used"] >= st1["log_migrated_in"] - st0["log_migrated_in"]
+    assert st1["prefetch_reads"] >= st1["prefetch_used"]
     assert 0 < st1["log_hot_keys"] and st1["log_hot_bytes"] <= st1["log_hot_budget"]
     assert st1["metadata_bytes"] >= st1["log_estimate_bytes"] + st1["bloom_bytes"] + st1["log_ring_bytes"]
     got, err = raw.get(k)

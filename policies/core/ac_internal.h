@@ -62,10 +62,13 @@ extern struct ac_counters ac_cnt;
 void ac_fault_mark(void);
 /* ac_spill.c: the codec spilled records use ("none", "lz4", "zstd"). */
 const char *ac_compression(void);
-/* ac_prefetch.c: the bytes of the record (fp, loc) this thread's driver read
+/* ac_prefetch.c: the bytes of the record (fp, loc) this thread's prefetcher read
  * ahead, when they are still the record's (item lock held), else NULL; and
  * its lines of `stats anticache`. */
 char *ac_prefetched(uint64_t fp, const struct ac_loc *loc);
+/* ac_prefetch.c: the read of fp's record at loc goes out on p with no key lock
+ * held (a migration, which knows the place but not the key): its slot, or -1. */
+int ac_prefetch_at(struct ac_prefetcher *p, uint64_t fp, const struct ac_loc *loc);
 void ac_prefetch_stats(ADD_STAT add_stats, void *c);
 /* Parked gets (ac_park.c): take consumes this thread's permission to park the
  * current lookup (true if it had one); mark says the lookup was parked (its
@@ -177,10 +180,13 @@ unsigned ac_pages_owed(void);
  * page epoch `epoch`, re-validated under the spill lock; none if the epoch
  * moved on); returns how many left RAM. */
 int ac_spill_items(unsigned int clsid, item **cand, int n, unsigned epoch);
-/* ac_spill.c: brings the spilled records under fingerprint fp back into RAM
- * (the caller holds no item lock; a policy's migration). Returns how many
- * came back, or -1 when memory could not be had. */
-int ac_migrate_in(uint64_t fp);
+/* ac_spill.c: brings the spilled records under the n fingerprints fps (at most
+ * AC_MIGRATE_BATCH) back into RAM (the caller holds no item lock; a policy's
+ * migration). With pf (the calling thread's prefetcher, or NULL) their reads
+ * are in flight together first. Returns how many came back; *nomem is set
+ * when memory could not be had (the keys after that one were left). */
+#define AC_MIGRATE_BATCH 32
+int ac_migrate_in(const uint64_t *fps, int n, struct ac_prefetcher *pf, bool *nomem);
 /* ac_spill.c: fp may be spilled (the tier's answer from memory alone: no
  * I/O, not counted, never a false no). */
 bool ac_maybe_spilled(uint64_t fp);

@@ -17,7 +17,12 @@
  * (reads that served a fetch), prefetch_unused (reads that did not: the key
  * was in RAM again, the record had moved or its space was reused, the read
  * failed -- the fetch then read again, or needed nothing); once every batch
- * is over, reads = used + unused. */
+ * is over, reads = used + unused.
+ *
+ * A policy's migration thread reads ahead the same way (ac_prefetch_at, from
+ * ac_migrate_in): it knows a fingerprint and a place, not the key, so the read
+ * is sent without the key's lock and its bytes are used only when they check
+ * out under that lock; these reads are counted in the same three numbers. */
 #include "memcached.h"
 #include "ac_internal.h"
 #include <errno.h>
@@ -127,8 +132,41 @@ void ac_prefetcher_free(struct ac_prefetcher *p) {
     free(p);
 }
 
+/* Sends the read of fp's record at loc, named token by the tier, into the next
+ * slot: its index, or -1 (nothing sent: the tier refused, or no buffer). */
+static int send_read(struct ac_prefetcher *p, uint64_t fp, const struct ac_loc *loc, uint64_t token) {
+    struct ac_prefetch *s = &p->slot[p->n];
+    if (s->cap < loc->len) {
+        char *nb = ac_io_span_alloc(loc->len);
+        if (nb == NULL)
+            return -1;
+        free(s->buf);
+        s->buf = nb;
+        s->cap = loc->len;
+    }
+    s->fp = fp;
+    s->loc = *loc;
+    s->token = token;
+    s->used = false;
+    memset(&s->req, 0, sizeof(s->req));
+    s->req.data = s;
+    int rc = ac.tier->read_start(&s->loc, s->buf, p->ring, &s->req, token);
+    if (rc < 0)
+        return -1;
+    s->state = rc == 1 ? PF_DONE : PF_FLIGHT;
+    s->ok = rc == 1;
+    s->io = rc == 0;
+    if (rc == 0)
+        __atomic_add_fetch(&n_reads, 1, __ATOMIC_RELAXED);
+    return (int)p->n++;
+}
+
+static bool can_send(const struct ac_prefetcher *p) {
+    return ac_enabled && ac_tier_spills() && ac.tier->read_start != NULL && p->n < p->depth && !p->broken;
+}
+
 int ac_prefetch_begin(struct ac_prefetcher *p, const char *key, size_t nkey) {
-    if (!ac_enabled || !ac_tier_spills() || ac.tier->read_start == NULL || p->n >= p->depth || p->broken)
+    if (!can_send(p))
         return -1;
     uint64_t fp = ac_key_fp(key, nkey);
     for (unsigned i = 0; i < p->n; i++)
@@ -144,30 +182,18 @@ int ac_prefetch_begin(struct ac_prefetcher *p, const char *key, size_t nkey) {
     item_unlock(hv);
     if (n <= 0)
         return -1;                       /* in RAM, or not stored */
-    struct ac_prefetch *s = &p->slot[p->n];
-    if (s->cap < locs[0].len) {
-        char *nb = ac_io_span_alloc(locs[0].len);
-        if (nb == NULL)
-            return -1;
-        free(s->buf);
-        s->buf = nb;
-        s->cap = locs[0].len;
-    }
-    s->fp = fp;
-    s->loc = locs[0];
-    s->token = token;
-    s->used = false;
-    memset(&s->req, 0, sizeof(s->req));
-    s->req.data = s;
-    int rc = ac.tier->read_start(&s->loc, s->buf, p->ring, &s->req, token);
-    if (rc < 0)
+    return send_read(p, fp, &locs[0], token);
+}
+
+int ac_prefetch_at(struct ac_prefetcher *p, uint64_t fp, const struct ac_loc *loc) {
+    if (!can_send(p))
         return -1;
-    s->state = rc == 1 ? PF_DONE : PF_FLIGHT;
-    s->ok = rc == 1;
-    s->io = rc == 0;
-    if (rc == 0)
-        __atomic_add_fetch(&n_reads, 1, __ATOMIC_RELAXED);
-    return (int)p->n++;
+    for (unsigned i = 0; i < p->n; i++)
+        if (p->slot[i].fp == fp && p->slot[i].loc.block == loc->block && p->slot[i].loc.offset == loc->offset)
+            return (int)i;
+    /* no key lock: the token may already name a later tenant of the place;
+     * whoever takes the bytes checks them under the key's lock (read_valid) */
+    return send_read(p, fp, loc, ac.tier->read_token(loc));
 }
 
 char *ac_prefetched(uint64_t fp, const struct ac_loc *loc) {

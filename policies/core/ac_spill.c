@@ -623,9 +623,13 @@ static int record_of(const char *key, size_t nkey, uint64_t fp, struct ac_record
     struct ac_loc locs[4];
     int n = ac.tier->peek(fp, locs, 4);
     for (int i = 0; i < n && i < 4; i++) {
-        char *buf = scratch_get(&fetch_buf, locs[i].len);
-        bool have = seen != NULL && buf != NULL && seen->block == locs[i].block && seen->offset == locs[i].offset &&
-                    seen->len == locs[i].len && ac.tier->read_valid != NULL && ac.tier->read_valid(seen, token);
+        char *buf = ac_prefetched(fp, &locs[i]);       /* read in flight by ac_migrate_in */
+        bool have = buf != NULL;
+        if (!have) {
+            buf = scratch_get(&fetch_buf, locs[i].len);
+            have = seen != NULL && buf != NULL && seen->block == locs[i].block && seen->offset == locs[i].offset &&
+                   seen->len == locs[i].len && ac.tier->read_valid != NULL && ac.tier->read_valid(seen, token);
+        }
         if (have)
             AC_COUNT(migrate_reads_saved, 1);
         if (buf == NULL || (!have && tier_read(&locs[i], buf) != 0) || parse_record(buf, locs[i].len, r) != AC_ERR_NONE)
@@ -638,19 +642,27 @@ static int record_of(const char *key, size_t nkey, uint64_t fp, struct ac_record
     return -1;
 }
 
-int ac_migrate_in(uint64_t fp) {
-    struct ac_loc locs[4];
-    int n = ac.tier->find(fp, locs, 4), moved = 0;
+/* The records of fp at locs (n of them, found before) back into RAM: how many
+ * came, or -1 when memory could not be had. */
+static int migrate_one(uint64_t fp, const struct ac_loc *locs, int n) {
+    int moved = 0;
     for (int i = 0; i < n && i < 4; i++) {
         /* read without the key's lock, only to learn the key: the location may
          * be stale by the time the lock is held (fetched, moved by cleaning);
          * the tier's name for the place, taken first, tells record_of whether
-         * these bytes still are the record's */
-        uint64_t token = ac.tier->read_token != NULL ? ac.tier->read_token(&locs[i]) : 0;
-        char *buf = scratch_get(&fetch_buf, locs[i].len);
+         * these bytes still are the record's. Bytes read ahead (ac_prefetched)
+         * are checked again by record_of itself. */
+        char *buf = ac_prefetched(fp, &locs[i]);
+        bool ahead = buf != NULL;
+        uint64_t token = 0;
+        if (!ahead) {
+            token = ac.tier->read_token != NULL ? ac.tier->read_token(&locs[i]) : 0;
+            buf = scratch_get(&fetch_buf, locs[i].len);
+            if (buf != NULL && tier_read(&locs[i], buf) != 0)
+                buf = NULL;
+        }
         struct ac_record r;
-        if (buf == NULL || tier_read(&locs[i], buf) != 0
-                || ac_record_parse(buf, locs[i].len, &r) != AC_REC_OK || r.len != locs[i].len)
+        if (buf == NULL || ac_record_parse(buf, locs[i].len, &r) != AC_REC_OK || r.len != locs[i].len)
             continue;      /* left in place: a request for it answers the error */
         char key[KEY_MAX_LENGTH + 1];
         size_t nkey = r.nkey;
@@ -659,8 +671,8 @@ int ac_migrate_in(uint64_t fp) {
         item_lock(hv);
         /* under the lock: not brought in by a request meanwhile, and its record as it is now */
         struct ac_loc loc;
-        if (assoc_find(key, nkey, hv) == NULL &&
-                record_of(key, nkey, fp, &r, &loc, ac.tier->read_token != NULL ? &locs[i] : NULL, token) == 0) {
+        const struct ac_loc *seen = !ahead && ac.tier->read_token != NULL ? &locs[i] : NULL;
+        if (assoc_find(key, nkey, hv) == NULL && record_of(key, nkey, fp, &r, &loc, seen, token) == 0) {
             int merge = 0;
             ac_alloc_optional(true);   /* migration waits for the next round rather than for room */
             item *m = materialize(&r, hv, fp, &loc, &merge);
@@ -677,6 +689,30 @@ int ac_migrate_in(uint64_t fp) {
         }
         item_unlock(hv);
     }
+    return moved;
+}
+
+int ac_migrate_in(const uint64_t *fps, int n, struct ac_prefetcher *pf, bool *nomem) {
+    struct ac_loc locs[AC_MIGRATE_BATCH][4];
+    int nl[AC_MIGRATE_BATCH];
+    if (n > AC_MIGRATE_BATCH)
+        n = AC_MIGRATE_BATCH;
+    for (int i = 0; i < n; i++) {
+        nl[i] = ac.tier->find(fps[i], locs[i], 4);
+        for (int j = 0; pf != NULL && j < nl[i] && j < 4; j++)
+            ac_prefetch_at(pf, fps[i], &locs[i][j]);
+    }
+    int moved = 0;
+    for (int i = 0; i < n; i++) {
+        int k = migrate_one(fps[i], locs[i], nl[i]);
+        if (k < 0) {
+            *nomem = true;
+            break;
+        }
+        moved += k;
+    }
+    if (pf != NULL)
+        ac_prefetch_batch(pf);
     return moved;
 }
 

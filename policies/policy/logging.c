@@ -38,6 +38,7 @@
 #include "ac_internal.h"
 #include "hotcold.h"
 #include "victim_checks.h"
+#include <stdio.h>
 #include <stdlib.h>
 
 #define U(x) (unsigned long long)(x)
@@ -108,24 +109,54 @@ static int logging_pick_victims(unsigned int clsid, item **out, int max) {
     return n;
 }
 
-/* For each hot key: if the tier may hold it (its uncounted check from memory:
- * most hot keys are resident), bring it back. The access rings are drained
- * every 32 hot keys, whether or not one came back, so a walk over a large
- * hot set does not let them overflow. */
-static void migrate_in_one(uint64_t fp, void *arg) {
-    bool *stop = arg;
-    static unsigned calls;
-    if (!*stop && ac_maybe_spilled(fp)) {
-        int k = ac_migrate_in(fp);
-        if (k < 0) {
-            *stop = true;       /* no memory: the rest waits for the next round */
+/* Hot keys that are cold come back, AC_MIGRATE_BATCH at a time with their
+ * reads in flight together (mig_pf, the classifier thread's prefetcher: a
+ * read at a time would let the migration fall behind the requests' reads). */
+static struct {
+    uint64_t fp[AC_MIGRATE_BATCH];
+    int n;
+    bool stop;                /* no memory: the rest waits for the next round */
+    unsigned calls;
+} mig;                        /* the classifier thread's */
+static struct ac_prefetcher *mig_pf;
+
+static void migrate_flush(void) {
+    if (mig.n > 0 && !mig.stop) {
+        bool nomem = false;
+        st.migrated_in += (uint64_t)ac_migrate_in(mig.fp, mig.n, mig_pf, &nomem);
+        if (nomem) {
+            mig.stop = true;
             st.migrate_in_nomem++;
-        } else {
-            st.migrated_in += (uint64_t)k;
         }
     }
-    if (++calls % 32 == 0)
+    mig.n = 0;
+}
+
+/* For each hot key: if the tier may hold it (its uncounted check from memory:
+ * most hot keys are resident), it joins the batch. The access rings are
+ * drained every 32 hot keys, whether or not one came back, so a walk over a
+ * large hot set does not let them overflow. */
+static void migrate_in_one(uint64_t fp, void *arg) {
+    (void)arg;
+    if (!mig.stop && ac_maybe_spilled(fp)) {
+        mig.fp[mig.n++] = fp;
+        if (mig.n == AC_MIGRATE_BATCH)
+            migrate_flush();
+    }
+    if (++mig.calls % 32 == 0)
         ac_hc_drain(&hc);
+}
+
+/* The classifier thread's prefetcher, made on its first round (on that
+ * thread: a prefetcher is its thread's); without one, a read at a time. */
+static void migrate_prepare(void) {
+    static bool tried;
+    if (tried)
+        return;
+    tried = true;
+    char why[160];
+    if ((mig_pf = ac_prefetcher_new(AC_MIGRATE_BATCH, why, sizeof(why))) == NULL)
+        fprintf(stderr, "memcached-ac: logging: migration reads one record at a time (%s)\n", why);
 }
 
 static void set_victims(unsigned int clsid, item **list, size_t m, unsigned epoch) {
@@ -170,8 +201,11 @@ static void logging_round(void) {
     free(res);
 
     /* hot keys that are cold come back */
-    bool stop = false;
-    ac_cls_foreach_hot(&hc.cls, migrate_in_one, &stop);
+    migrate_prepare();
+    mig.n = 0;
+    mig.stop = false;
+    ac_cls_foreach_hot(&hc.cls, migrate_in_one, NULL);
+    migrate_flush();
 }
 
 static int logging_init(void) {
@@ -187,7 +221,9 @@ static int logging_init(void) {
 }
 
 static void logging_shutdown(void) {
-    ac_hc_destroy(&hc);
+    ac_hc_destroy(&hc);               /* the classifier thread is gone: its prefetcher can go */
+    ac_prefetcher_free(mig_pf);
+    mig_pf = NULL;
 }
 
 static size_t logging_metadata_bytes(void) {
