@@ -123,8 +123,8 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
     spill = spill_parent / "spill"
     extra = dict(approach.options)
     extra["hashpower"] = str(plan.hashpower)
-    if approach.spills and run["io_engine"] != "sync":
-        extra["ac_io"] = run["io_engine"]
+    if approach.spills:
+        extra["ac_io"] = run["io_engine"]      # always said: the server's default is not the record
     if approach.spills and run.get("io_direct"):
         extra["ac_io_direct"] = "on"
     if mode == "in-process" and run["driver_depth"] > 1:
@@ -351,9 +351,9 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
               # compressed records (the report's lz4 claim) and the bytes the core asked the tier for
               "compression", "compress_in_bytes", "compress_out_bytes", "compress_skipped",
               "record_read_bytes", "block_read_bytes",
-              # the I/O engine and the reads the in-process driver kept in flight
+              # the I/O engine, the reads the in-process driver kept in flight, and a migration's
               "io_engine", "io_direct", "io_direct_files", "io_reads", "io_read_bytes", "driver_depth", "prefetch_reads", "prefetch_used",
-              "prefetch_unused"):
+              "prefetch_unused", "migrate_prefetch_reads", "migrate_prefetch_used"):
         out[f"ac_{k}"] = ac.get(k)
     out["read_amplification"] = read_amplification(out.get("disk_read_bytes"), ac,
                                                    (ph.get("server_start") or {}).get("anticache") or {})

@@ -6,7 +6,7 @@
               and optionally any YCSB property as a list
     [run]     mode, server_threads, perf, timeout_s, network_conns, network_depth, driver_depth
               (in-process: requests each driver thread keeps in flight), io_engine (spilling
-              approaches' -o ac_io: sync, threads, aio, uring), io_direct (true: their record
+              approaches' -o ac_io: uring (default), sync, threads, aio), io_direct (true: their record
               reads with O_DIRECT, -o ac_io_direct=on), spill_device (disk, or ram: a
               zram device for hit-rate-only runs, acbench/ramdev.py)
     [memory]  item_footprint, allowance, allowance_margin, swap
@@ -44,7 +44,7 @@ TOP_KEYS = ("name", "description", "fixed", "grid", "run", "memory")
 GRID_KEYS = ("approach", "zipf_theta", "mem_ratio", "workload", "repetition")
 RUN_DEFAULTS: dict[str, Any] = {"mode": "in-process", "server_threads": 1, "perf": True,
                                 "timeout_s": 3600, "network_conns": 1, "network_depth": 1,
-                                "driver_depth": 1, "io_engine": "sync", "io_direct": False,
+                                "driver_depth": 1, "io_engine": "uring", "io_direct": False,
                                 "spill_device": "disk"}
 # -o ac_io of the approaches that spill (policies/README.md "I/O engines")
 IO_ENGINES = ("sync", "threads", "aio", "uring")

@@ -94,7 +94,7 @@ MAY_BE_EMPTY = {"lat_update_mean_us", "lat_update_p50_us", "lat_update_p99_us", 
                 # the I/O engine's and the driver's reads in flight: spilling tiers only
                 "ac_read_through_items", "ac_migrate_reads_saved", "ac_write_queue", "ac_write_timeouts",
                 "ac_io_engine", "ac_io_direct", "ac_io_direct_files", "ac_io_reads", "ac_io_read_bytes", "ac_driver_depth", "ac_prefetch_reads",
-                "ac_prefetch_used", "ac_prefetch_unused"}
+                "ac_prefetch_used", "ac_prefetch_unused", "ac_migrate_prefetch_reads", "ac_migrate_prefetch_used"}
 # What differs between the cells (approach x memory ratio) must differ in the rows.
 MUST_VARY = ["approach", "mem_ratio", "item_memory_mb", "cgroup_limit_bytes", "opt_capacity", "hits",
              "hit_rate", "opt_hit_rate", "loss_pp", "throughput_ops_s", "run_duration_s", "cpu_user_s",
@@ -237,18 +237,19 @@ def test_run_set_overrides_and_resume_keeps_settings(run: tuple[Path, Path, subp
     counts do not depend on them; a run directory resumes only with the settings it started with."""
     spec, rd, _ = run
     root = str(rd.parent.parent)
-    cp = acbench("run", str(spec), "--run-id", "io", "--results", root, "--run-set", "io_engine=uring",
+    cp = acbench("run", str(spec), "--run-id", "io", "--results", root, "--run-set", "io_engine=sync",
                  "--run-set", "driver_depth=8", "--run-set", "io_direct=true")
     assert cp.returncode == 0, cp.stderr + cp.stdout
     io = pd.read_parquet(rd.parent / "io" / "cells.parquet").set_index("cell_id")
     base = pd.read_parquet(rd / "cells.parquet").set_index("cell_id")
     for i in (IDS[1], IDS[3]):
         assert (io.loc[i, "ac_io_engine"], io.loc[i, "ac_io_direct"], io.loc[i, "ac_driver_depth"],
-                io.loc[i, "ac_io_direct_files"]) == ("uring", "on", 8, 1), io.loc[i]
+                io.loc[i, "ac_io_direct_files"]) == ("sync", "on", 8, 1), io.loc[i]
+        assert base.loc[i, "ac_io_engine"] == "uring"        # the default
         for col in ("hits", "disk_hits", "misses"):
             assert io.loc[i, col] == base.loc[i, col], (i, col)
     meta = json.loads((rd.parent / "io" / "run.json").read_text())
-    assert meta["run_settings"]["io_engine"] == "uring" and meta["run_settings"]["io_direct"] is True
+    assert meta["run_settings"]["io_engine"] == "sync" and meta["run_settings"]["io_direct"] is True
     # the first run used the spec's own settings: resuming it with others is refused, with what differs
     cp = acbench("run", str(spec), "--run-id", rd.name, "--results", root, "--run-set", "io_direct=true")
     assert cp.returncode == 2

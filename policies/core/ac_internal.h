@@ -69,6 +69,9 @@ char *ac_prefetched(uint64_t fp, const struct ac_loc *loc);
 /* ac_prefetch.c: the read of fp's record at loc goes out on p with no key lock
  * held (a migration, which knows the place but not the key): its slot, or -1. */
 int ac_prefetch_at(struct ac_prefetcher *p, uint64_t fp, const struct ac_loc *loc);
+/* ac_prefetch.c: a prefetcher for a policy's migration thread (its reads
+ * counted as migrate_prefetch_*, not prefetch_*). */
+struct ac_prefetcher *ac_prefetcher_new_migration(unsigned depth, char *err, size_t errlen);
 void ac_prefetch_stats(ADD_STAT add_stats, void *c);
 /* Parked gets (ac_park.c): take consumes this thread's permission to park the
  * current lookup (true if it had one); mark says the lookup was parked (its

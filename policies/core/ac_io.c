@@ -55,7 +55,7 @@ static int parse_fault(void *values, const struct ac_opt *o, const char *v) {
 
 static const struct ac_opt io_opts[] = {
     { .key = "ac_io", .type = AC_T_ENUM, AC_FIELD(struct ac_io_settings, engine), .words = engine_words,
-      .def = "sync", .def_is_value = true,
+      .def = "uring", .def_is_value = true,
       .help = "the engine of spill-file reads and writes (uring falls back to aio, aio to threads)" },
     { .key = "ac_io_threads", .type = AC_T_COUNT, AC_FIELD(struct ac_io_settings, threads), .min = 1, .max = 64,
       .noun = "a count of threads",

@@ -22,7 +22,8 @@
  * A policy's migration thread reads ahead the same way (ac_prefetch_at, from
  * ac_migrate_in): it knows a fingerprint and a place, not the key, so the read
  * is sent without the key's lock and its bytes are used only when they check
- * out under that lock; these reads are counted in the same three numbers. */
+ * out under that lock. Its reads are counted apart (migrate_prefetch_reads,
+ * _used, _unused): its batch may be open when the counts are read. */
 #include "memcached.h"
 #include "ac_internal.h"
 #include <errno.h>
@@ -45,7 +46,14 @@ struct ac_prefetch {
     bool used;
 };
 
+/* reads sent, used, unused: [0] the requests' (driver, parked gets), [1] a
+ * policy's migration's (counted apart: its batches may be open whenever the
+ * counts are read) */
+enum { PF_SENT, PF_USED, PF_UNUSED };
+static uint64_t counts[2][3];
+
 struct ac_prefetcher {
+    uint64_t *count;                 /* counts[0] or counts[1] */
     struct ac_io_ring *ring;
     struct ac_prefetch *slot;
     unsigned depth, n;
@@ -53,14 +61,14 @@ struct ac_prefetcher {
 };
 
 static __thread struct ac_prefetcher *tl_pf;
-static uint64_t n_reads, n_used, n_unused;
 
-struct ac_prefetcher *ac_prefetcher_new(unsigned depth, char *err, size_t errlen) {
+static struct ac_prefetcher *prefetcher_new(unsigned depth, uint64_t *count, char *err, size_t errlen) {
     struct ac_prefetcher *p = calloc(1, sizeof(*p));
     int e = ENOMEM;
     if (p != NULL && (p->slot = calloc(depth, sizeof(*p->slot))) != NULL &&
             (p->ring = ac_io_ring_new(depth, &e)) != NULL) {
         p->depth = depth;
+        p->count = count;
         tl_pf = p;
         return p;
     }
@@ -70,6 +78,14 @@ struct ac_prefetcher *ac_prefetcher_new(unsigned depth, char *err, size_t errlen
         free(p->slot);
     free(p);
     return NULL;
+}
+
+struct ac_prefetcher *ac_prefetcher_new(unsigned depth, char *err, size_t errlen) {
+    return prefetcher_new(depth, counts[0], err, errlen);
+}
+
+struct ac_prefetcher *ac_prefetcher_new_migration(unsigned depth, char *err, size_t errlen) {
+    return prefetcher_new(depth, counts[1], err, errlen);
 }
 
 #define REAP_MAX 64
@@ -114,7 +130,7 @@ void ac_prefetch_batch(struct ac_prefetcher *p) {
     for (unsigned i = 0; i < p->n; i++)
         unused += p->slot[i].io && !p->slot[i].used;
     if (unused > 0)
-        __atomic_add_fetch(&n_unused, unused, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&p->count[PF_UNUSED], unused, __ATOMIC_RELAXED);
     p->n = 0;
 }
 
@@ -157,7 +173,7 @@ static int send_read(struct ac_prefetcher *p, uint64_t fp, const struct ac_loc *
     s->ok = rc == 1;
     s->io = rc == 0;
     if (rc == 0)
-        __atomic_add_fetch(&n_reads, 1, __ATOMIC_RELAXED);
+        __atomic_add_fetch(&p->count[PF_SENT], 1, __ATOMIC_RELAXED);
     return (int)p->n++;
 }
 
@@ -208,7 +224,7 @@ char *ac_prefetched(uint64_t fp, const struct ac_loc *loc) {
         if (!s->ok || !ac.tier->read_valid(loc, s->token))
             return NULL;
         if (!s->used && s->io)
-            __atomic_add_fetch(&n_used, 1, __ATOMIC_RELAXED);
+            __atomic_add_fetch(&p->count[PF_USED], 1, __ATOMIC_RELAXED);
         s->used = true;
         return s->buf + s->req.skip;
     }
@@ -217,7 +233,11 @@ char *ac_prefetched(uint64_t fp, const struct ac_loc *loc) {
 
 void ac_prefetch_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("driver_depth", "%llu", (unsigned long long)(ac_in_process() ? ac_opts.driver_depth : 0));
-    APPEND_STAT("prefetch_reads", "%llu", (unsigned long long)__atomic_load_n(&n_reads, __ATOMIC_RELAXED));
-    APPEND_STAT("prefetch_used", "%llu", (unsigned long long)__atomic_load_n(&n_used, __ATOMIC_RELAXED));
-    APPEND_STAT("prefetch_unused", "%llu", (unsigned long long)__atomic_load_n(&n_unused, __ATOMIC_RELAXED));
+    static const char *const names[2][3] = {
+        { "prefetch_reads", "prefetch_used", "prefetch_unused" },
+        { "migrate_prefetch_reads", "migrate_prefetch_used", "migrate_prefetch_unused" },
+    };
+    for (int k = 0; k < 2; k++)
+        for (int j = 0; j < 3; j++)
+            APPEND_STAT(names[k][j], "%llu", (unsigned long long)__atomic_load_n(&counts[k][j], __ATOMIC_RELAXED));
 }

@@ -155,7 +155,7 @@ static void migrate_prepare(void) {
         return;
     tried = true;
     char why[160];
-    if ((mig_pf = ac_prefetcher_new(AC_MIGRATE_BATCH, why, sizeof(why))) == NULL)
+    if ((mig_pf = ac_prefetcher_new_migration(AC_MIGRATE_BATCH, why, sizeof(why))) == NULL)
         fprintf(stderr, "memcached-ac: logging: migration reads one record at a time (%s)\n", why);
 }
 
