@@ -88,6 +88,15 @@ def hit_rate_rows(df: pd.DataFrame) -> pd.DataFrame:
     return df[ram | ~df["cell_id"].isin(set(df.loc[ram, "cell_id"]))].reset_index(drop=True)
 
 
+def shortage_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The cells of the paper's figures: the data does not fit in the item memory (M/D < 1). Cells
+    with every record in memory (experiments/inmemory-paper.toml, M/D 5/4) serve the report's
+    claim about the cost of tracking alone."""
+    if "mem_ratio" not in df.columns:
+        return df
+    return df[df["mem_ratio"] < 1].reset_index(drop=True)
+
+
 def require(df: pd.DataFrame, columns: Iterable[str], purpose: str) -> None:
     """Raises ResultsError naming every column of `columns` that df lacks."""
     missing = [c for c in columns if c not in df.columns]

@@ -25,9 +25,10 @@ from acbench.figures import fig3_input, plot_decomposition, plot_fig3
 from acplot import loss_table
 from acplot.cells import by_cell
 from acplot.grid import plot_grid
-from acplot.runs import describe_run, figures_dir, hit_rate_rows, load_run
+from acplot.runs import describe_run, figures_dir, hit_rate_rows, load_run, shortage_rows
 
-df = hit_rate_rows(load_run())   # one row per cell (RAM device preferred: experiments/README.md)
+# one row per cell (RAM device preferred: experiments/README.md), the cells whose data does not fit
+df = shortage_rows(hit_rate_rows(load_run()))
 out = figures_dir()
 pd.Series(describe_run(df), name="run")
 

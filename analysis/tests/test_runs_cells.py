@@ -113,6 +113,14 @@ def test_hit_rate_rows_one_per_cell() -> None:
     assert hit_rate_rows(disk).equals(disk) and hit_rate_rows(rows()).equals(rows())
 
 
+def test_shortage_rows_leave_the_in_memory_cells_out() -> None:
+    """The figures plot the cells whose data does not fit (M/D < 1); M/D 1 and above are left out."""
+    from acplot.runs import shortage_rows
+    df = pd.DataFrame({"cell_id": ["a", "b", "c", "d"], "mem_ratio": [0.25, 0.75, 1.0, 1.25]})
+    assert list(shortage_rows(df)["cell_id"]) == ["a", "b"]
+    assert shortage_rows(df.drop(columns="mem_ratio")).equals(df.drop(columns="mem_ratio"))
+
+
 def test_device_pairs_and_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     from acplot.devices import check_path, device_pairs, summary
     base = {"approach": "lru", "zipf_theta": 0.99, "mem_ratio": 0.5, "disk_hits": 0, "misses": 0}

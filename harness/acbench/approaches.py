@@ -75,6 +75,12 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
                    " table lives beside -m)"),
     Approach("logging-blocks", "logging", {"ac_tier": "blocks"}, figures=False,
              about="Siberia's classification over H-Store's evicted table and blocks (reads of cold items stay cold)"),
+    # H-Store's block-level choices (seed 000 §5.1, §5.2: block merge against tuple merge, the block
+    # size); experiments/claims-paper.toml
+    Approach("lru-block-merge", "lru", {"ac_merge": "block"}, deterministic=True, figures=False,
+             about="lru fetching a spilled item's whole block back into RAM (H-Store's block merge)"),
+    Approach("lru-4m", "lru", {"ac_block_size": "4M"}, deterministic=True, figures=False,
+             about="lru over blocks of 4 MiB (the default is 1 MiB)"),
     # compressed spilled records (seed 002 §IV-E: lz4 against spill I/O); experiments/compression.toml
     Approach("lru-lz4", "lru", {"ac_compress": "lz4"}, deterministic=True, figures=False,
              about="lru with each spilled value lz4-compressed (kept as is when it would not shrink)"),
