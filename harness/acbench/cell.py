@@ -249,7 +249,9 @@ def _finish_common(out: dict[str, Any], sampler: Sampler, rusage: dict[str, floa
     # the whole process, load and warm-up included (cell_*); the run window comes from the driver
     out.update({k if k == "wait4_maxrss_bytes" else f"cell_{k}": v for k, v in rusage.items()})
     st = sampler.stat or {}
-    out["peak_rss_bytes"] = sampler.hwm   # VmHWM of memcached-ac (last sample)
+    # VmHWM of memcached-ac (last sample); a cell over before the first sample: the peak wait4 saw
+    # (memcached-ac's, or with perf the larger of perf's and memcached-ac's)
+    out["peak_rss_bytes"] = sampler.hwm if sampler.hwm is not None else rusage.get("wait4_maxrss_bytes")
     out["proc_utime_s"] = st.get("utime_s")
     out["proc_stime_s"] = st.get("stime_s")
     io = sampler.io or {}
