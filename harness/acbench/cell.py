@@ -103,6 +103,8 @@ def _wait(proc: subprocess.Popen, timeout: float | None = None) -> tuple[int, di
             proc.returncode = os.waitstatus_to_exitcode(status)
             return proc.returncode, {"cpu_user_s": ru.ru_utime, "cpu_sys_s": ru.ru_stime,
                                      "wait4_maxrss_bytes": ru.ru_maxrss * 1024,
+                                     # the block I/O /proc/PID/io counts as read_bytes, write_bytes
+                                     "block_read_bytes": ru.ru_inblock * 512, "block_write_bytes": ru.ru_oublock * 512,
                                      "major_faults": ru.ru_majflt, "minor_faults": ru.ru_minflt,
                                      "vol_ctx_switches": ru.ru_nvcsw, "invol_ctx_switches": ru.ru_nivcsw}
         if deadline is not None and time.monotonic() > deadline:
@@ -249,14 +251,15 @@ def _finish_common(out: dict[str, Any], sampler: Sampler, rusage: dict[str, floa
     # the whole process, load and warm-up included (cell_*); the run window comes from the driver
     out.update({k if k == "wait4_maxrss_bytes" else f"cell_{k}": v for k, v in rusage.items()})
     st = sampler.stat or {}
-    # VmHWM of memcached-ac (last sample); a cell over before the first sample: the peak wait4 saw
-    # (memcached-ac's, or with perf the larger of perf's and memcached-ac's)
-    out["peak_rss_bytes"] = sampler.hwm if sampler.hwm is not None else rusage.get("wait4_maxrss_bytes")
-    out["proc_utime_s"] = st.get("utime_s")
-    out["proc_stime_s"] = st.get("stime_s")
+    # VmHWM, CPU and I/O of memcached-ac (last sample). A cell over before the first sample (a
+    # zombie has no VmHWM, a reaped process no /proc entry): what wait4 saw of it, with perf
+    # perf's own share included; its system-call counts stay unknown.
     io = sampler.io or {}
-    out["proc_read_bytes"] = io.get("read_bytes")
-    out["proc_write_bytes"] = io.get("write_bytes")
+    out["peak_rss_bytes"] = sampler.hwm if sampler.hwm is not None else rusage.get("wait4_maxrss_bytes")
+    out["proc_utime_s"] = st.get("utime_s") if st else rusage.get("cpu_user_s")
+    out["proc_stime_s"] = st.get("stime_s") if st else rusage.get("cpu_sys_s")
+    out["proc_read_bytes"] = io.get("read_bytes") if io else rusage.get("block_read_bytes")
+    out["proc_write_bytes"] = io.get("write_bytes") if io else rusage.get("block_write_bytes")
     out["proc_syscr"] = io.get("syscr")
     out["proc_syscw"] = io.get("syscw")
     perf_file = cell_dir / "perf.txt"

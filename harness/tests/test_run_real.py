@@ -91,6 +91,8 @@ MAY_BE_EMPTY = {"lat_update_mean_us", "lat_update_p50_us", "lat_update_p99_us", 
                 "ac_merge", "ac_block_size", "ac_bloom_bytes", "ac_log_ring_bytes", "ac_vma_granule_bytes",
                 # nothing asked of a tier (the stock cache): no ratio
                 "read_amplification",
+                # a cell over before the harness's first /proc sample: no system-call counts
+                "proc_syscr", "proc_syscw",
                 # the I/O engine's and the driver's reads in flight: spilling tiers only
                 "ac_read_through_items", "ac_migrate_reads_saved", "ac_write_queue", "ac_write_timeouts",
                 "ac_io_engine", "ac_io_direct", "ac_io_direct_files", "ac_io_reads", "ac_io_read_bytes", "ac_driver_depth", "ac_prefetch_reads",
@@ -115,7 +117,9 @@ def test_every_column_filled_and_plausible(run: tuple[Path, Path, subprocess.Com
     assert amp.notna().all() and (amp >= 0).all()
     for cid, row in df.iterrows():
         assert 0 <= row["hit_rate"] <= row["opt_hit_rate"] <= 1, cid
-        assert row["throughput_ops_s"] > 0 and row["cpu_user_s"] > 0 and row["cg_peak_bytes"] > 0, cid
+        # CPU time comes in clock ticks: a run window of a few ms may hold none; the cell holds some
+        assert row["throughput_ops_s"] > 0 and row["cpu_user_s"] >= 0 and row["cg_peak_bytes"] > 0, cid
+        assert row["cell_cpu_user_s"] + row["cell_cpu_sys_s"] > 0, cid
         assert row["cg_peak_bytes"] <= row["cgroup_limit_bytes"], cid
         assert row["cg_oom_kills"] == 0, cid
     # less memory, fewer objects for OPT and no more hits for any approach
