@@ -7,12 +7,13 @@
 #    the spill file's pages mostly come from the device; ac_driver_depth 1 and 32, each I/O engine
 #    (ac_io sync, threads, aio, uring), record reads through the page cache and with O_DIRECT
 #    (ac_io_direct off, on; DIRECTS), blocks written by the thread that closes them or by the
-#    writer thread (ac_write_queue; WQS, default 0 only).
+#    writer thread (ac_write_queue; WQS, default 0 only), THREADS driver threads (default 1, as
+#    fio's one job; 2 lets both cores serve, each keeping ac_driver_depth reads in flight).
 # Per configuration the median of REPS runs: disk hits per second and as a ratio of fio's IOPS at
 # the same depth, CPU microseconds per disk hit (user + system of the whole process over the
 # measured run, divided by its disk hits), and read amplification (bytes the process read from
 # the device / bytes of records asked for).
-# Usage: policies/io_bench.sh   (root; env RECORDS, ROOM, REPS, OPS, DIR, ENGINES, DIRECTS, WQS)
+# Usage: policies/io_bench.sh   (root; env RECORDS, ROOM, REPS, OPS, DIR, ENGINES, DIRECTS, WQS, THREADS)
 set -eu
 . "$(dirname "$0")/bench_env.sh"
 command -v fio >/dev/null || { echo "bench-io: fio is missing (make -C policies deps installs it)" >&2; exit 1; }
@@ -30,7 +31,8 @@ rm -f "$OUT/fio.dat"
 ENGINES=${ENGINES:-sync threads aio uring}
 DIRECTS=${DIRECTS:-off on}
 WQS=${WQS:-0}
-echo "== memcached-ac: $RECORDS records, -m $MEM, group limit $((MEM + ROOM)) MiB, $OPS reads, $REPS runs each"
+THREADS=${THREADS:-1}
+echo "== memcached-ac: $RECORDS records, -m $MEM, group limit $((MEM + ROOM)) MiB, $OPS reads, $THREADS driver thread(s), $REPS runs each"
 for depth in 1 32; do
     for direct in $DIRECTS; do
     for wq in $WQS; do
@@ -40,7 +42,7 @@ for depth in 1 32; do
             "$ACG" run --name "ac-io-bench-$$" --memory "$((MEM + ROOM))M" -- "$BIN" -u root -t 1 -m "$MEM" -o \
 "ac_policy=lru,ac_io=$engine,ac_io_direct=$direct,ac_write_queue=$wq,ac_driver_depth=$depth,ac_spill_dir=$OUT/spill,ac_driver=$WL,ac_driver_out=$j,\
 ac_driver_set=recordcount=$RECORDS,ac_driver_set=operationcount=$OPS,ac_driver_set=warmupoperations=$((OPS / 2)),\
-ac_driver_set=requestdistribution=truezipf,ac_driver_set=zipfianconstant=0.5,ac_driver_set=seed=$rep" \
+ac_driver_set=requestdistribution=truezipf,ac_driver_set=zipfianconstant=0.5,ac_driver_set=seed=$rep,ac_driver_set=threads=$THREADS" \
                 >"$OUT/acg.json" 2>"$OUT/err" || { cat "$OUT/err" >&2; exit 1; }
         done
     done
