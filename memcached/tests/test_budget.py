@@ -7,9 +7,13 @@ and freed). `cache_memlimit N` sets the budget, not the slab limit.
 """
 from __future__ import annotations
 
+import json
+import subprocess
 import time
 
-from mc_helpers import MiB
+import pytest
+
+from mc_helpers import BIN, MiB, ROOT
 
 QUARTER_PAGE = MiB // 4
 
@@ -86,3 +90,25 @@ def test_cache_memlimit_sets_the_budget(server):
     assert raw.call(b"cache_memlimit 32") == b"OK"
     st = srv.ac()
     assert st["item_memory_limit"] == 32 * MiB - charged(st)
+
+
+@pytest.mark.parametrize("engine", ["sync", "threads", "aio", "uring"])
+def test_each_engine_stays_in_a_tight_memory_group(tmp_path, engine):
+    """The spill writes' page cache must stay reclaimable: a memory group of twice -m (lru, 20k
+    records of 1 KB, -m 12) holds the run under every engine. Buffered writes through io_uring are
+    not held back by the kernel's dirty-page limits and once filled such a group with dirty pages
+    until it was OOM-killed; the uring engine now writes them with pwrite (store/io_uring.c)."""
+    out = tmp_path / "driver.json"
+    opts = (f"ac_policy=lru,ac_io={engine},ac_spill_dir={tmp_path}/spill,hashpower=16,"
+            f"ac_driver={ROOT / 'experiments' / 'workloads' / 'readonly'},ac_driver_out={out},"
+            "ac_driver_set=recordcount=20000,ac_driver_set=operationcount=20000,"
+            "ac_driver_set=warmupoperations=10000,ac_driver_set=requestdistribution=truezipf")
+    r = subprocess.run([str(ROOT / "cgroups" / "acg"), "run", "--name", f"test-budget-{engine}",
+                        "--memory", str(24 * MiB + 256 * 1024), "--", str(BIN), "-u", "root", "-t", "1", "-m", "12",
+                        "-o", opts], capture_output=True, text=True, timeout=300)
+    group = json.loads(r.stdout)
+    assert r.returncode == 0 and group["oom_kills"] == 0 and group["exit_status"] == 0, (group, r.stderr[-2000:])
+    d = json.loads(out.read_text())
+    a, reads = d["server"]["anticache"], d["run"]["reads"]
+    assert a["io_engine"] == engine and a["lost_items"] == 0 and a["refused_items"] == 0
+    assert reads["total"] == 20000 and reads["miss"] == 0 and reads["disk_hit"] > 1000, reads

@@ -1,9 +1,20 @@
 /* I/O engine "uring": io_uring through liburing, one ring (submission and
  * completion queue) per ac_io ring, i.e. per submitting thread. A read of a
  * cached page completes inline; one that must wait for the device is queued
- * by the kernel, and many can be in flight. See io_engine.h. */
+ * by the kernel, and many can be in flight. See io_engine.h.
+ *
+ * Writes to a file opened without O_DIRECT are done with pwrite in the
+ * submitting thread (completed at once, reaped like the others): the kernel
+ * does not hold a buffered io_uring write back by its dirty-page limits, so a
+ * memory group fills with dirty pages it cannot reclaim. Measured on this
+ * machine (kernel 6.18): lru, 20k records of 1 KB, -m 12 in a group of
+ * 24.4 MB was OOM-killed with 9.1 MB of dirty page cache when its block writes
+ * went through io_uring, and stayed within the group with pwrite (sync,
+ * threads), libaio, or io_uring with O_DIRECT writes. */
+#define _GNU_SOURCE                     /* O_DIRECT */
 #include "io_engine.h"
 #include <errno.h>
+#include <fcntl.h>
 #include <liburing.h>
 #include <sched.h>
 #include <stdio.h>
@@ -16,6 +27,7 @@
 struct uring_ring {
     struct ac_io_ring_head h;
     struct io_uring ring;
+    struct ac_io_fifo done;       /* buffered writes, done in submit */
 };
 
 static int uring_start(unsigned threads, char *why, size_t whylen) {
@@ -55,6 +67,14 @@ static void uring_ring_free(struct ac_io_ring *ring) {
 
 static int uring_submit(struct ac_io_ring *ring, struct ac_io_req *req) {
     struct uring_ring *r = (struct uring_ring *)ring;
+    if (req->write) {
+        int fl = fcntl(req->fd, F_GETFL);
+        if (fl < 0 || !(fl & O_DIRECT)) {
+            req->res = ac_io_transfer(req);   /* a bad descriptor answers its error here */
+            ac_io_fifo_push(&r->done, req);
+            return 0;
+        }
+    }
     struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
     if (sqe == NULL)
         return -EAGAIN;
@@ -79,7 +99,7 @@ static int uring_submit(struct ac_io_ring *ring, struct ac_io_req *req) {
 
 static int uring_reap(struct ac_io_ring *ring, struct ac_io_req **out, int min, int max) {
     struct uring_ring *r = (struct uring_ring *)ring;
-    int n = 0;
+    int n = ac_io_fifo_pop(&r->done, out, max);
     while (n < max) {
         struct io_uring_cqe *cqe;
         int rc = n < min ? io_uring_wait_cqe(&r->ring, &cqe) : io_uring_peek_cqe(&r->ring, &cqe);
