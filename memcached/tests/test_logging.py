@@ -100,7 +100,8 @@ def test_hot_key_migrates_in(server, engine):
         got, err = raw.get(k)
         assert err is None and got[k][0] == vals[k]
     # reading it did not bring it in; the next rounds classify it hot and migrate it
-    r0 = srv.ac()["log_rounds"]
+    mid = srv.ac()
+    r0 = mid["log_rounds"]
     wait_for(lambda: srv.ac()["log_rounds"] >= r0 + 2, "two more rounds")
     assert k in raw.resident_keys()
     st1 = srv.ac()
@@ -113,6 +114,9 @@ def test_hot_key_migrates_in(server, engine):
     d = {k: st1[k] - st0[k] for k in ("migrate_prefetch_reads", "migrate_prefetch_used", "log_migrated_in")}
     assert d["migrate_prefetch_used"] >= d["log_migrated_in"] and d["migrate_prefetch_reads"] >= d["migrate_prefetch_used"], d
     assert st1["prefetch_reads"] == 0        # the requests' own (parked gets are off here)
+    # no request read meanwhile: every record the migration brought in was counted as read
+    late = st1["fetched_bytes"] - mid["fetched_bytes"]
+    assert st1["record_read_bytes"] - mid["record_read_bytes"] >= late, (late, mid, st1)
     assert 0 < st1["log_hot_keys"] and st1["log_hot_bytes"] <= st1["log_hot_budget"]
     assert st1["metadata_bytes"] >= st1["log_estimate_bytes"] + st1["bloom_bytes"] + st1["log_ring_bytes"]
     got, err = raw.get(k)

@@ -655,6 +655,8 @@ static int migrate_one(uint64_t fp, const struct ac_loc *locs, int n) {
         char *buf = ac_prefetched(fp, &locs[i]);
         bool ahead = buf != NULL;
         uint64_t token = 0;
+        if (ahead)
+            AC_COUNT(record_read_bytes, locs[i].len);   /* as tier_read counts its own */
         if (!ahead) {
             token = ac.tier->read_token != NULL ? ac.tier->read_token(&locs[i]) : 0;
             buf = scratch_get(&fetch_buf, locs[i].len);
