@@ -12,8 +12,9 @@ completion, for every engine alike), under every spilling (policy, tier) pair:
 Reads and short transfers also with direct reads (-o ac_io_direct=on: widened to whole units, a
 short one goes on from the unit it stopped in).
 
-Also: each engine named in `stats anticache`, the fallback message's shape, and the option's
-refusal text."""
+The pairs run the default engine (uring); read and write faults also under sync, threads and aio
+(lru over blocks). Also: each engine named in `stats anticache`, the fallback message's shape,
+and the option's refusal text."""
 from __future__ import annotations
 
 import random
@@ -48,9 +49,8 @@ def fill(raw, rng, total: int) -> tuple[dict[str, tuple[bytes, int]], Counter]:
     return stored, answers
 
 
-@pytest.mark.parametrize("direct", ["off", "on"])
-def test_read_eio_answers_the_error_then_reads_back(server, spill_pair, direct):
-    srv = server(mem=16, ac={**spill_pair, "ac_fault": "read_eio:3", "ac_io_direct": direct})
+def check_read_eio(srv, pair: dict[str, str]) -> None:
+    """The server was started with ac_fault=read_eio:3."""
     raw = srv.raw()
     stored, answers = fill(raw, random.Random(11), 64 * MiB)
     # a store whose spill hit a failed read (the tuples tier's index) is refused, and counted so
@@ -64,7 +64,7 @@ def test_read_eio_answers_the_error_then_reads_back(server, spill_pair, direct):
     # every answer is the value or the read error: never other data, never a miss
     assert set(first) <= {"ok", READ_ERROR}, first
     assert first[READ_ERROR] + answers[OOM_STORE] <= 3, (first, answers)
-    if reads_only_to_fetch(spill_pair):
+    if reads_only_to_fetch(pair):
         # each failed read was a get's (a fetch that also merges its block may spend a second
         # read on the same get)
         assert 1 <= first[READ_ERROR], first
@@ -75,10 +75,8 @@ def test_read_eio_answers_the_error_then_reads_back(server, spill_pair, direct):
     assert st["io_failed_transfers"] == 3, st
 
 
-@pytest.mark.parametrize("kind,reason", [("write_enospc", "refused_disk_full"),
-                                         ("write_eio", "refused_io_error")])
-def test_write_faults_refuse_or_retry_never_lose(server, spill_pair, kind, reason):
-    srv = server(mem=16, ac={**spill_pair, "ac_fault": f"{kind}:2"})
+def check_write_fault(srv, kind: str, reason: str) -> None:
+    """The server was started with ac_fault=KIND:2 (a write fault)."""
     raw = srv.raw()
     stored, answers = fill(raw, random.Random(12), 64 * MiB)
     st = srv.ac()
@@ -91,6 +89,35 @@ def test_write_faults_refuse_or_retry_never_lose(server, spill_pair, kind, reaso
     assert raw.answers(stored) == {"ok": len(stored)}
     st = srv.ac()
     assert st["lost_items"] == 0 and st["checksum_errors"] == 0, st
+
+
+WRITE_FAULTS = [("write_enospc", "refused_disk_full"), ("write_eio", "refused_io_error")]
+
+
+@pytest.mark.parametrize("direct", ["off", "on"])
+def test_read_eio_answers_the_error_then_reads_back(server, spill_pair, direct):
+    srv = server(mem=16, ac={**spill_pair, "ac_fault": "read_eio:3", "ac_io_direct": direct})
+    check_read_eio(srv, spill_pair)
+
+
+@pytest.mark.parametrize("kind,reason", WRITE_FAULTS)
+def test_write_faults_refuse_or_retry_never_lose(server, spill_pair, kind, reason):
+    srv = server(mem=16, ac={**spill_pair, "ac_fault": f"{kind}:2"})
+    check_write_fault(srv, kind, reason)
+
+
+@pytest.mark.parametrize("engine", ["sync", "threads", "aio"])
+@pytest.mark.parametrize("fault", ["read_eio", "write_enospc", "write_eio"])
+def test_faults_under_the_other_engines(server, engine, fault):
+    """The pairs above run the default engine (uring); the same checks over lru and blocks with
+    each of the others (uring's buffered writes go through pwrite: store/io_uring.c)."""
+    pair = {"ac_policy": "lru", "ac_io": engine}
+    if fault == "read_eio":
+        check_read_eio(server(mem=16, ac={**pair, "ac_fault": "read_eio:3"}), pair)
+    else:
+        srv = server(mem=16, ac={**pair, "ac_fault": f"{fault}:2"})
+        check_write_fault(srv, fault, dict(WRITE_FAULTS)[fault])
+        assert srv.ac()["io_engine"] == engine
 
 
 @pytest.mark.parametrize("direct", ["off", "on"])

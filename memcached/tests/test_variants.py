@@ -27,7 +27,10 @@ from noloss import Workload, check_final, check_old_ops
     # compressed records (values of repeated words: both codecs shrink them), over both tiers
     ("lz4", {"ac_compress": "lz4"}),
     ("zstd-tuples", {"ac_compress": "zstd", "ac_policy": "lru", "ac_tier": "tuples"}),
-    # the I/O engines other than sync (-o ac_io), over both tiers, one with compression
+    # the I/O engines other than the default uring (-o ac_io), over both tiers, one with
+    # compression, and uring's own variants
+    ("io-sync", {"ac_io": "sync"}),
+    ("io-sync-logging", {"ac_io": "sync", "ac_policy": "logging"}),
     ("io-threads", {"ac_io": "threads"}),
     ("io-aio-tuples", {"ac_io": "aio", "ac_policy": "lru", "ac_tier": "tuples"}),
     ("io-uring-lz4", {"ac_io": "uring", "ac_compress": "lz4"}),
