@@ -655,9 +655,9 @@ static int migrate_one(uint64_t fp, const struct ac_loc *locs, int n) {
         char *buf = ac_prefetched(fp, &locs[i]);
         bool ahead = buf != NULL;
         uint64_t token = 0;
-        if (ahead)
+        if (ahead) {
             AC_COUNT(record_read_bytes, locs[i].len);   /* as tier_read counts its own */
-        if (!ahead) {
+        } else {
             token = ac.tier->read_token != NULL ? ac.tier->read_token(&locs[i]) : 0;
             buf = scratch_get(&fetch_buf, locs[i].len);
             if (buf != NULL && tier_read(&locs[i], buf) != 0)
