@@ -66,9 +66,10 @@ demo: all
 paper-smoke: all
 	$(MAKE) -C harness paper-smoke
 
-# Not in CI (hours): the paper-scale grids (experiments/fig3-paper.toml on the RAM device, then
-# fig4-paper.toml on the disk; each resumes where it stopped), their rows committed to
-# experiments/results/<grid>/, every notebook rendered against them into experiments/results/paper/.
+# Not in CI (hours): the paper-scale grids (experiments/fig3-paper, fig4-paper, inmemory-paper,
+# blocks-paper and compression-paper .toml, in that order; each resumes where it stopped), their
+# rows committed to experiments/results/<grid>/, every notebook rendered against them into
+# experiments/results/paper/.
 paper: all
 	$(MAKE) -C harness paper
 

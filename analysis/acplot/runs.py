@@ -88,6 +88,42 @@ def hit_rate_rows(df: pd.DataFrame) -> pd.DataFrame:
     return df[ram | ~df["cell_id"].isin(set(df.loc[ram, "cell_id"]))].reset_index(drop=True)
 
 
+# What makes two rows the same configuration (a cell that two grids both ran): these columns and
+# every YCSB property (p_*), valuekind read as YCSB's default where a grid left it unset.
+CONFIGURATION = ("approach", "workload", "zipf_theta", "mem_ratio", "repetition", "spill_device")
+
+
+def ycsb_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows over YCSB's values (`valuekind` unset or "ycsb": the paper's), one per configuration:
+    where two grids ran the same configuration (e.g. compression-paper's lru and fig4-paper's), the
+    row read first. Rows over other values (valuekind "text") serve the claims that name them."""
+    if df.empty:
+        return df
+    kind = df["p_valuekind"].fillna("ycsb") if "p_valuekind" in df.columns else pd.Series("ycsb", index=df.index)
+    keep = df[kind == "ycsb"]
+    key = [c for c in df.columns if c in CONFIGURATION or (c.startswith("p_") and c != "p_valuekind")]
+    if not key:
+        return keep.reset_index(drop=True)
+    same = keep[key].astype(str).duplicated(keep="first")
+    return keep[~same].reset_index(drop=True)
+
+
+def figure_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The rows the paper's figures and tables draw: YCSB's values, one per configuration
+    (ycsb_rows), the approaches the harness marks as the paper's (`figures`: the component pairs
+    and variants such as lru-4m or lru-lz4 serve the claims that name them; names the harness does
+    not know are kept), and the data not fitting in the item memory (shortage_rows)."""
+    rows = shortage_rows(ycsb_rows(df))
+    if rows.empty or "approach" not in rows.columns:
+        return rows
+    try:
+        from acbench.approaches import APPROACHES
+    except ImportError:
+        return rows
+    variants = {name for name, a in APPROACHES.items() if not a.figures}
+    return rows[~rows["approach"].astype(str).isin(variants)].reset_index(drop=True)
+
+
 def shortage_rows(df: pd.DataFrame) -> pd.DataFrame:
     """The cells of the paper's figures: the data does not fit in the item memory (M/D < 1). Cells
     with every record in memory (experiments/inmemory-paper.toml, M/D 5/4) serve the report's

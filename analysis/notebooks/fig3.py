@@ -25,10 +25,11 @@ from acbench.figures import fig3_input, plot_decomposition, plot_fig3
 from acplot import loss_table
 from acplot.cells import by_cell
 from acplot.grid import plot_grid
-from acplot.runs import describe_run, figures_dir, hit_rate_rows, load_run, shortage_rows
+from acplot.runs import describe_run, figure_rows, figures_dir, hit_rate_rows, load_run
 
-# one row per cell (RAM device preferred: experiments/README.md), the cells whose data does not fit
-df = shortage_rows(hit_rate_rows(load_run()))
+# one row per cell (RAM device preferred: experiments/README.md): the paper's approaches over YCSB's
+# values where the data does not fit (acplot.runs.figure_rows)
+df = figure_rows(hit_rate_rows(load_run()))
 out = figures_dir()
 pd.Series(describe_run(df), name="run")
 

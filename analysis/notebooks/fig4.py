@@ -24,10 +24,10 @@ from IPython.display import Image, Markdown, display
 
 from acbench.figures import FIG4_PANELS, fig4_frame, plot_fig4
 from acplot.cells import by_cell
-from acplot.runs import describe_run, disk_rows, figures_dir, load_run, require, shortage_rows
+from acplot.runs import describe_run, disk_rows, figure_rows, figures_dir, load_run, require
 
 every = load_run()
-df = shortage_rows(disk_rows(every))     # the disk's cells whose data does not fit
+df = figure_rows(disk_rows(every))     # the disk's cells of the paper's figures (data not fitting)
 out = figures_dir()
 require(every, ["approach", "workload", "zipf_theta", "mem_ratio", "throughput_ops_s", "operations",
                 "cpu_user_s", "cpu_sys_s", "disk_read_ios"], "Fig 4")

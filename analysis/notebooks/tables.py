@@ -23,10 +23,11 @@
 import pandas as pd
 
 from acplot.overhead import overhead_cells, overhead_summary
-from acplot.runs import describe_run, figures_dir, hit_rate_rows, load_run, shortage_rows
+from acplot.runs import describe_run, figures_dir, hit_rate_rows, load_run, shortage_rows, ycsb_rows
 
-# one row per cell (RAM device preferred: experiments/README.md), the cells whose data does not fit
-df = shortage_rows(hit_rate_rows(load_run()))
+# one row per cell (RAM device preferred: experiments/README.md) over YCSB's values, the cells whose
+# data does not fit
+df = shortage_rows(ycsb_rows(hit_rate_rows(load_run())))
 out = figures_dir()
 cells = overhead_cells(df)
 cells.to_csv(out / "overhead-cells.csv", index=False)

@@ -143,3 +143,25 @@ def test_device_pairs_and_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     assert check_path() == tmp_path
     monkeypatch.delenv("ACBENCH_DEVICE_CHECK")
     assert check_path(tmp_path) is None
+
+
+def test_ycsb_rows_one_per_configuration_and_figure_rows() -> None:
+    """Rows over text values are left out; a configuration two grids both ran counts once (the row
+    read first); the figures also leave out the harness's variants (figures = False) and M/D ≥ 1."""
+    from acplot.runs import figure_rows, ycsb_rows
+    base = {"workload": "readonly", "zipf_theta": 0.99, "repetition": 0, "spill_device": "disk",
+            "p_recordcount": 1000}
+    df = pd.DataFrame([
+        {**base, "cell_id": "fig4", "approach": "lru", "mem_ratio": 0.5, "p_valuekind": None},
+        {**base, "cell_id": "comp-ycsb", "approach": "lru", "mem_ratio": 0.5, "p_valuekind": "ycsb"},
+        {**base, "cell_id": "comp-text", "approach": "lru", "mem_ratio": 0.5, "p_valuekind": "text"},
+        {**base, "cell_id": "lz4", "approach": "lru-lz4", "mem_ratio": 0.5, "p_valuekind": "ycsb"},
+        {**base, "cell_id": "rep1", "approach": "lru", "mem_ratio": 0.5, "repetition": 1, "p_valuekind": None},
+        {**base, "cell_id": "other-n", "approach": "lru", "mem_ratio": 0.5, "p_recordcount": 2000},
+        {**base, "cell_id": "inmem", "approach": "memcached", "mem_ratio": 1.25},
+    ])
+    assert list(ycsb_rows(df)["cell_id"]) == ["fig4", "lz4", "rep1", "other-n", "inmem"]
+    assert list(figure_rows(df)["cell_id"]) == ["fig4", "rep1", "other-n"]
+    # without the column every row is YCSB's: the three lru rows at repetition 0 are one configuration
+    assert list(ycsb_rows(df.drop(columns=["p_valuekind"]))["cell_id"]) == ["fig4", "lz4", "rep1", "other-n", "inmem"]
+    assert ycsb_rows(df.iloc[:0]).empty and list(ycsb_rows(df[["cell_id"]])["cell_id"]) == list(df["cell_id"])
