@@ -1,5 +1,5 @@
-"""Parked gets (-o ac_park_threads, policies/core/ac_park.c): a text get/gets of one spilled key
-over the network waits without holding its worker thread. `ac_fault=slow_read:N` makes the next N
+"""Parked gets (-o ac_park_threads, policies/core/ac_park.c): a text get/gets of spilled keys over
+the network waits without holding its worker thread. `ac_fault=slow_read:N` makes the next N
 spill-file reads come back 1 s late, so a fetch is known to be in flight while other clients talk.
 
 - one worker thread (-t 1): while a get of a spilled key waits for its read, other connections
@@ -8,8 +8,12 @@ spill-file reads come back 1 s late, so a fetch is known to be in flight while o
   it once;
 - a fetch racing with delete, set, append, cas on the same key: the get answers the value before
   or after the change, whole, and afterwards the key holds the change (nothing deleted comes back);
-- gets of several keys, gat, and ac_park_threads=0 read in the worker (nothing parked), same answers;
-- a failed parked read answers the read error alone, and the key reads back afterwards;
+- a get of several keys parks each spilled one and answers in request order (resident, spilled and
+  absent keys mixed; also past memcached's 24-token chunks); gat and ac_park_threads=0 read in the
+  worker (nothing parked), same answers;
+- a failed parked read answers the read error alone, for one key and for the whole command of
+  several keys (the command before it on the connection keeps its answer), and the keys read
+  back afterwards;
 - the server stops (SIGTERM, and SIGUSR1's graceful stop) while a get is parked: exit 0, the
   spill directory removed."""
 from __future__ import annotations
@@ -145,18 +149,45 @@ def test_fetch_racing_with_a_change(server, op):
     assert srv.ac()["lost_items"] == 0
 
 
-def test_not_parked_multi_get_gat_and_park_off(server):
+def test_multi_get_parks_each_spilled_key_in_request_order(server):
+    """get s0 r0 nokey s1 r1 s2 while the first read is 1 s late: the only worker serves another
+    client meanwhile, then every value comes back in request order, byte-exact (gets: with CAS)."""
+    srv = start(server, ac_fault="slow_read:1")
+    raw = srv.raw()
+    stored = fill(raw)
+    s = spilled_keys(srv, stored, 6)
+    r = list(stored)[-3:]                         # resident: written last
+    before = srv.ac()
+    a, b = srv.raw(), srv.raw()
+    order = [s[0], r[0], "nokey", s[1], r[1], s[2]]
+    a.send(f"get {' '.join(order)}\r\n".encode())
+    time.sleep(0.1)                               # a read of a's get is in flight (1 s late)
+    vals, err = b.get(r[2])
+    assert err is None and vals[r[2]][:2] == stored[r[2]]
+    assert not pending(a), "the multi-key get was answered before the other client: it was not parked"
+    vals, err = a.read_values()
+    assert err is None and list(vals) == [k for k in order if k != "nokey"]
+    assert {k: v[:2] for k, v in vals.items()} == {k: stored[k] for k in vals}
+    st = srv.ac()
+    assert st["parked_gets"] - before["parked_gets"] == 3 and st["parked_fetched"] - before["parked_fetched"] == 3
+    assert st["parked_missed"] == before["parked_missed"] and st["lost_items"] == 0
+    vals, err = a.get(s[3], r[0], s[4], cmd="gets")
+    assert err is None and list(vals) == [s[3], r[0], s[4]]
+    assert all(vals[k][:2] == stored[k] and vals[k][2] > 0 for k in vals)
+    assert srv.ac()["parked_gets"] - st["parked_gets"] == 2
+    assert int(srv.stats(None)["get_misses"]) == 1     # nokey alone: parked hits are hits
+
+
+def test_not_parked_gat_and_park_off(server):
     srv = start(server)
     raw = srv.raw()
     stored = fill(raw)
-    spilled = spilled_keys(srv, stored, 6)
+    spilled = spilled_keys(srv, stored, 2)
     before = srv.ac()
-    vals, err = raw.get(*spilled[:3], "nokey")
-    assert err is None and {k: v[:2] for k, v in vals.items()} == {k: stored[k] for k in spilled[:3]}
-    vals, err = raw.get(spilled[3], cmd="gat", exptime=0)
-    assert err is None and vals[spilled[3]][:2] == stored[spilled[3]]
+    vals, err = raw.get(*spilled, cmd="gat", exptime=0)
+    assert err is None and {k: v[:2] for k, v in vals.items()} == {k: stored[k] for k in spilled}
     st = srv.ac()
-    assert st["parked_gets"] == before["parked_gets"] and st["disk_hits"] - before["disk_hits"] == 4
+    assert st["parked_gets"] == before["parked_gets"] and st["disk_hits"] - before["disk_hits"] == 2
     off = server(mem=6, threads=1, ac={"ac_policy": "lru", "ac_park_threads": "0"})
     r2 = off.raw()
     stored2 = fill(r2)
@@ -181,6 +212,27 @@ def test_failed_parked_read_answers_the_error_alone(server):
     st = srv.ac()
     assert st["parked_failed"] == 1 and st["io_faults_injected"] == 2 and st["lost_items"] == 0
     assert st["prefetch_reads"] >= 1 and st["prefetch_unused"] >= 1
+
+
+def test_failed_read_in_a_multi_get_answers_the_error_alone(server):
+    """Two spilled keys among resident ones, every read of both failing (a read ahead, then the
+    lookup's own, each): the command's whole answer is the error, while the get pipelined before it
+    on the same connection keeps its values; afterwards every key reads back."""
+    srv = start(server, ac_fault="read_eio:4")
+    raw = srv.raw()
+    stored = fill(raw)
+    s = spilled_keys(srv, stored, 2)
+    r = list(stored)[-2:]
+    raw.send(f"get {r[0]}\r\nget {s[0]} {r[1]} {s[1]}\r\nget {r[1]}\r\n".encode())
+    vals, err = raw.read_values()                 # the first command: answered whole
+    assert err is None and vals[r[0]][:2] == stored[r[0]]
+    assert raw.line() == READ_ERROR               # the second: the error alone, no VALUE, no END
+    vals, err = raw.read_values()                 # the third: in step
+    assert err is None and list(vals) == [r[1]] and vals[r[1]][:2] == stored[r[1]]
+    vals, err = raw.get(s[0], r[1], s[1])
+    assert err is None and {k: v[:2] for k, v in vals.items()} == {k: stored[k] for k in (s[0], r[1], s[1])}
+    st = srv.ac()
+    assert st["parked_failed"] == 2 and st["io_faults_injected"] == 4 and st["lost_items"] == 0, st
 
 
 def test_many_clients_parked_and_resident_byte_exact(server):
@@ -216,18 +268,21 @@ def test_many_clients_parked_and_resident_byte_exact(server):
     assert st["parked_fetched"] + st["parked_missed"] == st["parked_gets"], st
 
 
-def test_long_multi_get_is_not_parked(server):
-    """memcached tokenizes a long get in chunks (22 keys, then 23 per chunk): a last chunk of one key
-    is still part of a multi-key get, read in the worker."""
+def test_long_multi_get_is_parked_across_chunks(server):
+    """memcached tokenizes a long get in chunks (22 keys, then 23 per chunk): 60 keys, spilled ones
+    and resident ones, span three chunks; every value comes back in request order, byte-exact."""
     srv = start(server)
     raw = srv.raw()
     stored = fill(raw)
-    spilled = spilled_keys(srv, stored, 23)
+    spilled = spilled_keys(srv, stored, 45)
+    resident = list(stored)[-15:]
+    keys = [k for pair in zip(spilled[:15], resident) for k in pair] + spilled[15:]
     before = srv.ac()
-    vals, err = raw.get(*spilled)
-    assert err is None and {k: v[:2] for k, v in vals.items()} == {k: stored[k] for k in spilled}
+    vals, err = raw.get(*keys)
+    assert err is None and list(vals) == keys
+    assert {k: v[:2] for k, v in vals.items()} == {k: stored[k] for k in keys}
     st = srv.ac()
-    assert st["parked_gets"] == before["parked_gets"] and st["disk_hits"] - before["disk_hits"] == 23
+    assert st["parked_gets"] - before["parked_gets"] == 45 and st["parked_fetched"] - before["parked_fetched"] == 45
 
 
 @pytest.mark.parametrize("sig", [signal.SIGTERM, signal.SIGUSR1])

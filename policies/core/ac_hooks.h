@@ -79,13 +79,14 @@ const char *ac_take_lookup_error(void);
 const char *ac_text_reply(const char *reply);
 /* Meta commands: if the lookup failed, answers its error and returns true. */
 bool ac_reply_error(conn *c);
-/* Parked gets (ac_park.c), a text get/gets of one key over the network: allow,
- * just before the lookup (single: the command is a get/gets of one key; gat,
- * gats and multi-key gets are read in the worker, their answer being all or an
- * error); park, right after it: when the lookup left a spilled item's read to
- * a fetcher, queues the key with its response on the connection's IO queue,
+/* Parked gets (ac_park.c), a text get/gets over the network: begin, once per
+ * command before its first key (touch: gat/gats, read in the worker); false:
+ * nothing of this command is parked. allow, just before each key's lookup;
+ * park, right after it: when the lookup left a spilled item's read to a
+ * fetcher, queues the key with its response on the connection's IO queue,
  * answered when the read is back. */
-void ac_park_allow(conn *c, bool single);
+bool ac_park_begin(conn *c, bool touch);
+void ac_park_allow(conn *c);
 void ac_park(conn *c, mc_resp *resp, const char *key, size_t nkey, bool cas);
 void ac_item_linked(item *it, uint32_t hv);
 void ac_item_unlinked(item *it);

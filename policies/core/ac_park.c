@@ -1,12 +1,13 @@
-/* Parked gets (-o ac_park_threads): over the network, a text `get`/`gets` of
- * one spilled key does not block its worker thread. The worker parks the
+/* Parked gets (-o ac_park_threads): over the network, a text `get`/`gets`
+ * whose keys are spilled does not block its worker thread. The worker parks the
  * connection the way upstream parks one on extstore's IO queue: the key goes
  * to a pool of fetcher threads, the worker serves other connections, and when
  * every parked key of the connection's batch is back the connection returns
  * to its worker (redispatch_conn), which writes the values in request order.
  *
- * How a lookup becomes parked: proto_text.c allows it (ac_park_allow) just
- * before limited_get; ac_item_find (ac_spill.c) takes the permission and, when
+ * How a lookup becomes parked: proto_text.c begins the command (ac_park_begin:
+ * may anything of it be parked?) and allows each key's lookup (ac_park_allow)
+ * just before limited_get; ac_item_find (ac_spill.c) takes the permission and, when
  * the key is not in RAM but the tier may hold it (tier->maybe: memory only),
  * returns NULL with this thread's lookup marked parked instead of reading;
  * proto_text.c then calls ac_park, which queues the key on the connection's
@@ -21,11 +22,19 @@
  * gets of one spilled key read it once (the first fetch links it, the others
  * find it in RAM under the item lock).
  *
- * Not parked (read in the worker as before): gets of several keys (their
- * answer is every value or one error for the command, which a key answered
- * later could not change), touch commands (gat/gats), meta and binary commands, the in-process driver (ac_driver_depth does its own
- * reads in flight), kernel-paged policies, and any get when the connection's
- * queue table has no room (upstream's proxy and extstore queues both in use). */
+ * A get of several keys parks each spilled one; its answer is still every
+ * value in request order, or one error alone: the keys of one command share a
+ * struct parked_cmd that knows the command's responses (one per key, the last
+ * holding END), and a key whose read failed turns them into its error
+ * (fail_command). The worker's own error for a command drops every response
+ * of the connection not sent yet (upstream's conn_release_items); a parked
+ * command's error drops its own responses only.
+ *
+ * Not parked (read in the worker as before): touch commands (gat/gats: the
+ * touch is part of the lookup), meta and binary commands, the in-process
+ * driver (ac_driver_depth does its own reads in flight), kernel-paged
+ * policies, and any get when the connection's queue table has no room
+ * (upstream's proxy and extstore queues both in use). */
 #include "memcached.h"
 #include "ac_internal.h"
 #include <pthread.h>
@@ -37,6 +46,17 @@
 #define AC_IO_QUEUE 0x4143        /* our IO queue's type: none of upstream's IO_QUEUE_* */
 #define FETCH_BATCH 16            /* parked keys a fetcher reads at once */
 
+/* The parked keys of one get command: first..last are its responses (one per
+ * key, in request order along resp->next; the last holds the command's END),
+ * err the failed read that is its whole answer. Freed by its last key's
+ * finalize. */
+struct parked_cmd {
+    mc_resp *first, *last;
+    const char *err;              /* static text; the first failed key's */
+    unsigned keys;                /* its parked keys not finalized yet */
+    bool answered;                /* fail_command is done */
+};
+
 /* One parked key. Its head is io_pending_t's (memcached frees it into the
  * worker's io_cache after calling our finalize). */
 struct parked {
@@ -46,6 +66,7 @@ struct parked {
     mc_resp *resp;
     /* ours */
     struct parked *next;          /* the connection's batch (its queue's stack_ctx) */
+    struct parked_cmd *cmd;       /* its command */
     struct parked *qnext;         /* the fetcher's queue */
     io_queue_t *q;                /* the connection's queue: its count is the batch's parked keys */
     char *key;                    /* malloc'd copy */
@@ -64,6 +85,10 @@ _Static_assert(offsetof(struct parked, thread) == offsetof(io_pending_t, thread)
 
 enum { PARK_NONE, PARK_ALLOWED, PARK_PARKED };
 static __thread int tl_state;
+/* the command being parsed on this thread: its first response, and its parked
+ * keys' parked_cmd once one is parked */
+static __thread mc_resp *tl_first;
+static __thread struct parked_cmd *tl_cmd;
 
 /* A fetcher thread, with what a worker has (its connection and thread state
  * for item_get) and its own queue of parked keys. */
@@ -262,20 +287,36 @@ static void answer(struct parked *p) {
         p->c->thread->stats.get_misses--;      /* upstream counted the parked lookup as a miss */
         p->c->thread->stats.lru_hits[it->slabs_clsid]++;
         pthread_mutex_unlock(&p->c->thread->stats.mutex);
-    } else if (p->err != NULL) {
-        /* the command's whole answer is the error, as when the worker reads
-         * (a parked get has one key: its response holds the command's END) */
-        int n = snprintf(resp->wbuf, sizeof(resp->wbuf), "%s\r\n", p->err);
-        resp_add_iov(resp, resp->wbuf, n);
-        nkeep = 0;
+    } else if (p->err != NULL && p->cmd->err == NULL) {
+        p->cmd->err = p->err;                  /* the command's answer (fail_command) */
     }
     for (int i = 0; i < nkeep; i++)
         resp_add_iov(resp, keep[i].iov_base, (int)keep[i].iov_len);
 }
 
+/* A key of the command could not be read: its whole answer is the error, as
+ * when the worker reads. Every response of the command but the last is
+ * skipped (its item released when it is done with); the last, which held END,
+ * holds the error alone. */
+static void fail_command(struct parked_cmd *cmd) {
+    for (mc_resp *r = cmd->first; r != NULL; r = r->next) {
+        if (r == cmd->last) {
+            resp_reset(r);
+            int n = snprintf(r->wbuf, sizeof(r->wbuf), "%s\r\n", cmd->err);
+            resp_add_iov(r, r->wbuf, n);
+            break;
+        }
+        r->skip = true;
+    }
+    cmd->answered = true;
+}
+
 static void complete_cb(io_queue_t *q) {
     for (struct parked *p = q->stack_ctx; p != NULL; p = p->next)
         answer(p);
+    for (struct parked *p = q->stack_ctx; p != NULL; p = p->next)
+        if (p->cmd->err != NULL && !p->cmd->answered)
+            fail_command(p->cmd);
     q->stack_ctx = NULL;
 }
 
@@ -299,6 +340,9 @@ static void finalize_cb(io_pending_t *io) {
         item_remove(p->it);
     free(p->key);
     p->key = NULL;
+    if (--p->cmd->keys == 0)                   /* the worker's thread: its connection's keys */
+        free(p->cmd);
+    p->cmd = NULL;
 }
 
 /* The connection's queue of parked keys, set up on first use; NULL when its
@@ -328,13 +372,20 @@ static io_queue_t *conn_queue(conn *c) {
     return q;
 }
 
-void ac_park_allow(conn *c, bool single) {
+bool ac_park_begin(conn *c, bool touch) {
     tl_state = PARK_NONE;
-    if (!single || ac_opts.park_threads == 0 || !ac_tier_spills() || c->protocol != ascii_prot || c->sfd < 0)
-        return;
+    tl_first = c->resp;                        /* the first key's response */
+    tl_cmd = NULL;
+    if (touch || ac_opts.park_threads == 0 || !ac_tier_spills() || c->protocol != ascii_prot || c->sfd < 0)
+        return false;
     pthread_once(&pk.once, start_fetchers);
-    if (pk.n > 0 && conn_queue(c) != NULL)
-        tl_state = PARK_ALLOWED;
+    return pk.n > 0 && conn_queue(c) != NULL;
+}
+
+void ac_park_allow(conn *c) {
+    if (tl_cmd != NULL)
+        tl_cmd->last = c->resp;                /* this key's response: the command's last so far */
+    tl_state = PARK_ALLOWED;
 }
 
 bool ac_park_take(void) {
@@ -355,10 +406,12 @@ void ac_park(conn *c, mc_resp *resp, const char *key, size_t nkey, bool cas) {
     io_queue_t *q = conn_queue(c);
     struct parked *p = q != NULL ? do_cache_alloc(c->thread->io_cache) : NULL;
     char *k = p != NULL ? malloc(nkey) : NULL;
-    if (k == NULL) {
+    struct parked_cmd *cmd = k == NULL ? NULL : tl_cmd != NULL ? tl_cmd : calloc(1, sizeof(*cmd));
+    if (cmd == NULL) {
         /* no memory to park it: read it here, as without parking */
         __atomic_add_fetch(&pk.sync_fallbacks, 1, __ATOMIC_RELAXED);
         struct parked now = { .c = c, .resp = resp, .cas = cas };
+        free(k);
         if (p != NULL)
             do_cache_free(c->thread->io_cache, p);
         now.it = item_get(key, nkey, c, DO_UPDATE);
@@ -366,6 +419,12 @@ void ac_park(conn *c, mc_resp *resp, const char *key, size_t nkey, bool cas) {
             answer(&now);
         return;
     }
+    if (tl_cmd == NULL) {
+        cmd->first = tl_first;
+        tl_cmd = cmd;
+    }
+    cmd->last = resp;
+    cmd->keys++;
     memcpy(k, key, nkey);
     memset(p, 0, sizeof(*p));
     p->io_queue_type = AC_IO_QUEUE;
@@ -377,6 +436,7 @@ void ac_park(conn *c, mc_resp *resp, const char *key, size_t nkey, bool cas) {
     p->nkey = (uint8_t)nkey;
     p->fp = ac_key_fp(key, nkey);
     p->cas = cas;
+    p->cmd = cmd;
     p->next = q->stack_ctx;
     q->stack_ctx = p;
     q->count++;
