@@ -39,7 +39,14 @@
  * in flight on each, keeping each request's order on its connection), sets
  * every request's status/hit and done_ns (CLOCK_MONOTONIC ns at completion).
  * A request's latency is done_ns minus the batch's start.  A READMODIFYWRITE
- * request is a read followed by an update of the same key on one connection. */
+ * request is a read followed by an update of the same key on one connection.
+ *
+ * Pipelined batches (optional, with execute): if prepare != NULL, the driver
+ * generates the next batch of a chunk before executing the current one and
+ * hands it to prepare() first, so the backend can start its slow part (reads
+ * of spilled records) while the current batch is served; execute() of the
+ * prepared batch follows, with the same array.  A batch that was not prepared
+ * (a chunk's first, lookaside refills) is executed as before. */
 #ifndef YCSB_BACKEND_H
 #define YCSB_BACKEND_H
 
@@ -94,6 +101,9 @@ struct ycsb_backend_ops {
      *   ycsb_json_begin_object(out, "anticache"); ... ycsb_json_end_object(out);
      * Return 0, or -1 after writing a reason to err (the run still reports). */
     int (*server_stats)(void *backend, struct ycsb_json *out, char *err, size_t errlen);
+    /* optional (NULL): pipelined batches, see above.  Returns nothing: a
+     * backend that cannot start anything leaves the work to execute(). */
+    void (*prepare)(void *tctx, struct ycsb_req *reqs, size_t n);
 };
 
 #endif

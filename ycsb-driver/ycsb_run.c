@@ -139,8 +139,10 @@ struct worker {
     void *tctx;
     struct ycsb_opgen gen;
     struct ycsb_phase_result res[3];
-    char *keys;                 /* batch * YCSB_KEY_MAX */
-    char *values;               /* batch * value_size */
+    /* one batch, or two when batches are pipelined (ops->prepare): batch b's
+     * requests are at [b * batch, (b + 1) * batch) of each */
+    char *keys;                 /* YCSB_KEY_MAX each */
+    char *values;               /* value_size each */
     struct ycsb_req *reqs;
     struct ycsb_op *opsbuf;
     /* lookaside only: refill values (batch * value_size), the follow-up
@@ -269,19 +271,19 @@ static int do_sync(struct worker *wk, const struct ycsb_op *op, struct ycsb_phas
 /* lookaside, after a batch went out with read-modify-writes as reads: one
  * batch of refills for the misses, then one of the read-modify-writes'
  * writes (their status and completion time become the request's) */
-static int batch_lookaside(struct worker *wk, size_t n, struct ycsb_phase_result *r)
+static int batch_lookaside(struct worker *wk, size_t at, size_t n, struct ycsb_phase_result *r)
 {
     const struct ycsb_backend_ops *ops = wk->sh->o->ops;
     struct ycsb_workload *w = wk->sh->w;
     size_t nf = 0;
     for (size_t i = 0; i < n; i++) {
-        const struct ycsb_req *q = &wk->reqs[i];
-        int t = wk->opsbuf[i].type;
+        const struct ycsb_req *q = &wk->reqs[at + i];
+        int t = wk->opsbuf[at + i].type;
         if ((t != YCSB_OP_READ && t != YCSB_OP_RMW) || q->status != YCSB_OK || q->hit != YCSB_MISS)
             continue;
         struct ycsb_req *f = &wk->reqs2[nf];
         char *v = wk->refill_values + nf * w->value_size;
-        ycsb_value_fill(v, w->value_size, w->cfg.valuekind, w->cfg.seed, wk->opsbuf[i].keynum, 0);
+        ycsb_value_fill(v, w->value_size, w->cfg.valuekind, w->cfg.seed, wk->opsbuf[at + i].keynum, 0);
         *f = (struct ycsb_req){YCSB_OP_INSERT, q->key, q->keylen, v, w->value_size,
                                YCSB_OK, 0, 0};
         nf++;
@@ -295,8 +297,8 @@ static int batch_lookaside(struct worker *wk, size_t n, struct ycsb_phase_result
     }
     size_t nu = 0;
     for (size_t i = 0; i < n; i++) {
-        const struct ycsb_req *q = &wk->reqs[i];
-        if (wk->opsbuf[i].type != YCSB_OP_RMW || q->status != YCSB_OK)
+        const struct ycsb_req *q = &wk->reqs[at + i];
+        if (wk->opsbuf[at + i].type != YCSB_OP_RMW || q->status != YCSB_OK)
             continue;
         wk->reqs2[nu] = (struct ycsb_req){YCSB_OP_UPDATE, q->key, q->keylen, q->value, q->vlen,
                                           YCSB_OK, 0, 0};
@@ -306,17 +308,19 @@ static int batch_lookaside(struct worker *wk, size_t n, struct ycsb_phase_result
         if (ops->execute(wk->tctx, wk->reqs2, nu) == YCSB_ERR_FATAL)
             return YCSB_ERR_FATAL;
         for (size_t k = 0; k < nu; k++) {
-            wk->reqs[wk->owner[k]].status = wk->reqs2[k].status;
-            wk->reqs[wk->owner[k]].done_ns = wk->reqs2[k].done_ns;
+            wk->reqs[at + wk->owner[k]].status = wk->reqs2[k].status;
+            wk->reqs[at + wk->owner[k]].done_ns = wk->reqs2[k].done_ns;
         }
     }
     return YCSB_OK;
 }
 
-static int do_batch(struct worker *wk, size_t n, struct ycsb_phase_result *r)
+/* The requests of the batch at `at` from its generated operations. */
+static void batch_fill(struct worker *wk, size_t at, size_t n)
 {
     struct ycsb_workload *w = wk->sh->w;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t j = 0; j < n; j++) {
+        size_t i = at + j;
         const struct ycsb_op *op = &wk->opsbuf[i];
         struct ycsb_req *q = &wk->reqs[i];
         char *key = wk->keys + i * YCSB_KEY_MAX;
@@ -337,16 +341,75 @@ static int do_batch(struct worker *wk, size_t n, struct ycsb_phase_result *r)
         q->hit = 0;
         q->done_ns = 0;
     }
+}
+
+/* Executes the filled batch at `at`; a request's latency counts from here. */
+static int batch_exec(struct worker *wk, size_t at, size_t n, struct ycsb_phase_result *r)
+{
+    struct ycsb_workload *w = wk->sh->w;
     uint64_t t0 = ycsb_now_ns();
-    int rc = wk->sh->o->ops->execute(wk->tctx, wk->reqs, n);
+    int rc = wk->sh->o->ops->execute(wk->tctx, &wk->reqs[at], n);
     if (rc == YCSB_ERR_FATAL)
         return rc;
-    if (w->cfg.lookaside && batch_lookaside(wk, n, r) == YCSB_ERR_FATAL)
+    if (w->cfg.lookaside && batch_lookaside(wk, at, n, r) == YCSB_ERR_FATAL)
         return YCSB_ERR_FATAL;
-    for (size_t i = 0; i < n; i++) {
+    for (size_t i = at; i < at + n; i++) {
         const struct ycsb_req *q = &wk->reqs[i];
         uint64_t done = q->done_ns > t0 ? q->done_ns : t0;
         account(r, wk->opsbuf[i].type, q->status, q->hit, done - t0);
+    }
+    return YCSB_OK;
+}
+
+/* Generates the next n operations into the batch at `at` (throttled). */
+static void batch_gen(struct worker *wk, int phase, size_t at, size_t n)
+{
+    throttle(wk, phase, n);
+    for (size_t k = 0; k < n; k++)
+        ycsb_opgen_next(&wk->gen, &wk->opsbuf[at + k]);
+}
+
+/* The batch's operations are done with (their insert keys acknowledged). */
+static void batch_done(struct worker *wk, size_t at, size_t n)
+{
+    for (size_t k = at; k < at + n; k++)
+        if (ycsb_opgen_done(&wk->gen, &wk->opsbuf[k]) != 0)
+            set_error(wk->sh, "%s", "too many unacknowledged insertion keys (more than "
+                                    "2^20 inserts in flight)");
+}
+
+/* Pipelined batches of one chunk [i, last): while one batch is executed the
+ * next one has been generated and handed to ops->prepare, in the other half
+ * of the buffers. Returns YCSB_ERR_FATAL or YCSB_OK. */
+static int run_pipelined(struct worker *wk, int phase, uint64_t i, uint64_t last, struct ycsb_phase_result *r)
+{
+    struct shared *sh = wk->sh;
+    size_t cur = 0, n = 0;
+    while (!aborted(sh)) {
+        if (n == 0) {                    /* the chunk's first batch: not prepared */
+            if (i >= last)
+                break;
+            n = last - i < sh->batch ? (size_t)(last - i) : sh->batch;
+            batch_gen(wk, phase, cur, n);
+            batch_fill(wk, cur, n);
+            i += n;
+        }
+        size_t next = cur == 0 ? sh->batch : 0, nn = 0;
+        if (i < last) {
+            nn = last - i < sh->batch ? (size_t)(last - i) : sh->batch;
+            batch_gen(wk, phase, next, nn);
+            batch_fill(wk, next, nn);
+            sh->o->ops->prepare(wk->tctx, &wk->reqs[next], nn);
+            i += nn;
+        }
+        int rc = batch_exec(wk, cur, n, r);
+        batch_done(wk, cur, n);
+        if (rc == YCSB_ERR_FATAL)
+            return rc;
+        cur = next;
+        n = nn;
+        if (n == 0)
+            break;
     }
     return YCSB_OK;
 }
@@ -365,18 +428,26 @@ static void run_phase(struct worker *wk, int phase)
         uint64_t last = first + YCSB_CHUNK_OPS < total ? first + YCSB_CHUNK_OPS : total;
         ycsb_opgen_chunk(&wk->gen, phase, chunk);
         uint64_t i = first;
+        if (batched && sh->o->ops->prepare != NULL) {
+            if (run_pipelined(wk, phase, i, last, r) == YCSB_ERR_FATAL) {
+                fatal(wk);
+                return;
+            }
+            continue;
+        }
         while (i < last && !aborted(sh)) {
             size_t n = batched ? sh->batch : 1;
             if (n > last - i)
                 n = (size_t)(last - i);
-            throttle(wk, phase, n);
-            for (size_t k = 0; k < n; k++)
-                ycsb_opgen_next(&wk->gen, &wk->opsbuf[k]);
-            int rc = batched ? do_batch(wk, n, r) : do_sync(wk, &wk->opsbuf[0], r);
-            for (size_t k = 0; k < n; k++)
-                if (ycsb_opgen_done(&wk->gen, &wk->opsbuf[k]) != 0)
-                    set_error(sh, "%s", "too many unacknowledged insertion keys (more than "
-                                        "2^20 inserts in flight)");
+            batch_gen(wk, phase, 0, n);
+            int rc = YCSB_OK;
+            if (batched) {
+                batch_fill(wk, 0, n);
+                rc = batch_exec(wk, 0, n, r);
+            } else {
+                rc = do_sync(wk, &wk->opsbuf[0], r);
+            }
+            batch_done(wk, 0, n);
             if (rc == YCSB_ERR_FATAL) {
                 fatal(wk);
                 return;
@@ -440,10 +511,11 @@ int ycsb_run(struct ycsb_workload *w, const struct ycsb_run_opts *o, struct ycsb
         ycsb_opgen_init(&wk->gen, w);
         for (int p = 0; p < 3; p++)
             phase_result_init(&wk->res[p]);
-        wk->keys = malloc((size_t)sh.batch * YCSB_KEY_MAX);
-        wk->values = malloc((size_t)sh.batch * (w->value_size ? w->value_size : 1));
-        wk->reqs = calloc(sh.batch, sizeof(*wk->reqs));
-        wk->opsbuf = calloc(sh.batch, sizeof(*wk->opsbuf));
+        size_t slots = (size_t)sh.batch * (sh.batch > 1 && o->ops->prepare != NULL ? 2 : 1);
+        wk->keys = malloc(slots * YCSB_KEY_MAX);
+        wk->values = malloc(slots * (w->value_size ? w->value_size : 1));
+        wk->reqs = calloc(slots, sizeof(*wk->reqs));
+        wk->opsbuf = calloc(slots, sizeof(*wk->opsbuf));
         int refill_ok = 1;
         if (w->cfg.lookaside) {
             wk->refill_values = malloc((size_t)sh.batch * (w->value_size ? w->value_size : 1));

@@ -11,7 +11,10 @@
  * the record is still live at the same place and its space was not taken
  * again meanwhile (tier->read_valid) -- otherwise it reads as usual. So the
  * policy sees the same calls in the same order as at depth 1; only the waits
- * for the device overlap. A key asked for twice in a batch is read once.
+ * for the device overlap. A key asked for twice in a batch is read once. A
+ * driver thread keeps two prefetchers: the next batch's reads go out on one
+ * while the current batch is served from the other (ac_prefetcher_use names
+ * the one ac_prefetched looks in).
  *
  * Counted in `stats anticache`: prefetch_reads (reads sent), prefetch_used
  * (reads that served a fetch), prefetch_unused (reads that did not: the key
@@ -86,6 +89,10 @@ struct ac_prefetcher *ac_prefetcher_new(unsigned depth, char *err, size_t errlen
 
 struct ac_prefetcher *ac_prefetcher_new_migration(unsigned depth, char *err, size_t errlen) {
     return prefetcher_new(depth, counts[1], err, errlen);
+}
+
+void ac_prefetcher_use(struct ac_prefetcher *p) {
+    tl_pf = p;
 }
 
 #define REAP_MAX 64

@@ -31,8 +31,12 @@ struct inproc_thread {
     LIBEVENT_THREAD t;
     char *buf;                /* value + "\r\n" */
     size_t bufsize;
-    struct ac_prefetcher *pf; /* -o ac_driver_depth > 1: reads kept in flight */
-    int *slot;                /* each request's prefetch slot in a batch, or -1 */
+    /* -o ac_driver_depth > 1: reads kept in flight, on two prefetchers: the
+     * next batch's reads go out on one (ip_prepare) while the current batch
+     * is served from the other (ip_execute) */
+    struct ac_prefetcher *pf[2];
+    int *slot[2];             /* each request's prefetch slot in its batch, or -1 */
+    const struct ycsb_req *held[2];   /* the batch whose reads pf[k] holds, or NULL */
 };
 
 struct inproc {
@@ -71,13 +75,21 @@ static int ip_thread_init(void *backend, unsigned index, void **tctx, char *err,
     th->c.thread = &th->t;
     th->c.sfd = -1;
     if (ac_opts.driver_depth > 1 && ac_enabled) {
-        char why[300];
-        th->slot = calloc(ac_opts.driver_depth, sizeof(*th->slot));
-        th->pf = th->slot != NULL ? ac_prefetcher_new((unsigned)ac_opts.driver_depth, why, sizeof(why)) : NULL;
-        if (th->pf == NULL) {
+        char why[300] = "out of memory";
+        bool ok = true;
+        for (int k = 0; k < 2 && ok; k++) {
+            th->slot[k] = calloc(ac_opts.driver_depth, sizeof(*th->slot[k]));
+            th->pf[k] = th->slot[k] != NULL ? ac_prefetcher_new((unsigned)ac_opts.driver_depth, why, sizeof(why))
+                                            : NULL;
+            ok = th->pf[k] != NULL;
+        }
+        if (!ok) {
             snprintf(err, errlen, "in-process driver thread %u: ac_driver_depth=%llu: %s", index,
-                     (unsigned long long)ac_opts.driver_depth, th->slot != NULL ? why : "out of memory");
-            free(th->slot);
+                     (unsigned long long)ac_opts.driver_depth, why);
+            for (int k = 0; k < 2; k++) {
+                ac_prefetcher_free(th->pf[k]);
+                free(th->slot[k]);
+            }
             free(th);
             return -1;
         }
@@ -88,8 +100,10 @@ static int ip_thread_init(void *backend, unsigned index, void **tctx, char *err,
 
 static void ip_thread_fini(void *tctx) {
     struct inproc_thread *th = tctx;
-    ac_prefetcher_free(th->pf);
-    free(th->slot);
+    for (int k = 0; k < 2; k++) {
+        ac_prefetcher_free(th->pf[k]);
+        free(th->slot[k]);
+    }
     free(th->buf);
     free(th);   /* logger and bump buffer stay linked to memcached's threads until exit */
 }
@@ -187,16 +201,36 @@ static int ip_store(void *tctx, const char *key, size_t keylen, const char *valu
 /* A batch of requests (-o ac_driver_depth): the reads of the spilled records
  * the batch's reads and read-modify-writes ask for go out first, then the
  * requests are served in order as one at a time would serve them, each after
- * its own read completed (core/ac_prefetch.c). */
-static int ip_execute(void *tctx, struct ycsb_req *reqs, size_t n) {
-    struct inproc_thread *th = tctx;
+ * its own read completed (core/ac_prefetch.c). The driver hands the next
+ * batch of a chunk to ip_prepare before executing the current one, so its
+ * reads are in flight while the current batch is served: the device is not
+ * left idle between batches. */
+static void send_reads(struct inproc_thread *th, int k, const struct ycsb_req *reqs, size_t n) {
     for (size_t i = 0; i < n; i++) {
         bool reads = reqs[i].op == YCSB_OP_READ || reqs[i].op == YCSB_OP_RMW;
-        th->slot[i] = reads ? ac_prefetch_begin(th->pf, reqs[i].key, reqs[i].keylen) : -1;
+        th->slot[k][i] = reads ? ac_prefetch_begin(th->pf[k], reqs[i].key, reqs[i].keylen) : -1;
     }
+    th->held[k] = reqs;
+}
+
+static void ip_prepare(void *tctx, struct ycsb_req *reqs, size_t n) {
+    struct inproc_thread *th = tctx;
+    int k = th->held[0] == NULL ? 0 : th->held[1] == NULL ? 1 : -1;
+    if (k >= 0)
+        send_reads(th, k, reqs, n);      /* else ip_execute sends them */
+}
+
+static int ip_execute(void *tctx, struct ycsb_req *reqs, size_t n) {
+    struct inproc_thread *th = tctx;
+    int k = th->held[0] == reqs ? 0 : th->held[1] == reqs ? 1 : -1;
+    if (k < 0) {                         /* not prepared: its reads go out now */
+        k = th->held[0] == NULL ? 0 : 1;
+        send_reads(th, k, reqs, n);
+    }
+    ac_prefetcher_use(th->pf[k]);
     for (size_t i = 0; i < n; i++) {
         struct ycsb_req *q = &reqs[i];
-        ac_prefetch_wait(th->pf, th->slot[i]);
+        ac_prefetch_wait(th->pf[k], th->slot[k][i]);
         int rc = YCSB_OK;
         if (q->op == YCSB_OP_READ || q->op == YCSB_OP_RMW)
             rc = ip_read(th, q->key, q->keylen, &q->hit);
@@ -205,7 +239,8 @@ static int ip_execute(void *tctx, struct ycsb_req *reqs, size_t n) {
         q->status = rc == YCSB_OK ? YCSB_OK : YCSB_ERR_OP;
         q->done_ns = ycsb_now_ns();
     }
-    ac_prefetch_batch(th->pf);
+    ac_prefetch_batch(th->pf[k]);
+    th->held[k] = NULL;
     return YCSB_OK;
 }
 
@@ -285,6 +320,7 @@ static void *driver_main(void *arg) {
     if (ac_opts.driver_depth > 1 && ac_enabled) {
         /* requests in batches of ac_driver_depth, reads overlapped */
         inproc_ops.execute = ip_execute;
+        inproc_ops.prepare = ip_prepare;
         o.batch = (unsigned)ac_opts.driver_depth;
     }
     struct ycsb_result *res = ycsb_result_new();

@@ -37,6 +37,9 @@ struct store {
     long inserts;          /* atomic: inserts seen */
     int keep_values;       /* entries keep a copy of their value */
     long burn_us;          /* every read burns this much CPU time */
+    /* pipelined batches (t_prepare), summed over threads at t_fini: batches
+     * executed, of them prepared first, and order violations (must stay 0) */
+    long batches, prepared, misordered;
     struct rec *log[4];
     size_t nlog[4], caplog[4];
 };
@@ -44,6 +47,9 @@ struct tctx {
     struct store *s;
     unsigned index;
     char err[64];
+    const struct ycsb_req *pending[2];   /* prepared, not executed yet, oldest first */
+    int npending;
+    long batches, prepared, misordered;
 };
 
 static uint64_t hash(const char *s, size_t n)
@@ -68,8 +74,12 @@ static int t_init(void *b, unsigned index, void **out, char *err, size_t errlen)
     return 0;
 }
 
-static void t_fini(void *t)
+static void t_fini(void *p)
 {
+    struct tctx *t = p;
+    __atomic_add_fetch(&t->s->batches, t->batches, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&t->s->prepared, t->prepared, __ATOMIC_RELAXED);
+    __atomic_add_fetch(&t->s->misordered, t->misordered + t->npending, __ATOMIC_RELAXED);
     free(t);
 }
 
@@ -190,6 +200,33 @@ static int t_execute(void *p, struct ycsb_req *q, size_t n)
     return YCSB_OK;
 }
 
+/* pipelined batches: a batch is handed over while at most the one ahead of it
+ * waits, and runs right after that one, in the order they were prepared */
+static void t_prepare(void *p, struct ycsb_req *q, size_t n)
+{
+    struct tctx *t = p;
+    (void)n;
+    if (t->npending == 2) {
+        t->misordered++;
+        return;
+    }
+    t->pending[t->npending++] = q;
+}
+
+static int t_execute_piped(void *p, struct ycsb_req *q, size_t n)
+{
+    struct tctx *t = p;
+    t->batches++;
+    if (t->npending > 0 && q == t->pending[0]) {
+        t->prepared++;
+        t->pending[0] = t->pending[1];
+        t->npending--;
+    } else if (t->npending > 1) {
+        t->misordered++;   /* a batch prepared later runs first */
+    }
+    return t_execute(p, q, n);
+}
+
 static const char *t_error(void *p)
 {
     return ((struct tctx *)p)->err;
@@ -204,7 +241,7 @@ static int t_stats(void *b, struct ycsb_json *out, char *err, size_t errlen)
 }
 
 static struct ycsb_backend_ops mem_ops = {"memory", t_init, t_fini, t_read, t_update, t_insert,
-                                          NULL, t_error, t_stats};
+                                          NULL, t_error, t_stats, NULL};
 
 static void store_free(struct store *s)
 {
@@ -292,8 +329,8 @@ struct outcome {
     char *json;
 };
 
-static void run_once(const char *const *kvs, unsigned threads, unsigned batch,
-                     struct store *s, struct outcome *o)
+static void run_ops(const char *const *kvs, unsigned threads, unsigned batch, int piped,
+                    struct store *s, struct outcome *o)
 {
     struct ycsb_workload w;
     memset(o, 0, sizeof(*o));
@@ -303,7 +340,9 @@ static void run_once(const char *const *kvs, unsigned threads, unsigned batch,
     }
     struct ycsb_backend_ops ops = mem_ops;
     if (batch > 1)
-        ops.execute = t_execute;
+        ops.execute = piped ? t_execute_piped : t_execute;
+    if (piped)
+        ops.prepare = t_prepare;
     struct ycsb_run_opts ro = {&ops, s, threads, batch, 1, 1};
     o->res = ycsb_result_new();
     o->rc = ycsb_run(&w, &ro, o->res, o->err, sizeof(o->err));
@@ -314,6 +353,12 @@ static void run_once(const char *const *kvs, unsigned threads, unsigned batch,
     o->json = strdup(ycsb_json_text(&j));
     ycsb_json_free(&j);
     ycsb_workload_destroy(&w);
+}
+
+static void run_once(const char *const *kvs, unsigned threads, unsigned batch,
+                     struct store *s, struct outcome *o)
+{
+    run_ops(kvs, threads, batch, 0, s, o);
 }
 
 static void outcome_free(struct outcome *o)
@@ -390,6 +435,46 @@ static void test_thread_independence(const char *dist)
     store_free(s2);
     store_free(s3);
     store_free(s4);
+}
+
+/* Pipelined batches (ops->prepare): the same requests as one at a time, and
+ * every batch of a chunk but its first is prepared before the one ahead of it
+ * runs, then executed right after it: load 3000 (chunks of 1024: 64 + 64 + 60
+ * batches of 16, 63 + 63 + 59 prepared), warm-up 1000 (63 batches, 62
+ * prepared), run 10000 (9 x 64 + 49 batches, 9 x 63 + 48 prepared). */
+static void test_pipelined(void)
+{
+    const char *kvs[] = {"recordcount=3000", "operationcount=10000", "warmupoperations=1000",
+                         "readproportion=0.5", "updateproportion=0.3",
+                         "readmodifywriteproportion=0.2", "requestdistribution=truezipf", NULL};
+    struct outcome a, b;
+    struct store *s1 = store_new(), *s2 = store_new();
+    run_once(kvs, 1, 1, s1, &a);
+    run_ops(kvs, 1, 16, 1, s2, &b);
+    CHECK_EQ_I(a.rc, 0);
+    CHECK_EQ_I(b.rc, 0);
+    CHECK_EQ_I(a.n, b.n);
+    CHECK(same_recs(a.recs, a.n, b.recs, b.n));
+    CHECK_EQ_I(b.res->run.ops[YCSB_OP_READ], a.res->run.ops[YCSB_OP_READ]);
+    CHECK_EQ_I(b.res->run.hist[YCSB_OP_READ].count, b.res->run.ops[YCSB_OP_READ]);
+    CHECK_EQ_I(s2->batches, 188 + 63 + 625);
+    CHECK_EQ_I(s2->prepared, 185 + 62 + 615);
+    CHECK_EQ_I(s2->misordered, 0);
+    /* two threads: each its own pairs, the same requests */
+    struct outcome c;
+    struct store *s3 = store_new();
+    run_ops(kvs, 2, 16, 1, s3, &c);
+    CHECK_EQ_I(c.rc, 0);
+    CHECK(same_recs(a.recs, a.n, c.recs, c.n));
+    CHECK_EQ_I(s3->batches, 188 + 63 + 625);
+    CHECK_EQ_I(s3->prepared, 185 + 62 + 615);
+    CHECK_EQ_I(s3->misordered, 0);
+    outcome_free(&a);
+    outcome_free(&b);
+    outcome_free(&c);
+    store_free(s1);
+    store_free(s2);
+    store_free(s3);
 }
 
 static void test_inserts_latest(void)
@@ -745,6 +830,7 @@ int main(void)
     test_lookaside();
     test_resources();
     test_inserts_latest();
+    test_pipelined();
     test_errors();
     return test_summary("test_run");
 }
