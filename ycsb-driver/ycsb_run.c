@@ -378,38 +378,38 @@ static void batch_done(struct worker *wk, size_t at, size_t n)
                                     "2^20 inserts in flight)");
 }
 
+/* The chunk's next batch [*i, last) into the buffers at `at`, generated and
+ * filled: its size (0 at the chunk's end). */
+static size_t batch_next(struct worker *wk, int phase, size_t at, uint64_t *i, uint64_t last)
+{
+    if (*i >= last)
+        return 0;
+    size_t n = last - *i < wk->sh->batch ? (size_t)(last - *i) : wk->sh->batch;
+    batch_gen(wk, phase, at, n);
+    batch_fill(wk, at, n);
+    *i += n;
+    return n;
+}
+
 /* Pipelined batches of one chunk [i, last): while one batch is executed the
  * next one has been generated and handed to ops->prepare, in the other half
- * of the buffers. Returns YCSB_ERR_FATAL or YCSB_OK. */
+ * of the buffers (the chunk's first batch is not prepared). Returns
+ * YCSB_ERR_FATAL or YCSB_OK. */
 static int run_pipelined(struct worker *wk, int phase, uint64_t i, uint64_t last, struct ycsb_phase_result *r)
 {
     struct shared *sh = wk->sh;
-    size_t cur = 0, n = 0;
-    while (!aborted(sh)) {
-        if (n == 0) {                    /* the chunk's first batch: not prepared */
-            if (i >= last)
-                break;
-            n = last - i < sh->batch ? (size_t)(last - i) : sh->batch;
-            batch_gen(wk, phase, cur, n);
-            batch_fill(wk, cur, n);
-            i += n;
-        }
-        size_t next = cur == 0 ? sh->batch : 0, nn = 0;
-        if (i < last) {
-            nn = last - i < sh->batch ? (size_t)(last - i) : sh->batch;
-            batch_gen(wk, phase, next, nn);
-            batch_fill(wk, next, nn);
+    size_t cur = 0, n = aborted(sh) ? 0 : batch_next(wk, phase, cur, &i, last);
+    while (n > 0) {
+        size_t next = cur == 0 ? sh->batch : 0;
+        size_t nn = batch_next(wk, phase, next, &i, last);
+        if (nn > 0)
             sh->o->ops->prepare(wk->tctx, &wk->reqs[next], nn);
-            i += nn;
-        }
         int rc = batch_exec(wk, cur, n, r);
         batch_done(wk, cur, n);
         if (rc == YCSB_ERR_FATAL)
             return rc;
         cur = next;
-        n = nn;
-        if (n == 0)
-            break;
+        n = aborted(sh) ? 0 : nn;
     }
     return YCSB_OK;
 }

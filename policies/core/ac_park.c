@@ -52,9 +52,8 @@
  * finalize. */
 struct parked_cmd {
     mc_resp *first, *last;
-    const char *err;              /* static text; the first failed key's */
+    const char *err;              /* static text; the first failed key's, until fail_command */
     unsigned keys;                /* its parked keys not finalized yet */
-    bool answered;                /* fail_command is done */
 };
 
 /* One parked key. Its head is io_pending_t's (memcached frees it into the
@@ -308,14 +307,14 @@ static void fail_command(struct parked_cmd *cmd) {
         }
         r->skip = true;
     }
-    cmd->answered = true;
+    cmd->err = NULL;                           /* answered */
 }
 
 static void complete_cb(io_queue_t *q) {
     for (struct parked *p = q->stack_ctx; p != NULL; p = p->next)
         answer(p);
     for (struct parked *p = q->stack_ctx; p != NULL; p = p->next)
-        if (p->cmd->err != NULL && !p->cmd->answered)
+        if (p->cmd->err != NULL)
             fail_command(p->cmd);
     q->stack_ctx = NULL;
 }
@@ -419,11 +418,11 @@ void ac_park(conn *c, mc_resp *resp, const char *key, size_t nkey, bool cas) {
             answer(&now);
         return;
     }
-    if (tl_cmd == NULL) {
+    if (tl_cmd == NULL) {                      /* the command's first parked key */
         cmd->first = tl_first;
+        cmd->last = resp;                      /* ac_park_allow moves it on, key by key */
         tl_cmd = cmd;
     }
-    cmd->last = resp;
     cmd->keys++;
     memcpy(k, key, nkey);
     memset(p, 0, sizeof(*p));
