@@ -32,6 +32,8 @@ SEED = int(os.environ.get("AC_TEST_SEED", "7"))
 APPROACHES = {
     "lru": {"ac_policy": "lru"},                       # tuple-merge (the default)
     "lru-block-merge": {"ac_policy": "lru", "ac_merge": "block"},
+    # lazy compaction's merges in the compactor thread, concurrent with the clients' fetches
+    "lru-compact-thread": {"ac_policy": "lru", "ac_compact_thread": "on", "ac_compact_fill": "0.9"},
     "alru": {"ac_policy": "alru"},
     "logging": {"ac_policy": "logging"},
     "lru+tuples": {"ac_policy": "lru", "ac_tier": "tuples"},
@@ -84,6 +86,8 @@ def test_mixed_load_refuses_nothing(server, name):
     assert st["spilled_items"] > 0 and st["fetched_items"] + st["read_through_items"] > 0, text
     assert not refused and not verify, text
     check_no_refusals(st, text)
+    if APPROACHES[name].get("ac_compact_thread") == "on":
+        assert st["compact_queued"] > 0 and st["merged_blocks"] > 0, st
 
 
 def test_mixed_load_kernel_paged_refuses_nothing():

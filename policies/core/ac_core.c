@@ -239,6 +239,10 @@ int ac_init(size_t *item_limit) {
         ac_shutdown();
         return -1;
     }
+    if (ac_compact_start() != 0) {
+        ac_shutdown();
+        return -1;
+    }
     if (ac_page_source_set() && settings.memory_file != NULL) {
         fprintf(stderr, "memcached-ac: ac_policy=%s gives the slab pages from its own mapping and cannot be"
                 " combined with -e (restartable memory preallocates them)\n", p->name);
@@ -367,6 +371,8 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     if (ac_enabled && ac_tier_spills()) {
         ac_io_stats(add_stats, c);
         ac_prefetch_stats(add_stats, c);
+        if (ac.tier->begin_merge != NULL)
+            ac_compact_stats(add_stats, c);
         ac_park_stats(add_stats, c);
     }
     /* allocations given up (ac_room.c), by reason, and the slow path's other events */

@@ -73,6 +73,16 @@ int ac_prefetch_at(struct ac_prefetcher *p, uint64_t fp, const struct ac_loc *lo
  * counted as migrate_prefetch_*, not prefetch_*). */
 struct ac_prefetcher *ac_prefetcher_new_migration(unsigned depth, char *err, size_t errlen);
 void ac_prefetch_stats(ADD_STAT add_stats, void *c);
+/* ac_spill.c: brings every live record of a block the caller claimed
+ * (tier->begin_merge) back into RAM, then releases the claim (H-Store's
+ * block merge; block-mates whose keys are locked stay spilled). */
+void ac_merge_block(uint32_t block);
+/* ac_compact.c (ac_compact_thread): merges a claimed block, in place or in
+ * the compactor thread; start runs the thread when the option asks for it
+ * (0, or -1 said on stderr). */
+void ac_compact(uint32_t block);
+int ac_compact_start(void);
+void ac_compact_stats(ADD_STAT add_stats, void *c);
 /* Parked gets (ac_park.c): take consumes this thread's permission to park the
  * current lookup (true if it had one); mark says the lookup was parked (its
  * key may be spilled: a fetcher reads it). */

@@ -68,7 +68,7 @@ struct ac_opt_table {
 };
 #define AC_OPT_TABLE(owner, arr, values) { (owner), (arr), sizeof(arr) / sizeof((arr)[0]), (values) }
 /* A component's tables (ops .options): up to this many; unused entries NULL. */
-#define AC_MAX_OPT_TABLES 3
+#define AC_MAX_OPT_TABLES 4
 
 #define AC_FIELD(type, f) .off = offsetof(type, f), .size = sizeof(((type *)0)->f)
 #define AC_NOMAX UINT64_MAX

@@ -406,7 +406,7 @@ static item *materialize(const struct ac_record *r, uint32_t hv, uint64_t fp,
 
 /* Brings every live record of a block back into RAM (H-Store block-merge).
  * Records whose keys are locked by others stay spilled. */
-static void merge_block(uint32_t block) {
+void ac_merge_block(uint32_t block) {
     void *buf;
     ssize_t len = ac.tier->read_block(block, &buf);
     if (len < 0) {
@@ -687,7 +687,7 @@ static int migrate_one(uint64_t fp, const struct ac_loc *locs, int n) {
             AC_COUNT(fetched_items, 1);
             AC_COUNT(fetched_bytes, loc.len);
             if (ac.tier->begin_merge != NULL && ac.tier->begin_merge(loc.block, merge))
-                merge_block(loc.block);   /* as a fetch does (lazy compaction) */
+                ac_compact(loc.block);   /* as a fetch does (lazy compaction) */
         }
         item_unlock(hv);
     }
@@ -753,7 +753,7 @@ static item *fetch(const char *key, size_t nkey, uint32_t hv, bool do_update, en
         AC_COUNT(fetched_items, 1);
         AC_COUNT(fetched_bytes, r.len);
         if (ac.tier->begin_merge != NULL && ac.tier->begin_merge(locs[i].block, merge))
-            merge_block(locs[i].block);
+            ac_compact(locs[i].block);
         tl_fetched = it;
         return it;
     }

@@ -37,6 +37,7 @@ struct ac_tier_stats {
 extern const struct ac_opt_table ac_record_options;
 /* ac_io.c: the spill files' I/O engine (ac_io, ac_io_threads, ac_fault); spilling tiers list it too. */
 extern const struct ac_opt_table ac_io_options;
+extern const struct ac_opt_table ac_compact_options;   /* ac_compact.c: tiers that merge blocks */
 
 struct ac_tier_ops {
     const char *name;
