@@ -113,10 +113,9 @@ uint64_t ac_thread_disk_hits(void);
 bool ac_kernel_paged(void);
 /* Reads of spilled records kept in flight by a driver thread (ac_prefetch.c,
  * -o ac_driver_depth). new: this thread's, with a ring of depth requests
- * (NULL with why in err). begin: the read of key's spilled record is queued;
- * its slot, or -1 (in RAM, absent, or the tier cannot). send: the reads queued
- * go to the device together (one system call for a batch; wait sends too).
- * wait: until a slot's read completed. batch: waits for everything and starts a new batch. The
+ * (NULL with why in err). begin: the read of key's spilled record goes out;
+ * its slot, or -1 (in RAM, absent, or the tier cannot). wait: until a slot's
+ * read completed. batch: waits for everything and starts a new batch. The
  * lookup (item_get) then uses the bytes read when they are still the record's,
  * from the prefetcher this thread made last or named with use (a thread with
  * two, one batch being served while the next one's reads are in flight). */
@@ -125,7 +124,6 @@ struct ac_prefetcher *ac_prefetcher_new(unsigned depth, char *err, size_t errlen
 void ac_prefetcher_use(struct ac_prefetcher *p);
 void ac_prefetcher_free(struct ac_prefetcher *p);
 int ac_prefetch_begin(struct ac_prefetcher *p, const char *key, size_t nkey);
-void ac_prefetch_send(struct ac_prefetcher *p);
 void ac_prefetch_wait(struct ac_prefetcher *p, int slot);
 void ac_prefetch_batch(struct ac_prefetcher *p);
 void ac_fault_window_begin(void);

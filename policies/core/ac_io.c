@@ -94,7 +94,6 @@ void ac_io_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("io_writes", "%llu", (unsigned long long)s.writes);
     APPEND_STAT("io_read_bytes", "%llu", (unsigned long long)s.read_bytes);
     APPEND_STAT("io_write_bytes", "%llu", (unsigned long long)s.write_bytes);
-    APPEND_STAT("io_submit_calls", "%llu", (unsigned long long)s.submit_calls);
     APPEND_STAT("io_short_transfers", "%llu", (unsigned long long)s.short_transfers);
     APPEND_STAT("io_failed_transfers", "%llu", (unsigned long long)s.errors);
     APPEND_STAT("io_faults_injected", "%llu", (unsigned long long)s.faults_injected);

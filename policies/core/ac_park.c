@@ -175,8 +175,6 @@ static void *fetch_loop(void *arg) {
         pthread_mutex_unlock(&f->lock);
         for (int i = 0; i < n; i++)
             slot[i] = pf != NULL ? ac_prefetch_begin(pf, batch[i]->key, batch[i]->nkey) : -1;
-        if (pf != NULL)
-            ac_prefetch_send(pf);
         for (int i = 0; i < n; i++) {
             if (slot[i] >= 0)
                 ac_prefetch_wait(pf, slot[i]);

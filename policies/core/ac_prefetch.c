@@ -3,9 +3,8 @@
  *
  * A batch of requests starts with ac_prefetch_begin for each read: under the
  * key's lock it learns whether the key is spilled and where (the tier's book-
- * keeping, no I/O), and queues the read of that record on the thread's ring
- * (tier->read_start) with nothing held; ac_prefetch_send hands the batch's
- * reads to the device together. The requests are then served in
+ * keeping, no I/O), and sends the read of that record out on the thread's
+ * ring (tier->read_start) with nothing held. The requests are then served in
  * order, as with depth 1, through the ordinary lookup (item_get ->
  * ac_item_find -> fetch): before a request is served its read is waited for,
  * and fetch takes the bytes from here instead of reading (ac_prefetched) when
@@ -122,11 +121,6 @@ static void reap(struct ac_prefetcher *p, int min) {
         s->state = PF_DONE;
         s->ok = ac_io_widened_ok(done[i], s->loc.len);
     }
-}
-
-void ac_prefetch_send(struct ac_prefetcher *p) {
-    if (!p->broken)
-        (void)ac_io_flush(p->ring);     /* a failed send completes its reads with the error: reaped as such */
 }
 
 void ac_prefetch_wait(struct ac_prefetcher *p, int slot) {

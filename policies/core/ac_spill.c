@@ -704,8 +704,6 @@ int ac_migrate_in(const uint64_t *fps, int n, struct ac_prefetcher *pf, bool *no
         for (int j = 0; pf != NULL && j < nl[i] && j < 4; j++)
             ac_prefetch_at(pf, fps[i], &locs[i][j]);
     }
-    if (pf != NULL)
-        ac_prefetch_send(pf);
     int moved = 0;
     for (int i = 0; i < n; i++) {
         int k = migrate_one(fps[i], locs[i], nl[i]);

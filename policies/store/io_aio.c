@@ -10,6 +10,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* io_submit answering EAGAIN (no kernel resources for now): tries, a yield between */
+#define SUBMIT_TRIES 1000
+
 struct aio_ring {
     struct ac_io_ring_head h;
     io_context_t ctx;
@@ -82,7 +85,7 @@ static int aio_submit(struct ac_io_ring *ring, struct ac_io_req *req) {
     int rc, tries = 0;
     do
         rc = io_submit(r->ctx, 1, &cb);
-    while (rc == -EINTR || (rc == -EAGAIN && ++tries < AC_IO_SUBMIT_TRIES && sched_yield() == 0));
+    while (rc == -EINTR || (rc == -EAGAIN && ++tries < SUBMIT_TRIES && sched_yield() == 0));
     if (rc != 1) {
         r->free_cbs[r->nfree++] = cb;
         return rc < 0 ? rc : -EIO;

@@ -167,12 +167,7 @@ static void completed(struct ac_io_req *q) {
         ADD(short_transfers, 1);
 }
 
-void ac_io_count_submits(uint64_t n) {
-    ADD(submit_calls, n);
-}
-
 void ac_io_get_stats(struct ac_io_stats *out) {
-    out->submit_calls = __atomic_load_n(&st.submit_calls, __ATOMIC_RELAXED);
     out->reads = __atomic_load_n(&st.reads, __ATOMIC_RELAXED);
     out->writes = __atomic_load_n(&st.writes, __ATOMIC_RELAXED);
     out->read_bytes = __atomic_load_n(&st.read_bytes, __ATOMIC_RELAXED);
@@ -231,19 +226,11 @@ int ac_io_submit(struct ac_io_ring *r, struct ac_io_req *req) {
     int rc = h->eng->submit(r, req);
     if (rc == 0)
         h->inflight++;
-    if (rc == 0 && h->eng->flush == NULL)
-        ac_io_count_submits(1);         /* a pread/pwrite, or an io_submit, of its own */
     return rc;
-}
-
-int ac_io_flush(struct ac_io_ring *r) {
-    struct ac_io_ring_head *h = (struct ac_io_ring_head *)r;
-    return h->eng->flush != NULL ? h->eng->flush(r) : 0;
 }
 
 int ac_io_reap(struct ac_io_ring *r, struct ac_io_req **out, int min, int max) {
     struct ac_io_ring_head *h = (struct ac_io_ring_head *)r;
-    (void)ac_io_flush(r);               /* a failed send completes its requests with the error */
     if (min > (int)h->inflight)
         min = (int)h->inflight;
     if (min > max)

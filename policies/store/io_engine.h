@@ -60,11 +60,6 @@ struct ac_io_engine {
     void (*ring_free)(struct ac_io_ring *r);
     int  (*submit)(struct ac_io_ring *r, struct ac_io_req *req);               /* 0 or -errno */
     int  (*reap)(struct ac_io_ring *r, struct ac_io_req **out, int min, int max); /* count or -errno */
-    /* Hands the requests submit queued to the kernel in one call (uring: one
-     * io_uring_enter for a batch, and the block layer sees the batch whole: one
-     * notification of a virtio disk); NULL when submit sends each at once
-     * (sync, threads, aio). 0 or -errno. */
-    int  (*flush)(struct ac_io_ring *r);
 };
 
 extern const struct ac_io_engine ac_io_sync, ac_io_threads, ac_io_aio, ac_io_uring;
@@ -96,10 +91,6 @@ static inline int ac_io_fifo_pop(struct ac_io_fifo *f, struct ac_io_req **out, i
 /* For the engines that do the transfer themselves (sync, threads): one pread
  * or pwrite, again after EINTR; bytes (maybe short) or -errno. */
 ssize_t ac_io_transfer(const struct ac_io_req *q);
-/* Counts system calls that sent transfers (stats: io_submit_calls). */
-void ac_io_count_submits(uint64_t n);
-/* A submission answering EAGAIN (no kernel memory or resources for now): tries, a yield between */
-#define AC_IO_SUBMIT_TRIES 1000
 
 /* Selects and starts the engine want (threads: the pool's size). When want
  * cannot start, the next that can (uring, then aio, then threads; threads and
@@ -115,15 +106,10 @@ const char *ac_io_name(enum ac_io_kind kind);
  * *err = errno. */
 struct ac_io_ring *ac_io_ring_new(unsigned depth, int *err);
 void ac_io_ring_free(struct ac_io_ring *r);
-/* -EAGAIN when depth requests are in flight. The engine may hold the request
- * back until ac_io_flush or the next reap, so that a batch goes out in one
- * system call: a submitter that does not reap at once flushes. */
+/* -EAGAIN when depth requests are in flight. */
 int ac_io_submit(struct ac_io_ring *r, struct ac_io_req *req);
-/* Sends what submit held back: 0, or -errno (those requests then complete
- * with the error, through reap). */
-int ac_io_flush(struct ac_io_ring *r);
-/* Sends what submit held back, then waits until at least min requests
- * completed (min <= in flight), returns up to max of them. */
+/* Waits until at least min requests completed (min <= in flight), returns up
+ * to max of them. */
 int ac_io_reap(struct ac_io_ring *r, struct ac_io_req **out, int min, int max);
 unsigned ac_io_inflight(const struct ac_io_ring *r);
 
@@ -191,7 +177,6 @@ void ac_io_set_fault(enum ac_io_fault kind, uint64_t count);
 
 struct ac_io_stats {
     uint64_t reads, writes, read_bytes, write_bytes;   /* completed requests and their bytes */
-    uint64_t submit_calls;                              /* system calls that sent transfers */
     uint64_t short_transfers, errors;                   /* completions short of len, failed ones */
     uint64_t faults_injected;
     uint64_t ring_fallbacks;                            /* threads whose ring had to be a sync one */

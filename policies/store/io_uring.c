@@ -1,9 +1,7 @@
 /* I/O engine "uring": io_uring through liburing, one ring (submission and
  * completion queue) per ac_io ring, i.e. per submitting thread. A read of a
  * cached page completes inline; one that must wait for the device is queued
- * by the kernel, and many can be in flight. Submit only prepares the entry;
- * the entries prepared go to the kernel together at the next flush or reap
- * (one io_uring_enter for a batch of reads). See io_engine.h.
+ * by the kernel, and many can be in flight. See io_engine.h.
  *
  * Writes to a file opened without O_DIRECT are done with pwrite in the
  * submitting thread (completed at once, reaped like the others): the kernel
@@ -23,13 +21,13 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* io_uring_submit answering EAGAIN (no kernel memory for now): tries, a yield between */
+#define SUBMIT_TRIES 1000
+
 struct uring_ring {
     struct ac_io_ring_head h;
     struct io_uring ring;
-    struct ac_io_fifo done;       /* buffered writes, done in submit; requests a failed send completed */
-    struct ac_io_req **queued;    /* prepared, not handed to the kernel yet, in order (depth of them) */
-    struct io_uring_sqe **sqe;    /* their entries */
-    unsigned nqueued;
+    struct ac_io_fifo done;       /* buffered writes, done in submit */
 };
 
 static int uring_start(unsigned threads, char *why, size_t whylen) {
@@ -46,67 +44,25 @@ static int uring_start(unsigned threads, char *why, size_t whylen) {
 
 static void uring_stop(void) {}
 
-static void uring_ring_free(struct ac_io_ring *ring) {
-    struct uring_ring *r = (struct uring_ring *)ring;
-    io_uring_queue_exit(&r->ring);
-    free(r->queued);
-    free(r->sqe);
-    free(r);
-}
-
 static struct ac_io_ring *uring_ring_new(unsigned depth, int *err) {
     struct uring_ring *r = calloc(1, sizeof(*r));
-    if (r == NULL || (r->queued = calloc(depth, sizeof(*r->queued))) == NULL ||
-            (r->sqe = calloc(depth, sizeof(*r->sqe))) == NULL) {
+    if (r == NULL) {
         *err = ENOMEM;
-        if (r != NULL)
-            free(r->queued);
-        free(r);
         return NULL;
     }
     int rc = io_uring_queue_init(depth, &r->ring, 0);
     if (rc < 0) {
         *err = -rc;
-        free(r->queued);
-        free(r->sqe);
         free(r);
         return NULL;
     }
     return (struct ac_io_ring *)r;
 }
 
-/* Hands every entry prepared to the kernel (io_uring_submit answers how many
- * it took; the rest stay in its queue for the next call). When it fails, the
- * entries not taken become no-ops without a request (they may already sit in
- * the kernel's queue: a later submit must not send a transfer into the
- * caller's buffer) and their requests complete with the error. */
-static int uring_flush(struct ac_io_ring *ring) {
+static void uring_ring_free(struct ac_io_ring *ring) {
     struct uring_ring *r = (struct uring_ring *)ring;
-    unsigned sent = 0;
-    int rc = 0, tries = 0;
-    while (sent < r->nqueued) {
-        rc = io_uring_submit(&r->ring);
-        if (rc > 0) {
-            ac_io_count_submits(1);
-            sent += (unsigned)rc;
-            continue;
-        }
-        if ((rc == -EINTR || rc == -EAGAIN) && ++tries < AC_IO_SUBMIT_TRIES) {
-            (void)sched_yield();
-            continue;
-        }
-        if (rc == 0)
-            rc = -EIO;                  /* the kernel took none: not tried forever */
-        for (unsigned i = sent; i < r->nqueued; i++) {
-            io_uring_prep_nop(r->sqe[i]);
-            io_uring_sqe_set_data(r->sqe[i], NULL);
-            r->queued[i]->res = rc;
-            ac_io_fifo_push(&r->done, r->queued[i]);
-        }
-        break;
-    }
-    r->nqueued = 0;
-    return rc < 0 ? rc : 0;
+    io_uring_queue_exit(&r->ring);
+    free(r);
 }
 
 static int uring_submit(struct ac_io_ring *ring, struct ac_io_req *req) {
@@ -115,27 +71,29 @@ static int uring_submit(struct ac_io_ring *ring, struct ac_io_req *req) {
         int fl = fcntl(req->fd, F_GETFL);
         if (fl < 0 || !(fl & O_DIRECT)) {
             req->res = ac_io_transfer(req);   /* a bad descriptor answers its error here */
-            ac_io_count_submits(1);
             ac_io_fifo_push(&r->done, req);
             return 0;
         }
     }
     struct io_uring_sqe *sqe = io_uring_get_sqe(&r->ring);
-    if (sqe == NULL) {
-        /* no-ops of a failed send fill the kernel's queue: they go first */
-        int rc = r->nqueued > 0 ? uring_flush(ring) : io_uring_submit(&r->ring);
-        if (rc < 0)
-            return rc;
-        if ((sqe = io_uring_get_sqe(&r->ring)) == NULL)
-            return -EAGAIN;
-    }
+    if (sqe == NULL)
+        return -EAGAIN;
     if (req->write)
         io_uring_prep_write(sqe, req->fd, req->buf, (unsigned)req->len, req->off);
     else
         io_uring_prep_read(sqe, req->fd, req->buf, (unsigned)req->len, req->off);
     io_uring_sqe_set_data(sqe, req);
-    r->sqe[r->nqueued] = sqe;
-    r->queued[r->nqueued++] = req;
+    int rc, tries = 0;
+    do
+        rc = io_uring_submit(&r->ring);
+    while (rc == -EINTR || (rc == -EAGAIN && ++tries < SUBMIT_TRIES && sched_yield() == 0));
+    if (rc < 0) {
+        /* the entry stays queued: made a no-op without a request, so that the
+         * next submit cannot send a transfer into the caller's buffer later */
+        io_uring_prep_nop(sqe);
+        io_uring_sqe_set_data(sqe, NULL);
+        return rc;
+    }
     return 0;
 }
 
@@ -165,5 +123,4 @@ static int uring_reap(struct ac_io_ring *ring, struct ac_io_req **out, int min, 
 const struct ac_io_engine ac_io_uring = {
     .name = "uring", .start = uring_start, .stop = uring_stop, .ring_new = uring_ring_new,
     .ring_free = uring_ring_free, .submit = uring_submit, .reap = uring_reap,
-    .flush = uring_flush,
 };

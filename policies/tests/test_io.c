@@ -1,7 +1,7 @@
 /* Unit tests of the I/O engines (store/io_engine.h), each of sync, threads,
  * aio and uring in turn: whole-range writes and reads byte-exact, many
  * requests in flight on one ring completing with their own data, a ring's
- * depth enforced, a batch sent in one system call (uring), reads past the end of the file, concurrent threads, each
+ * depth enforced, reads past the end of the file, concurrent threads, each
  * injected fault (read EIO, write EIO and ENOSPC, short transfers resubmitted)
  * and the counters; direct reads (O_DIRECT) widened to the file system's
  * alignment, byte-exact at any offset, on rings and with faults. */
@@ -107,63 +107,6 @@ static void test_ring(int fd) {
         total += n;
     }
     CHECK_EQ(total, MANY);
-    ac_io_ring_free(r);
-}
-
-/* A batch: DEPTH reads submitted, then flushed. uring hands the batch to the
- * kernel in one system call at the flush (none before it); the others send each
- * read as it is submitted (aio: one io_submit each; sync and threads: one pread
- * each). Every read completes with its own bytes. */
-static void test_batch(int fd) {
-    int err = 0;
-    struct ac_io_ring *r = ac_io_ring_new(DEPTH, &err);
-    CHECK(r != NULL);
-    if (r == NULL)
-        return;
-    static unsigned char bufs[DEPTH][CHUNK];
-    struct ac_io_req reqs[DEPTH];
-    struct ac_io_stats s0, s1, s2;
-    ac_io_get_stats(&s0);
-    for (int i = 0; i < DEPTH; i++) {
-        reqs[i] = (struct ac_io_req){ .fd = fd, .buf = bufs[i], .len = CHUNK,
-                                      .off = (uint64_t)((i * 41 + 3) % (FILE_BYTES / CHUNK)) * CHUNK };
-        CHECK_EQ(ac_io_submit(r, &reqs[i]), 0);
-    }
-    ac_io_get_stats(&s1);
-    CHECK_EQ(ac_io_flush(r), 0);
-    ac_io_get_stats(&s2);
-    bool batched = ac_io_kind() == AC_IO_URING;
-    CHECK_EQ(s1.submit_calls - s0.submit_calls, (batched ? 0u : (uint64_t)DEPTH));
-    CHECK_EQ(s2.submit_calls - s1.submit_calls, (batched ? 1u : 0u));
-    CHECK_EQ(ac_io_flush(r), 0);                               /* nothing left: no call */
-    struct ac_io_stats s3;
-    ac_io_get_stats(&s3);
-    CHECK_EQ(s3.submit_calls, s2.submit_calls);
-    int right = 0, got = 0;
-    while (got < DEPTH) {
-        struct ac_io_req *done[DEPTH];
-        int n = ac_io_reap(r, done, 1, DEPTH);
-        CHECK(n >= 1);
-        if (n < 1)
-            break;
-        for (int i = 0; i < n; i++)
-            right += done[i]->res == CHUNK && memcmp(done[i]->buf, pattern + done[i]->off, CHUNK) == 0;
-        got += n;
-    }
-    CHECK_EQ(right, DEPTH);
-    /* submitted and never flushed: the reap sends them */
-    for (int i = 0; i < 3; i++)
-        CHECK_EQ(ac_io_submit(r, &reqs[i]), 0);
-    struct ac_io_req *done[3];
-    got = 0;
-    while (got < 3) {
-        int n = ac_io_reap(r, done, 3 - got, 3);
-        CHECK(n >= 1);
-        if (n < 1)
-            break;
-        got += n;
-    }
-    CHECK_EQ(got, 3);
     ac_io_ring_free(r);
 }
 
@@ -400,7 +343,6 @@ int main(void) {
         fill_pattern((unsigned)k);
         test_rw(fd);
         test_ring(fd);
-        test_batch(fd);
         test_threads(fd);
         test_faults(fd);
         char dpath[] = "/tmp/ac-test-direct.XXXXXX";

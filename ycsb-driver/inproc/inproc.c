@@ -210,7 +210,6 @@ static void send_reads(struct inproc_thread *th, int k, const struct ycsb_req *r
         bool reads = reqs[i].op == YCSB_OP_READ || reqs[i].op == YCSB_OP_RMW;
         th->slot[k][i] = reads ? ac_prefetch_begin(th->pf[k], reqs[i].key, reqs[i].keylen) : -1;
     }
-    ac_prefetch_send(th->pf[k]);
     th->held[k] = reqs;
 }
 
