@@ -7,13 +7,18 @@
 #    the spill file's pages mostly come from the device; ac_driver_depth 1 and 32, each I/O engine
 #    (ac_io sync, threads, aio, uring), record reads through the page cache and with O_DIRECT
 #    (ac_io_direct off, on; DIRECTS), blocks written by the thread that closes them or by the
-#    writer thread (ac_write_queue; WQS, default 0 only), THREADS driver threads (default 1, as
-#    fio's one job; 2 lets both cores serve, each keeping ac_driver_depth reads in flight).
+#    writer thread (ac_write_queue; WQS, default 0 only), lazy compaction at the default
+#    ac_compact_fill 0.5 or off (FILLS="0.5 0": 0 merges no block whole, so the run measures the
+#    fetch path without the 1 MiB block reads and rewrites compaction adds), its merges in the
+#    lookup or in the compactor thread (ac_compact_thread; COMPACTS="off on"), THREADS driver
+#    threads (default 1, as fio's one job; 2 lets both cores serve, each keeping
+#    ac_driver_depth reads in flight).
 # Per configuration the median of REPS runs: disk hits per second and as a ratio of fio's IOPS at
 # the same depth, CPU microseconds per disk hit (user + system of the whole process over the
 # measured run, divided by its disk hits), and read amplification (bytes the process read from
 # the device / bytes of records asked for).
-# Usage: policies/io_bench.sh   (root; env RECORDS, ROOM, REPS, OPS, DIR, ENGINES, DIRECTS, WQS, THREADS)
+# Usage: policies/io_bench.sh   (root; env RECORDS, ROOM, REPS, OPS, DIR, ENGINES, DIRECTS, WQS, FILLS, COMPACTS,
+#        THREADS)
 set -eu
 . "$(dirname "$0")/bench_env.sh"
 command -v fio >/dev/null || { echo "bench-io: fio is missing (make -C policies deps installs it)" >&2; exit 1; }
@@ -31,16 +36,23 @@ rm -f "$OUT/fio.dat"
 ENGINES=${ENGINES:-sync threads aio uring}
 DIRECTS=${DIRECTS:-off on}
 WQS=${WQS:-0}
+FILLS=${FILLS:-0.5}
+COMPACTS=${COMPACTS:-off}
 THREADS=${THREADS:-1}
 echo "== memcached-ac: $RECORDS records, -m $MEM, group limit $((MEM + ROOM)) MiB, $OPS reads, $THREADS driver thread(s), $REPS runs each"
 for depth in 1 32; do
     for direct in $DIRECTS; do
     for wq in $WQS; do
+    for fill in $FILLS; do
+    for compact in $COMPACTS; do
+    [ "$fill" = 0 ] && [ "$compact" = on ] && continue     # nothing to merge
+    ct=""                                                   # the default off: a build before the option runs too
+    [ "$compact" = off ] || ct=",ac_compact_thread=$compact"
     for engine in $ENGINES; do
         for rep in $(seq 1 "$REPS"); do
-            j="$OUT/mc-$engine-$direct-$wq-$depth-$rep.json"
+            j="$OUT/mc-$engine-$direct-$wq-$fill-$compact-$depth-$rep.json"
             "$ACG" run --name "ac-io-bench-$$" --memory "$((MEM + ROOM))M" -- "$BIN" -u root -t 1 -m "$MEM" -o \
-"ac_policy=lru,ac_io=$engine,ac_io_direct=$direct,ac_write_queue=$wq,ac_driver_depth=$depth,ac_spill_dir=$OUT/spill,ac_driver=$WL,ac_driver_out=$j,\
+"ac_policy=lru,ac_io=$engine,ac_io_direct=$direct,ac_write_queue=$wq,ac_compact_fill=$fill$ct,ac_driver_depth=$depth,ac_spill_dir=$OUT/spill,ac_driver=$WL,ac_driver_out=$j,\
 ac_driver_set=recordcount=$RECORDS,ac_driver_set=operationcount=$OPS,ac_driver_set=warmupoperations=$((OPS / 2)),\
 ac_driver_set=requestdistribution=truezipf,ac_driver_set=zipfianconstant=0.5,ac_driver_set=seed=$rep,ac_driver_set=threads=$THREADS" \
                 >"$OUT/acg.json" 2>"$OUT/err" || { cat "$OUT/err" >&2; exit 1; }
@@ -48,19 +60,24 @@ ac_driver_set=requestdistribution=truezipf,ac_driver_set=zipfianconstant=0.5,ac_
     done
     done
     done
+    done
+    done
 done
 
-python3 - "$OUT" "$REPS" "$ENGINES" "$DIRECTS" "$WQS" <<'PY'
+python3 - "$OUT" "$REPS" "$ENGINES" "$DIRECTS" "$WQS" "$FILLS" "$COMPACTS" <<'PY'
 import itertools, json, statistics, sys
-out, reps, engines, directs, wqs = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split(), sys.argv[5].split()
+out, reps = sys.argv[1], int(sys.argv[2])
+engines, directs, wqs, fills, compacts = (a.split() for a in sys.argv[3:8])
 iops = {qd: json.load(open(f"{out}/fio-{qd}.json"))["jobs"][0]["read"]["iops"] for qd in (1, 32)}
 print(f"fio IOPS: depth 1 {iops[1]:,.0f}, depth 32 {iops[32]:,.0f}")
-print(f"{'engine':<8} {'direct':>6} {'wq':>3} {'depth':>5} {'disk hits/s':>12} {'/ fio':>6} {'CPU us/disk hit':>16} {'read amp':>9} "
+print(f"{'engine':<8} {'direct':>6} {'wq':>3} {'fill':>4} {'thread':>6} {'depth':>5} {'disk hits/s':>12} {'/ fio':>6} {'CPU us/disk hit':>16} {'read amp':>9} "
       f"{'hit rate':>9} {'used/sent':>10}")
-for depth, direct, wq, engine in itertools.product((1, 32), directs, wqs, engines):
+for depth, direct, wq, fill, compact, engine in itertools.product((1, 32), directs, wqs, fills, compacts, engines):
+    if fill == "0" and compact == "on":
+        continue
     rows = []
     for rep in range(1, reps + 1):
-        d = json.load(open(f"{out}/mc-{engine}-{direct}-{wq}-{depth}-{rep}.json"))
+        d = json.load(open(f"{out}/mc-{engine}-{direct}-{wq}-{fill}-{compact}-{depth}-{rep}.json"))
         run, a = d["run"], d["server"]["anticache"]
         start = run["server_start"]["anticache"]
         dh = run["reads"]["disk_hit"]
@@ -70,6 +87,6 @@ for depth, direct, wq, engine in itertools.product((1, 32), directs, wqs, engine
                      res["read_bytes"] / max(asked, 1), run["reads"]["hit"] / run["reads"]["total"],
                      f"{a['prefetch_used']}/{a['prefetch_reads']}"))
     med = lambda i: statistics.median(r[i] for r in rows)
-    print(f"{engine:<8} {direct:>6} {wq:>3} {depth:>5} {med(0):>12,.0f} {med(0) / iops[depth]:>6.2f} {med(1):>16.1f} "
+    print(f"{engine:<8} {direct:>6} {wq:>3} {fill:>4} {compact:>6} {depth:>5} {med(0):>12,.0f} {med(0) / iops[depth]:>6.2f} {med(1):>16.1f} "
           f"{med(2):>9.2f} {med(3):>9.4f} {rows[0][4]:>10}")
 PY

@@ -96,7 +96,10 @@ MAY_BE_EMPTY = {"lat_update_mean_us", "lat_update_p50_us", "lat_update_p99_us", 
                 # the I/O engine's and the driver's reads in flight: spilling tiers only
                 "ac_read_through_items", "ac_migrate_reads_saved", "ac_write_queue", "ac_write_timeouts",
                 "ac_io_engine", "ac_io_direct", "ac_io_direct_files", "ac_io_reads", "ac_io_read_bytes", "ac_driver_depth", "ac_prefetch_reads",
-                "ac_prefetch_used", "ac_prefetch_unused", "ac_migrate_prefetch_reads", "ac_migrate_prefetch_used"}
+                "ac_prefetch_used", "ac_prefetch_unused", "ac_migrate_prefetch_reads", "ac_migrate_prefetch_used",
+                "ac_merged_blocks", "ac_merged_items",
+                # the compactor thread: tier blocks only
+                "ac_compact_thread", "ac_compact_queued"}
 # What differs between the cells (approach x memory ratio) must differ in the rows.
 MUST_VARY = ["approach", "mem_ratio", "item_memory_mb", "cgroup_limit_bytes", "opt_capacity", "hits",
              "hit_rate", "opt_hit_rate", "loss_pp", "throughput_ops_s", "run_duration_s", "cpu_user_s",
