@@ -81,6 +81,10 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
              about="lru fetching a spilled item's whole block back into RAM (H-Store's block merge)"),
     Approach("lru-4m", "lru", {"ac_block_size": "4M"}, deterministic=True, figures=False,
              about="lru over blocks of 4 MiB (the default is 1 MiB)"),
+    # lazy compaction off the request path (policies/README.md "Block merges"): when a merge
+    # runs depends on the compactor thread's timing, so not deterministic
+    Approach("lru-compact-thread", "lru", {"ac_compact_thread": "on"}, figures=False,
+             about="lru with lazy compaction's block merges in a compactor thread instead of in the lookup"),
     # compressed spilled records (seed 002 §IV-E: lz4 against spill I/O); experiments/compression.toml
     Approach("lru-lz4", "lru", {"ac_compress": "lz4"}, deterministic=True, figures=False,
              about="lru with each spilled value lz4-compressed (kept as is when it would not shrink)"),
