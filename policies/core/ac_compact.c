@@ -11,9 +11,9 @@
  * goes on at once. A claim that finds the queue full is merged in place, as
  * without the thread. So nothing is skipped, only moved.
  *
- * When a merge runs depends on timing, so runs with the thread on are not
- * repeatable to the hit (two runs of one seed may differ); runs with it off
- * are. Off by default.
+ * When a merge runs then depends on the thread's timing, not on the requests
+ * alone, so two runs of one seed may differ by a few hits (the harness's
+ * lru-compact-thread is not "deterministic"). Off by default.
  *
  * `stats anticache`: compact_thread (on/off), compact_queued (claims the
  * thread merged or holds), compact_in_place (claims merged in the lookup:
