@@ -15,8 +15,9 @@
 #    ac_driver_depth reads in flight).
 # Per configuration the median of REPS runs: disk hits per second and as a ratio of fio's IOPS at
 # the same depth, CPU microseconds per disk hit (user + system of the whole process over the
-# measured run, divided by its disk hits), and read amplification (bytes the process read from
-# the device / bytes of records asked for).
+# measured run, divided by its disk hits), read amplification (bytes the process read from
+# the device / bytes of records asked for), and lazy compaction's whole-block merges in the
+# measured run with the block-mates they brought back into RAM (merged_blocks, merged_items).
 # Usage: policies/io_bench.sh   (root; env RECORDS, ROOM, REPS, OPS, DIR, ENGINES, DIRECTS, WQS, FILLS, COMPACTS,
 #        THREADS)
 set -eu
@@ -71,7 +72,7 @@ engines, directs, wqs, fills, compacts = (a.split() for a in sys.argv[3:8])
 iops = {qd: json.load(open(f"{out}/fio-{qd}.json"))["jobs"][0]["read"]["iops"] for qd in (1, 32)}
 print(f"fio IOPS: depth 1 {iops[1]:,.0f}, depth 32 {iops[32]:,.0f}")
 print(f"{'engine':<8} {'direct':>6} {'wq':>3} {'fill':>4} {'thread':>6} {'depth':>5} {'disk hits/s':>12} {'/ fio':>6} {'CPU us/disk hit':>16} {'read amp':>9} "
-      f"{'hit rate':>9} {'used/sent':>10}")
+      f"{'hit rate':>9} {'used/sent':>10} {'merges':>7} {'merged items':>12}")
 for depth, direct, wq, fill, compact, engine in itertools.product((1, 32), directs, wqs, fills, compacts, engines):
     if fill == "0" and compact == "on":
         continue
@@ -85,8 +86,9 @@ for depth, direct, wq, fill, compact, engine in itertools.product((1, 32), direc
         res = run["resources"]
         rows.append((dh / run["duration_s"], (res["cpu_user_s"] + res["cpu_sys_s"]) * 1e6 / max(dh, 1),
                      res["read_bytes"] / max(asked, 1), run["reads"]["hit"] / run["reads"]["total"],
-                     f"{a['prefetch_used']}/{a['prefetch_reads']}"))
+                     f"{a['prefetch_used']}/{a['prefetch_reads']}",
+                     a["merged_blocks"] - start["merged_blocks"], a["merged_items"] - start["merged_items"]))
     med = lambda i: statistics.median(r[i] for r in rows)
     print(f"{engine:<8} {direct:>6} {wq:>3} {fill:>4} {compact:>6} {depth:>5} {med(0):>12,.0f} {med(0) / iops[depth]:>6.2f} {med(1):>16.1f} "
-          f"{med(2):>9.2f} {med(3):>9.4f} {rows[0][4]:>10}")
+          f"{med(2):>9.2f} {med(3):>9.4f} {rows[0][4]:>10} {med(5):>7,.0f} {med(6):>12,.0f}")
 PY
