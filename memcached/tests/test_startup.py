@@ -23,7 +23,7 @@ OPTIONS = ("ac_policy, ac_tier, ac_os_backing, ac_spill_dir, ac_alloc_wait, ac_b
            "ac_alru_clock, ac_log_charge, ac_log_sample, ac_log_alpha, ac_log_round, ac_log_slice, ac_log_keys, "
            "ac_log_hot_fill, ac_eff_memory, ac_eff_madv_cold, ac_vma_reset, ac_vma_granule, ac_vma_samples, "
            "ac_block_size, ac_merge, ac_compact_fill, ac_evicted_max, ac_write_queue, ac_compress, ac_io, ac_io_threads, ac_io_direct, ac_fault, "
-           "ac_compact_thread, ac_bloom_keys")
+           "ac_compact, ac_compact_thread, ac_bloom_keys")
 OWNERS = ["the core", "policy lru", "policy alru", "policy logging", "the classifier of logging and effpaging",
           "policy effpaging", "policy vma", "tier blocks", "spilled records (tiers blocks and tuples)",
           "spill-file I/O (tiers blocks and tuples)", "lazy compaction (tier blocks)", "tier tuples"]
@@ -116,6 +116,11 @@ def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> s
      " ac_policy=lru,ac_tier=tuples (-o ac_help lists every option by component)"),
     ("ac_compact_thread=yes",
      'memcached-ac: ac_compact_thread must be "off" or "on", got "yes"'),
+    ("ac_compact=move",
+     'memcached-ac: ac_compact must be "merge" or "copy", got "move"'),
+    ("ac_policy=lru,ac_tier=tuples,ac_compact=copy",
+     "memcached-ac: ac_compact is an option of lazy compaction (tier blocks); it has no effect with"
+     " ac_policy=lru,ac_tier=tuples (-o ac_help lists every option by component)"),
     ("ac_log_keys=2000",
      "memcached-ac: ac_log_keys is an option of the classifier of logging and effpaging; it has no effect with"
      " ac_policy=none,ac_tier=none (-o ac_help lists every option by component)"),

@@ -1,33 +1,51 @@
-/* Lazy compaction off the request path (-o ac_compact_thread=on, tier blocks).
+/* Lazy compaction (tier blocks): what happens to a block whose live bytes fell
+ * below ac_compact_fill, and where.
  *
- * A fetch, or a migration, that leaves its block's live bytes below
- * ac_compact_fill claims the block for a whole-block merge (tier->begin_merge;
- * H-Store's lazy compaction, DeBrabant et al., VLDB 2013). By default the merge
- * runs right there, inside the lookup and under the fetched key's lock: the
- * block's read (1 MiB by default) and the materialization of its live records
- * on the request path. With the thread on, the claim is queued for one
- * compactor thread, which merges with no key lock held (block-mates are taken
- * with trylock, as always, and come back into free chunks only); the request
- * goes on at once. A claim that finds the queue full is merged in place, as
- * without the thread. So nothing is skipped, only moved.
+ * A fetch, or a migration, that leaves its block below the threshold claims
+ * it (tier->begin_merge). How (-o ac_compact):
+ *  - merge (default): H-Store's lazy compaction (DeBrabant et al., VLDB 2013
+ *    §3.4): the block is read whole and its live records come back into RAM,
+ *    at the cold end, into free chunks only (ac_merge_block, ac_spill.c);
+ *  - copy: the background compaction that paper proposes as future work
+ *    (§6.2: "compacts blocks without un-evicting the tuples ... updating the
+ *    appropriate Evicted Table entries"): the block is read whole and each
+ *    live record is appended, as it is (CRC, codec), to the open block, its
+ *    evicted-table entry moved there; nothing enters RAM, so no item is
+ *    allocated, linked, evicted or encoded again, and RAM's contents, hence
+ *    the hit counts, are those of a run that never compacts.
+ * Either way a record whose key is locked by a request stays where it is
+ * (the block is claimed again by a later drop), and a failed write leaves the
+ * rest in place: nothing is skipped or lost, only left for later. Whole-block
+ * merges of ac_merge=block are merges whatever this says.
  *
- * When a merge runs then depends on the thread's timing, not on the requests
- * alone, so two runs of one seed may differ by a few hits (the harness's
- * lru-compact-thread is not "deterministic"). Off by default.
+ * Where (-o ac_compact_thread): by default right there, inside the lookup and
+ * under the fetched key's lock: the block's read (1 MiB by default) and the
+ * records' moves on the request path. With the thread on, the claim is queued
+ * for one compactor thread, which works with no key lock held; the request
+ * goes on at once. A claim that finds the queue full is done in place, as
+ * without the thread.
  *
- * `stats anticache`: compact_thread (on/off), compact_queued (claims the
- * thread merged or holds), compact_in_place (claims merged in the lookup:
- * thread off, or its queue full); merged_blocks counts every merge. */
+ * With merge, when a merge runs then depends on the thread's timing, not on
+ * the requests alone, so two runs of one seed may differ by a few hits (the
+ * harness's lru-compact-thread is not "deterministic"). Off by default.
+ *
+ * `stats anticache`: compact (merge/copy), compact_thread (on/off),
+ * compact_queued (claims the thread took), compact_in_place (claims done in
+ * the lookup: thread off, or its queue full); merged_blocks / merged_items
+ * (merges), copied_blocks / copied_items / copied_bytes (copies). */
 #include "memcached.h"
 #include "ac_internal.h"
 #include "ac_opt.h"
+#include "store/record.h"
 #include <pthread.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
 #define COMPACT_QUEUE 64            /* claims waiting for the thread at most */
 
 struct compact_options {
+    unsigned copy;                  /* ac_compact: 0 merge, 1 copy */
     unsigned on;                    /* ac_compact_thread: 1 on, 0 off */
 };
 static struct compact_options opts;
@@ -36,7 +54,15 @@ static const struct ac_word on_off[] = {
     { "off", NULL, 0, NULL }, { "on", NULL, 1, NULL }, { NULL, NULL, 0, NULL },
 };
 
+static const struct ac_word how_words[] = {
+    { "merge", NULL, 0, NULL }, { "copy", NULL, 1, NULL }, { NULL, NULL, 0, NULL },
+};
+
 static const struct ac_opt compact_opts[] = {
+    { .key = "ac_compact", .type = AC_T_ENUM, AC_FIELD(struct compact_options, copy), .words = how_words,
+      .def = "merge", .def_is_value = true,
+      .help = "a block below ac_compact_fill: merge its live records back into RAM (H-Store),"
+              " or copy them to the open block on disk, never into RAM (H-Store's future work)" },
     { .key = "ac_compact_thread", .type = AC_T_ENUM, AC_FIELD(struct compact_options, on), .words = on_off,
       .def = "off", .def_is_value = true,
       .help = "merge the blocks lazy compaction claims in a thread of their own, not in the lookup"
@@ -47,11 +73,88 @@ const struct ac_opt_table ac_compact_options = AC_OPT_TABLE("lazy compaction (ti
 static struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    uint32_t q[COMPACT_QUEUE];
+    struct claim { uint32_t block; bool copy; } q[COMPACT_QUEUE];
     unsigned head, n;
     bool started;
     uint64_t queued, in_place;
 } cq = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
+
+/* Appends one live record (its key's lock and spill_lock held) to the open
+ * block and moves its evicted-table entry there: 0; 1 the open block is full
+ * (written first, then again); -1 not done (it stays where it is). */
+static int copy_record(uint64_t fp, const char *rec, const struct ac_loc *from) {
+    struct ac_loc to;
+    int rc = ac.tier->put(fp, rec, from->len, &to);
+    if (rc == AC_TIER_FULL)
+        return 1;
+    if (rc != 0)
+        return -1;             /* no room in the table, or a write failed: the old place stays */
+    /* both places hold the same bytes until the old one is forgotten; the
+     * key's lock keeps every lookup out meanwhile. The claimed block's drop
+     * asks for no merge: it is being compacted. */
+    if (ac.tier->drop(fp, from) < 0) {
+        (void)ac.tier->drop(fp, &to);      /* it went meanwhile (cannot, under the lock): undo */
+        return -1;
+    }
+    return 0;
+}
+
+static void copy_block(uint32_t block) {
+    void *buf;
+    ssize_t len = ac.tier->read_block(block, &buf);
+    if (len < 0) {
+        ac.tier->merge_done(block);
+        return;
+    }
+    AC_COUNT(block_read_bytes, (uint64_t)len);
+    size_t off = 0;
+    bool stop = false;
+    while (!stop && off + AC_RECORD_HDR <= (size_t)len) {
+        struct ac_record r;
+        if (ac_record_parse((char *)buf + off, (size_t)len - off, &r) != AC_REC_OK) {
+            AC_COUNT(checksum_errors, 1);
+            break;
+        }
+        struct ac_loc loc = { block, (uint32_t)off, r.len };
+        const char *rec = (char *)buf + off;
+        off += r.len;
+        uint64_t fp = ac_key_fp(r.key, r.nkey);
+        pthread_mutex_lock(&ac.spill_lock);
+        for (;;) {
+            void *lk = item_trylock(hash(r.key, r.nkey));
+            if (lk == NULL)
+                break;                         /* a request has it: it stays, for a later claim */
+            struct ac_loc locs[4];
+            int n = ac.tier->peek(fp, locs, 4);
+            bool live = false;
+            for (int i = 0; i < n && i < 4; i++)
+                live |= locs[i].block == block && locs[i].offset == loc.offset;
+            int rc = live ? copy_record(fp, rec, &loc) : -1;
+            item_trylock_unlock(lk);
+            if (rc == 0) {
+                AC_COUNT(copied_items, 1);
+                AC_COUNT(copied_bytes, r.len);
+            }
+            if (rc != 1)
+                break;
+            if (ac.tier->flush() != 0) {       /* the open block could not be written: the rest stays */
+                stop = true;
+                break;
+            }
+        }
+        pthread_mutex_unlock(&ac.spill_lock);
+    }
+    free(buf);
+    AC_COUNT(copied_blocks, 1);
+    ac.tier->merge_done(block);
+}
+
+static void run_claim(uint32_t block, bool copy) {
+    if (copy)
+        copy_block(block);
+    else
+        ac_merge_block(block);
+}
 
 static void *compact_main(void *arg) {
     (void)arg;
@@ -59,11 +162,11 @@ static void *compact_main(void *arg) {
     for (;;) {
         while (cq.n == 0)
             pthread_cond_wait(&cq.cv, &cq.mu);
-        uint32_t block = cq.q[cq.head];
+        struct claim c = cq.q[cq.head];
         cq.head = (cq.head + 1) % COMPACT_QUEUE;
         cq.n--;
         pthread_mutex_unlock(&cq.mu);
-        ac_merge_block(block);
+        run_claim(c.block, c.copy);
         pthread_mutex_lock(&cq.mu);
     }
     return NULL;
@@ -83,12 +186,13 @@ int ac_compact_start(void) {
     return 0;
 }
 
-void ac_compact(uint32_t block) {
+void ac_compact(uint32_t block, bool lazy) {
+    bool copy = lazy && opts.copy;
     if (cq.started) {
         pthread_mutex_lock(&cq.mu);
         bool queued = cq.n < COMPACT_QUEUE;
         if (queued) {
-            cq.q[(cq.head + cq.n) % COMPACT_QUEUE] = block;
+            cq.q[(cq.head + cq.n) % COMPACT_QUEUE] = (struct claim){ block, copy };
             cq.n++;
             cq.queued++;
             pthread_cond_signal(&cq.cv);
@@ -98,13 +202,14 @@ void ac_compact(uint32_t block) {
             return;
     }
     __atomic_add_fetch(&cq.in_place, 1, __ATOMIC_RELAXED);
-    ac_merge_block(block);
+    run_claim(block, copy);
 }
 
 void ac_compact_stats(ADD_STAT add_stats, void *c) {
     pthread_mutex_lock(&cq.mu);
     uint64_t queued = cq.queued;
     pthread_mutex_unlock(&cq.mu);
+    APPEND_STAT("compact", "%s", opts.copy ? "copy" : "merge");
     APPEND_STAT("compact_thread", "%s", cq.started ? "on" : "off");
     APPEND_STAT("compact_queued", "%llu", (unsigned long long)queued);
     APPEND_STAT("compact_in_place", "%llu", (unsigned long long)__atomic_load_n(&cq.in_place, __ATOMIC_RELAXED));

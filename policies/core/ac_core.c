@@ -357,6 +357,9 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("block_read_bytes", "%llu", (unsigned long long)AC_READ(block_read_bytes));
     APPEND_STAT("merged_blocks", "%llu", (unsigned long long)AC_READ(merged_blocks));
     APPEND_STAT("merged_items", "%llu", (unsigned long long)AC_READ(merged_items));
+    APPEND_STAT("copied_blocks", "%llu", (unsigned long long)AC_READ(copied_blocks));
+    APPEND_STAT("copied_items", "%llu", (unsigned long long)AC_READ(copied_items));
+    APPEND_STAT("copied_bytes", "%llu", (unsigned long long)AC_READ(copied_bytes));
     APPEND_STAT("io_errors", "%llu", (unsigned long long)(ts_.io_errors + AC_READ(read_errors)));
     APPEND_STAT("checksum_errors", "%llu", (unsigned long long)AC_READ(checksum_errors));
     APPEND_STAT("fetch_nomem", "%llu", (unsigned long long)AC_READ(fetch_nomem));

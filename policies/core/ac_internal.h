@@ -25,6 +25,7 @@ struct ac_counters {
     uint64_t spilled_items, spilled_bytes, fetched_items, fetched_bytes;
     uint64_t rescued_items;        /* spilled on behalf of the slab mover / tail repair */
     uint64_t merged_blocks, merged_items;
+    uint64_t copied_blocks, copied_items, copied_bytes;   /* ac_compact=copy */
     uint64_t checksum_errors, read_errors, fetch_nomem;
     uint64_t read_through_items;   /* reads served from a record without memory for it */
     uint64_t migrate_reads_saved;  /* migrations that used the bytes of their first read (no second read) */
@@ -77,10 +78,11 @@ void ac_prefetch_stats(ADD_STAT add_stats, void *c);
  * (tier->begin_merge) back into RAM, then releases the claim (H-Store's
  * block merge; block-mates whose keys are locked stay spilled). */
 void ac_merge_block(uint32_t block);
-/* ac_compact.c (ac_compact_thread): merges a claimed block, in place or in
- * the compactor thread; start runs the thread when the option asks for it
- * (0, or -1 said on stderr). */
-void ac_compact(uint32_t block);
+/* ac_compact.c (ac_compact, ac_compact_thread): compacts a claimed block
+ * (lazy: lazy compaction's claim, merged or copied as ac_compact says; else
+ * ac_merge=block's merge), in place or in the compactor thread; start runs
+ * the thread when the option asks for it (0, or -1 said on stderr). */
+void ac_compact(uint32_t block, bool lazy);
 int ac_compact_start(void);
 void ac_compact_stats(ADD_STAT add_stats, void *c);
 /* Parked gets (ac_park.c): take consumes this thread's permission to park the

@@ -687,7 +687,7 @@ static int migrate_one(uint64_t fp, const struct ac_loc *locs, int n) {
             AC_COUNT(fetched_items, 1);
             AC_COUNT(fetched_bytes, loc.len);
             if (ac.tier->begin_merge != NULL && ac.tier->begin_merge(loc.block, merge))
-                ac_compact(loc.block);   /* as a fetch does (lazy compaction) */
+                ac_compact(loc.block, merge);   /* as a fetch does (lazy compaction) */
         }
         item_unlock(hv);
     }
@@ -751,7 +751,7 @@ static item *fetch(const char *key, size_t nkey, uint32_t hv, bool do_update, en
         AC_COUNT(fetched_items, 1);
         AC_COUNT(fetched_bytes, r.len);
         if (ac.tier->begin_merge != NULL && ac.tier->begin_merge(locs[i].block, merge))
-            ac_compact(locs[i].block);
+            ac_compact(locs[i].block, merge);
         tl_fetched = it;
         return it;
     }
