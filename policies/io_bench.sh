@@ -9,17 +9,20 @@
 #    (ac_io_direct off, on; DIRECTS), blocks written by the thread that closes them or by the
 #    writer thread (ac_write_queue; WQS, default 0 only), lazy compaction at the default
 #    ac_compact_fill 0.5 or off (FILLS="0.5 0": 0 merges no block whole, so the run measures the
-#    fetch path without the 1 MiB block reads and rewrites compaction adds), its merges in the
-#    lookup or in the compactor thread (ac_compact_thread; COMPACTS="off on"), THREADS driver
+#    fetch path without the 1 MiB block reads and rewrites compaction adds), a compacted block's
+#    live records merged back into RAM or copied to the open block on disk (ac_compact;
+#    MODES="merge copy"), in the lookup or in the compactor thread (ac_compact_thread;
+#    COMPACTS="off on"), THREADS driver
 #    threads (default 1, as fio's one job; 2 lets both cores serve, each keeping
 #    ac_driver_depth reads in flight).
 # Per configuration the median of REPS runs: disk hits per second and as a ratio of fio's IOPS at
 # the same depth, CPU microseconds per disk hit (user + system of the whole process over the
 # measured run, divided by its disk hits), read amplification (bytes the process read from
-# the device / bytes of records asked for), and lazy compaction's whole-block merges in the
-# measured run with the block-mates they brought back into RAM (merged_blocks, merged_items).
-# Usage: policies/io_bench.sh   (root; env RECORDS, ROOM, REPS, OPS, DIR, ENGINES, DIRECTS, WQS, FILLS, COMPACTS,
-#        THREADS)
+# the device / bytes of records asked for), and lazy compaction's blocks in the measured run
+# (merged_blocks + copied_blocks) with the block-mates it moved (into RAM or to the open block:
+# merged_items + copied_items).
+# Usage: policies/io_bench.sh   (root; env RECORDS, ROOM, REPS, OPS, DIR, ENGINES, DIRECTS, WQS, FILLS, MODES,
+#        COMPACTS, THREADS)
 set -eu
 . "$(dirname "$0")/bench_env.sh"
 command -v fio >/dev/null || { echo "bench-io: fio is missing (make -C policies deps installs it)" >&2; exit 1; }
@@ -38,6 +41,7 @@ ENGINES=${ENGINES:-sync threads aio uring}
 DIRECTS=${DIRECTS:-off on}
 WQS=${WQS:-0}
 FILLS=${FILLS:-0.5}
+MODES=${MODES:-merge}
 COMPACTS=${COMPACTS:-off}
 THREADS=${THREADS:-1}
 echo "== memcached-ac: $RECORDS records, -m $MEM, group limit $((MEM + ROOM)) MiB, $OPS reads, $THREADS driver thread(s), $REPS runs each"
@@ -45,13 +49,15 @@ for depth in 1 32; do
     for direct in $DIRECTS; do
     for wq in $WQS; do
     for fill in $FILLS; do
+    for mode in $MODES; do
     for compact in $COMPACTS; do
-    [ "$fill" = 0 ] && [ "$compact" = on ] && continue     # nothing to merge
-    ct=""                                                   # the default off: a build before the option runs too
+    [ "$fill" = 0 ] && { [ "$compact" = on ] || [ "$mode" = copy ]; } && continue     # nothing to compact
+    ct=""                                                   # the defaults: a build before the options runs too
     [ "$compact" = off ] || ct=",ac_compact_thread=$compact"
+    [ "$mode" = merge ] || ct="$ct,ac_compact=$mode"
     for engine in $ENGINES; do
         for rep in $(seq 1 "$REPS"); do
-            j="$OUT/mc-$engine-$direct-$wq-$fill-$compact-$depth-$rep.json"
+            j="$OUT/mc-$engine-$direct-$wq-$fill-$mode-$compact-$depth-$rep.json"
             "$ACG" run --name "ac-io-bench-$$" --memory "$((MEM + ROOM))M" -- "$BIN" -u root -t 1 -m "$MEM" -o \
 "ac_policy=lru,ac_io=$engine,ac_io_direct=$direct,ac_write_queue=$wq,ac_compact_fill=$fill$ct,ac_driver_depth=$depth,ac_spill_dir=$OUT/spill,ac_driver=$WL,ac_driver_out=$j,\
 ac_driver_set=recordcount=$RECORDS,ac_driver_set=operationcount=$OPS,ac_driver_set=warmupoperations=$((OPS / 2)),\
@@ -63,22 +69,23 @@ ac_driver_set=requestdistribution=truezipf,ac_driver_set=zipfianconstant=0.5,ac_
     done
     done
     done
+    done
 done
 
-python3 - "$OUT" "$REPS" "$ENGINES" "$DIRECTS" "$WQS" "$FILLS" "$COMPACTS" <<'PY'
+python3 - "$OUT" "$REPS" "$ENGINES" "$DIRECTS" "$WQS" "$FILLS" "$MODES" "$COMPACTS" <<'PY'
 import itertools, json, statistics, sys
 out, reps = sys.argv[1], int(sys.argv[2])
-engines, directs, wqs, fills, compacts = (a.split() for a in sys.argv[3:8])
+engines, directs, wqs, fills, modes, compacts = (a.split() for a in sys.argv[3:9])
 iops = {qd: json.load(open(f"{out}/fio-{qd}.json"))["jobs"][0]["read"]["iops"] for qd in (1, 32)}
 print(f"fio IOPS: depth 1 {iops[1]:,.0f}, depth 32 {iops[32]:,.0f}")
-print(f"{'engine':<8} {'direct':>6} {'wq':>3} {'fill':>4} {'thread':>6} {'depth':>5} {'disk hits/s':>12} {'/ fio':>6} {'CPU us/disk hit':>16} {'read amp':>9} "
-      f"{'hit rate':>9} {'used/sent':>10} {'merges':>7} {'merged items':>12}")
-for depth, direct, wq, fill, compact, engine in itertools.product((1, 32), directs, wqs, fills, compacts, engines):
-    if fill == "0" and compact == "on":
+print(f"{'engine':<8} {'direct':>6} {'wq':>3} {'fill':>4} {'mode':>5} {'thread':>6} {'depth':>5} {'disk hits/s':>12} {'/ fio':>6} {'CPU us/disk hit':>16} {'read amp':>9} "
+      f"{'hit rate':>9} {'used/sent':>10} {'compacted':>9} {'moved':>8}")
+for depth, direct, wq, fill, mode, compact, engine in itertools.product((1, 32), directs, wqs, fills, modes, compacts, engines):
+    if fill == "0" and (compact == "on" or mode == "copy"):
         continue
     rows = []
     for rep in range(1, reps + 1):
-        d = json.load(open(f"{out}/mc-{engine}-{direct}-{wq}-{fill}-{compact}-{depth}-{rep}.json"))
+        d = json.load(open(f"{out}/mc-{engine}-{direct}-{wq}-{fill}-{mode}-{compact}-{depth}-{rep}.json"))
         run, a = d["run"], d["server"]["anticache"]
         start = run["server_start"]["anticache"]
         dh = run["reads"]["disk_hit"]
@@ -87,8 +94,9 @@ for depth, direct, wq, fill, compact, engine in itertools.product((1, 32), direc
         rows.append((dh / run["duration_s"], (res["cpu_user_s"] + res["cpu_sys_s"]) * 1e6 / max(dh, 1),
                      res["read_bytes"] / max(asked, 1), run["reads"]["hit"] / run["reads"]["total"],
                      f"{a['prefetch_used']}/{a['prefetch_reads']}",
-                     a["merged_blocks"] - start["merged_blocks"], a["merged_items"] - start["merged_items"]))
+                     sum(a.get(k, 0) - start.get(k, 0) for k in ("merged_blocks", "copied_blocks")),
+                     sum(a.get(k, 0) - start.get(k, 0) for k in ("merged_items", "copied_items"))))
     med = lambda i: statistics.median(r[i] for r in rows)
-    print(f"{engine:<8} {direct:>6} {wq:>3} {fill:>4} {compact:>6} {depth:>5} {med(0):>12,.0f} {med(0) / iops[depth]:>6.2f} {med(1):>16.1f} "
-          f"{med(2):>9.2f} {med(3):>9.4f} {rows[0][4]:>10} {med(5):>7,.0f} {med(6):>12,.0f}")
+    print(f"{engine:<8} {direct:>6} {wq:>3} {fill:>4} {mode:>5} {compact:>6} {depth:>5} {med(0):>12,.0f} {med(0) / iops[depth]:>6.2f} {med(1):>16.1f} "
+          f"{med(2):>9.2f} {med(3):>9.4f} {rows[0][4]:>10} {med(5):>9,.0f} {med(6):>8,.0f}")
 PY
