@@ -15,6 +15,7 @@
 #    COMPACTS="off on"), THREADS driver
 #    threads (default 1, as fio's one job; 2 lets both cores serve, each keeping
 #    ac_driver_depth reads in flight).
+# fio's IOPS and its CPU microseconds per read (its job's user + system time / its reads).
 # Per configuration the median of REPS runs: disk hits per second and as a ratio of fio's IOPS at
 # the same depth, CPU microseconds per disk hit (user + system of the whole process over the
 # measured run, divided by its disk hits), read amplification (bytes the process read from
@@ -76,8 +77,14 @@ python3 - "$OUT" "$REPS" "$ENGINES" "$DIRECTS" "$WQS" "$FILLS" "$MODES" "$COMPAC
 import itertools, json, statistics, sys
 out, reps = sys.argv[1], int(sys.argv[2])
 engines, directs, wqs, fills, modes, compacts = (a.split() for a in sys.argv[3:9])
-iops = {qd: json.load(open(f"{out}/fio-{qd}.json"))["jobs"][0]["read"]["iops"] for qd in (1, 32)}
-print(f"fio IOPS: depth 1 {iops[1]:,.0f}, depth 32 {iops[32]:,.0f}")
+fio = {qd: json.load(open(f"{out}/fio-{qd}.json"))["jobs"][0] for qd in (1, 32)}
+iops = {qd: j["read"]["iops"] for qd, j in fio.items()}
+# fio's own CPU per read (user + system of its job over its run time): what a read costs in this
+# kernel and VM before any work of ours, the floor for the CPU column below
+fio_us = {qd: (j["usr_cpu"] + j["sys_cpu"]) / 100 * j["job_runtime"] * 1e3 / max(j["read"]["total_ios"], 1)
+          for qd, j in fio.items()}
+print(f"fio IOPS: depth 1 {iops[1]:,.0f}, depth 32 {iops[32]:,.0f}; "
+      f"fio CPU us per read: depth 1 {fio_us[1]:.1f}, depth 32 {fio_us[32]:.1f}")
 print(f"{'engine':<8} {'direct':>6} {'wq':>3} {'fill':>4} {'mode':>5} {'thread':>6} {'depth':>5} {'disk hits/s':>12} {'/ fio':>6} {'CPU us/disk hit':>16} {'read amp':>9} "
       f"{'hit rate':>9} {'used/sent':>10} {'compacted':>9} {'moved':>8}")
 for depth, direct, wq, fill, mode, compact, engine in itertools.product((1, 32), directs, wqs, fills, modes, compacts, engines):

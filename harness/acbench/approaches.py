@@ -85,6 +85,11 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
     # runs depends on the compactor thread's timing, so not deterministic
     Approach("lru-compact-thread", "lru", {"ac_compact_thread": "on"}, figures=False,
              about="lru with lazy compaction's block merges in a compactor thread instead of in the lookup"),
+    # lazy compaction without un-eviction (seed 000 §6.2's future work): a block's live records are
+    # copied block to block on disk, never into RAM; in the lookup, so its counts repeat
+    Approach("lru-compact-copy", "lru", {"ac_compact": "copy"}, deterministic=True, figures=False,
+             about="lru whose lazy compaction copies a block's live records to the open block on disk"
+                   " instead of merging them back into RAM"),
     # compressed spilled records (seed 002 §IV-E: lz4 against spill I/O); experiments/compression.toml
     Approach("lru-lz4", "lru", {"ac_compress": "lz4"}, deterministic=True, figures=False,
              about="lru with each spilled value lz4-compressed (kept as is when it would not shrink)"),

@@ -359,8 +359,9 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
               # the I/O engine, the reads the in-process driver kept in flight, and a migration's
               "io_engine", "io_direct", "io_direct_files", "io_reads", "io_read_bytes", "driver_depth",
               "prefetch_reads", "prefetch_used", "prefetch_unused", "migrate_prefetch_reads", "migrate_prefetch_used",
-              # lazy compaction's whole-block merges, and whether the compactor thread did them (blocks)
-              "merged_blocks", "merged_items", "compact_thread", "compact_queued"):
+              # lazy compaction's whole-block merges or copies, and whether the compactor thread did them (blocks)
+              "merged_blocks", "merged_items", "compact", "copied_blocks", "copied_items", "copied_bytes",
+              "compact_thread", "compact_queued"):
         out[f"ac_{k}"] = ac.get(k)
     out["read_amplification"] = read_amplification(out.get("disk_read_bytes"), ac,
                                                    (ph.get("server_start") or {}).get("anticache") or {})

@@ -98,7 +98,8 @@ MAY_BE_EMPTY = {"lat_update_mean_us", "lat_update_p50_us", "lat_update_p99_us", 
                 "ac_io_engine", "ac_io_direct", "ac_io_direct_files", "ac_io_reads", "ac_io_read_bytes", "ac_driver_depth", "ac_prefetch_reads",
                 "ac_prefetch_used", "ac_prefetch_unused", "ac_migrate_prefetch_reads", "ac_migrate_prefetch_used",
                 "ac_merged_blocks", "ac_merged_items",
-                # the compactor thread: tier blocks only
+                # lazy compaction's way and the compactor thread: tier blocks only
+                "ac_compact", "ac_copied_blocks", "ac_copied_items", "ac_copied_bytes",
                 "ac_compact_thread", "ac_compact_queued"}
 # What differs between the cells (approach x memory ratio) must differ in the rows.
 MUST_VARY = ["approach", "mem_ratio", "item_memory_mb", "cgroup_limit_bytes", "opt_capacity", "hits",
