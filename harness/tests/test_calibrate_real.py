@@ -32,10 +32,10 @@ def test_small_calibration(tmp_path, monkeypatch) -> None:
     assert [p.recordcount for p in cal.points] == [6000, 12000]
     for p in cal.points:
         # at least the hash table beyond the budget; far less than the probe's room
-        assert hash_bytes(p.recordcount) < p.overhead_bytes < 24 * MIB
-        assert p.kmem_bytes > 0 and p.pte_bytes > 0 and p.samples > 0 and p.tries == 1
-        assert p.operationcount == p.recordcount and p.warmupoperations == min(4000, p.recordcount // 2)
-        assert p.limit_bytes > p.budget_bytes + p.overhead_bytes
+        assert hash_bytes(p.recordcount) < p.overhead_bytes < 24 * MIB, p
+        assert p.kmem_bytes > 0 and p.pte_bytes > 0 and p.samples > 0 and p.tries == 1, p
+        assert p.operationcount == p.recordcount and p.warmupoperations == min(4000, p.recordcount // 2), p
+        assert p.limit_bytes > p.budget_bytes + p.overhead_bytes, p
     assert cal.fit.b >= 0
     assert cal.allowance(20000, 8 * MIB) > cal.points[-1].overhead_bytes + 8 * MIB
     assert _leftovers() == (set(), False)
