@@ -118,6 +118,9 @@ def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> s
      'memcached-ac: ac_compact_thread must be "off" or "on", got "yes"'),
     ("ac_compact=move",
      'memcached-ac: ac_compact must be "merge" or "copy", got "move"'),
+    ("ac_policy=lru,ac_merge=block,ac_compact=copy",
+     "memcached-ac: ac_tier=blocks: ac_compact=copy copies the live records of blocks lazy compaction claims"
+     " under tuple merge; with ac_merge=block every fetch merges its whole block back into RAM: drop one of the two"),
     ("ac_policy=lru,ac_tier=tuples,ac_compact=copy",
      "memcached-ac: ac_compact is an option of lazy compaction (tier blocks); it has no effect with"
      " ac_policy=lru,ac_tier=tuples (-o ac_help lists every option by component)"),

@@ -15,8 +15,9 @@
  *    the hit counts, are those of a run that never compacts.
  * Either way a record whose key is locked by a request stays where it is
  * (the block is claimed again by a later drop), and a failed write leaves the
- * rest in place: nothing is skipped or lost, only left for later. Whole-block
- * merges of ac_merge=block are merges whatever this says.
+ * rest in place: nothing is skipped or lost, only left for later. copy is
+ * refused with ac_merge=block (tier blocks says so), where every fetch merges
+ * its whole block.
  *
  * Where (-o ac_compact_thread): by default right there, inside the lookup and
  * under the fetched key's lock: the block's read (1 MiB by default) and the
@@ -32,7 +33,10 @@
  * `stats anticache`: compact (merge/copy), compact_thread (on/off),
  * compact_queued (claims the thread took), compact_in_place (claims done in
  * the lookup: thread off, or its queue full); merged_blocks / merged_items
- * (merges), copied_blocks / copied_items / copied_bytes (copies). */
+ * (merges), copied_blocks (blocks whose every live record was copied or
+ * left to a later claim; not those a failed write stopped), copied_items,
+ * copied_bytes, copy_skipped (records left where they were: key locked,
+ * write failed). */
 #include "memcached.h"
 #include "ac_internal.h"
 #include "ac_opt.h"
@@ -79,26 +83,9 @@ static struct {
     uint64_t queued, in_place;
 } cq = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
-/* Appends one live record (its key's lock and spill_lock held) to the open
- * block and moves its evicted-table entry there: 0; 1 the open block is full
- * (written first, then again); -1 not done (it stays where it is). */
-static int copy_record(uint64_t fp, const char *rec, const struct ac_loc *from) {
-    struct ac_loc to;
-    int rc = ac.tier->put(fp, rec, from->len, &to);
-    if (rc == AC_TIER_FULL)
-        return 1;
-    if (rc != 0)
-        return -1;             /* no room in the table, or a write failed: the old place stays */
-    /* both places hold the same bytes until the old one is forgotten; the
-     * key's lock keeps every lookup out meanwhile. The claimed block's drop
-     * asks for no merge: it is being compacted. */
-    if (ac.tier->drop(fp, from) < 0) {
-        (void)ac.tier->drop(fp, &to);      /* it went meanwhile (cannot, under the lock): undo */
-        return -1;
-    }
-    return 0;
-}
-
+/* Copies the live records of a claimed block to the open block, each moved
+ * under its key's lock (tier->move: the entry points at the new place at
+ * once, no second entry, so a full evicted table does not stop it). */
 static void copy_block(uint32_t block) {
     void *buf;
     ssize_t len = ac.tier->read_block(block, &buf);
@@ -113,31 +100,37 @@ static void copy_block(uint32_t block) {
         struct ac_record r;
         if (ac_record_parse((char *)buf + off, (size_t)len - off, &r) != AC_REC_OK) {
             AC_COUNT(checksum_errors, 1);
+            stop = true;                       /* the rest cannot be parsed: it stays */
             break;
         }
-        struct ac_loc loc = { block, (uint32_t)off, r.len };
+        struct ac_loc from = { block, (uint32_t)off, r.len }, to;
         const char *rec = (char *)buf + off;
         off += r.len;
         uint64_t fp = ac_key_fp(r.key, r.nkey);
         pthread_mutex_lock(&ac.spill_lock);
         for (;;) {
             void *lk = item_trylock(hash(r.key, r.nkey));
-            if (lk == NULL)
-                break;                         /* a request has it: it stays, for a later claim */
+            if (lk == NULL) {
+                AC_COUNT(copy_skipped, 1);     /* a request has it: it stays, for a later claim */
+                break;
+            }
             struct ac_loc locs[4];
             int n = ac.tier->peek(fp, locs, 4);
             bool live = false;
             for (int i = 0; i < n && i < 4; i++)
-                live |= locs[i].block == block && locs[i].offset == loc.offset;
-            int rc = live ? copy_record(fp, rec, &loc) : -1;
+                live |= locs[i].block == block && locs[i].offset == from.offset;
+            int rc = live ? ac.tier->move(fp, rec, r.len, &from, &to) : -1;
             item_trylock_unlock(lk);
             if (rc == 0) {
                 AC_COUNT(copied_items, 1);
                 AC_COUNT(copied_bytes, r.len);
+            } else if (live && rc != AC_TIER_FULL) {
+                AC_COUNT(copy_skipped, 1);     /* not moved (a write failed): it stays */
             }
-            if (rc != 1)
+            if (rc != AC_TIER_FULL)
                 break;
             if (ac.tier->flush() != 0) {       /* the open block could not be written: the rest stays */
+                AC_COUNT(copy_skipped, 1);
                 stop = true;
                 break;
             }
@@ -145,8 +138,13 @@ static void copy_block(uint32_t block) {
         pthread_mutex_unlock(&ac.spill_lock);
     }
     free(buf);
-    AC_COUNT(copied_blocks, 1);
+    if (!stop)
+        AC_COUNT(copied_blocks, 1);
     ac.tier->merge_done(block);
+}
+
+bool ac_compact_copies(void) {
+    return opts.copy != 0;
 }
 
 static void run_claim(uint32_t block, bool copy) {

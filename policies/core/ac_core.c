@@ -360,6 +360,7 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("copied_blocks", "%llu", (unsigned long long)AC_READ(copied_blocks));
     APPEND_STAT("copied_items", "%llu", (unsigned long long)AC_READ(copied_items));
     APPEND_STAT("copied_bytes", "%llu", (unsigned long long)AC_READ(copied_bytes));
+    APPEND_STAT("copy_skipped", "%llu", (unsigned long long)AC_READ(copy_skipped));
     APPEND_STAT("io_errors", "%llu", (unsigned long long)(ts_.io_errors + AC_READ(read_errors)));
     APPEND_STAT("checksum_errors", "%llu", (unsigned long long)AC_READ(checksum_errors));
     APPEND_STAT("fetch_nomem", "%llu", (unsigned long long)AC_READ(fetch_nomem));

@@ -25,7 +25,7 @@ struct ac_counters {
     uint64_t spilled_items, spilled_bytes, fetched_items, fetched_bytes;
     uint64_t rescued_items;        /* spilled on behalf of the slab mover / tail repair */
     uint64_t merged_blocks, merged_items;
-    uint64_t copied_blocks, copied_items, copied_bytes;   /* ac_compact=copy */
+    uint64_t copied_blocks, copied_items, copied_bytes, copy_skipped;   /* ac_compact=copy */
     uint64_t checksum_errors, read_errors, fetch_nomem;
     uint64_t read_through_items;   /* reads served from a record without memory for it */
     uint64_t migrate_reads_saved;  /* migrations that used the bytes of their first read (no second read) */

@@ -38,6 +38,7 @@ extern const struct ac_opt_table ac_record_options;
 /* ac_io.c: the spill files' I/O engine (ac_io, ac_io_threads, ac_fault); spilling tiers list it too. */
 extern const struct ac_opt_table ac_io_options;
 extern const struct ac_opt_table ac_compact_options;   /* ac_compact.c: tiers that merge blocks */
+bool ac_compact_copies(void);                          /* ac_compact=copy (tier->move is used) */
 
 struct ac_tier_ops {
     const char *name;
@@ -90,6 +91,11 @@ struct ac_tier_ops {
     /* Forgets (fp, loc): -1 not there; 0 done; 1 done, and loc's block fell
      * below the compaction threshold: merge it whole (tiers with blocks). */
     int    (*drop)(uint64_t fp, const struct ac_loc *loc);
+    /* Stores rec (len bytes, the record at from, fp's entry) anew and points
+     * fp's entry at the new place instead of from, with no second entry at any
+     * time (lazy compaction by copy): 0 (*to set, from forgotten); AC_TIER_FULL
+     * (flush, then again); -1 from is not fp's entry; -errno. NULL: no copies. */
+    int    (*move)(uint64_t fp, const void *rec, size_t len, const struct ac_loc *from, struct ac_loc *to);
     /* Tiers with blocks (NULL otherwise): whole-block merges. */
     ssize_t (*read_block)(uint32_t block, void **buf);       /* malloc'd; length or -errno */
     bool   (*begin_merge)(uint32_t block, bool requested);   /* true: the caller merges it */

@@ -236,42 +236,59 @@ int ac_evicted_find(struct ac_evicted *t, uint64_t fp, struct ac_loc *out, int m
     return n;
 }
 
-bool ac_evicted_remove(struct ac_evicted *t, uint64_t fp, const struct ac_loc *loc) {
-    if (loc->block > t->max_block || (t->offset_bits < 32 && (loc->offset >> t->offset_bits) != 0))
-        return false;                   /* could not have been inserted */
+/* The slot of (fp, loc) in st (its lock held), or -1. */
+static int64_t locate(const struct ac_evicted *t, const struct ac_evicted_stripe *st, uint64_t fp,
+                      const struct ac_loc *loc) {
+    if (st->n == 0 || loc->block > t->max_block || (t->offset_bits < 32 && (loc->offset >> t->offset_bits) != 0))
+        return -1;                      /* could not have been inserted */
     uint64_t want = block_offset(t, loc);
+    const struct ac_evicted_slot *s = st->slots;
+    uint32_t pos = home(fp, st->cap), d = 0;
+    while (s[pos].loc != 0) {
+        if (s[pos].fp == fp) {
+            if (s[pos].loc >> t->len_bits == want)
+                return pos;
+        } else if (displacement(s, st->cap, pos) < d) {
+            break;
+        }
+        pos = next_pos(pos, st->cap);
+        d++;
+    }
+    return -1;
+}
+
+int ac_evicted_move(struct ac_evicted *t, uint64_t fp, const struct ac_loc *from, const struct ac_loc *to) {
+    if (!fits(t, to))
+        return -2;
     struct ac_evicted_stripe *st = stripe_of(t, fp);
-    bool found = false;
     pthread_mutex_lock(&st->lock);
-    if (st->n > 0) {
+    int64_t pos = locate(t, st, fp, from);
+    if (pos >= 0)
+        st->slots[pos].loc = pack(t, to);    /* same fp, same slot: the probe order holds */
+    pthread_mutex_unlock(&st->lock);
+    return pos >= 0 ? 0 : -1;
+}
+
+bool ac_evicted_remove(struct ac_evicted *t, uint64_t fp, const struct ac_loc *loc) {
+    struct ac_evicted_stripe *st = stripe_of(t, fp);
+    pthread_mutex_lock(&st->lock);
+    int64_t at = locate(t, st, fp, loc);
+    bool found = at >= 0;
+    if (found) {
         struct ac_evicted_slot *s = st->slots;
-        uint32_t cap = st->cap, pos = home(fp, cap), d = 0;
-        while (s[pos].loc != 0) {
-            if (s[pos].fp == fp) {
-                if (s[pos].loc >> t->len_bits == want) {
-                    found = true;
-                    break;
-                }
-            } else if (displacement(s, cap, pos) < d) {
-                break;
-            }
-            pos = next_pos(pos, cap);
-            d++;
+        uint32_t cap = st->cap, pos = (uint32_t)at;
+        /* backward shift: the followers that are not at home move back one */
+        uint32_t nx = next_pos(pos, cap);
+        while (s[nx].loc != 0 && displacement(s, cap, nx) > 0) {
+            s[pos] = s[nx];
+            pos = nx;
+            nx = next_pos(nx, cap);
         }
-        if (found) {
-            /* backward shift: the followers that are not at home move back one */
-            uint32_t nx = next_pos(pos, cap);
-            while (s[nx].loc != 0 && displacement(s, cap, nx) > 0) {
-                s[pos] = s[nx];
-                pos = nx;
-                nx = next_pos(nx, cap);
-            }
-            s[pos].fp = 0;
-            s[pos].loc = 0;
-            st->n--;
-            __atomic_sub_fetch(&t->count, 1, __ATOMIC_RELAXED);
-            maybe_shrink(t, st);
-        }
+        s[pos].fp = 0;
+        s[pos].loc = 0;
+        st->n--;
+        __atomic_sub_fetch(&t->count, 1, __ATOMIC_RELAXED);
+        maybe_shrink(t, st);
     }
     pthread_mutex_unlock(&st->lock);
     return found;

@@ -46,6 +46,10 @@ int ac_evicted_insert(struct ac_evicted *t, uint64_t fp, const struct ac_loc *lo
 int ac_evicted_find(struct ac_evicted *t, uint64_t fp, struct ac_loc *out, int max);
 /* Removes the entry (fp, loc) (matched on fp, block, offset); returns true if it was there. */
 bool ac_evicted_remove(struct ac_evicted *t, uint64_t fp, const struct ac_loc *loc);
+/* Points the entry (fp, from) at to instead, in place (no slot taken: works
+ * with the table at max_entries; a find lists it where from was). 0; -1 when
+ * (fp, from) is not there; -2 when to does not fit the packing. */
+int ac_evicted_move(struct ac_evicted *t, uint64_t fp, const struct ac_loc *from, const struct ac_loc *to);
 /* Entries now (never below the entries a find can see). */
 size_t ac_evicted_count(struct ac_evicted *t);
 /* Bytes allocated now: slot arrays + stripe headers (an atomic read). */

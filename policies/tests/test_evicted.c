@@ -160,6 +160,19 @@ static void test_cap(void) {
     CHECK_EQ(ac_evicted_find(&t, 99, NULL, 0), 0);
     struct ac_loc bad = { 1, 0, 0 };
     CHECK_EQ(ac_evicted_insert(&t, 99, &bad), -2);         /* a bad loc is -2 even when full */
+    /* a move takes no slot: it works with the table full, the count stays */
+    struct ac_loc to = { 7, 4096, 20 }, got[2];
+    CHECK_EQ(ac_evicted_move(&t, 3 * 1000003, &l, &to), 0);
+    CHECK_EQ(ac_evicted_count(&t), 5);
+    CHECK_EQ(ac_evicted_find(&t, 3 * 1000003, got, 2), 1);
+    CHECK(same_loc(&got[0], &to));
+    CHECK_EQ(ac_evicted_move(&t, 3 * 1000003, &l, &to), -1);   /* no longer there */
+    CHECK_EQ(ac_evicted_move(&t, 99, &l, &to), -1);            /* never there */
+    CHECK_EQ(ac_evicted_move(&t, 4 * 1000003, &l, &bad), -2);  /* to does not fit */
+    CHECK_EQ(ac_evicted_find(&t, 4 * 1000003, got, 2), 1);
+    CHECK(same_loc(&got[0], &l));                              /* and nothing changed */
+    CHECK(ac_evicted_remove(&t, 3 * 1000003, &to));
+    CHECK_EQ(ac_evicted_insert(&t, 3 * 1000003, &l), 0);
     CHECK(ac_evicted_remove(&t, 0, &l));
     CHECK_EQ(ac_evicted_insert(&t, 99, &l), 0);            /* room again */
     CHECK_EQ(ac_evicted_insert(&t, 100, &l), -1);
@@ -196,6 +209,16 @@ static bool ref_remove(uint64_t fp, const struct ac_loc *loc) {
     return false;
 }
 
+/* Points the first entry (fp, loc) at to, in place, as ac_evicted_move. */
+static bool ref_move(uint64_t fp, const struct ac_loc *loc, const struct ac_loc *to) {
+    for (size_t i = 0; i < ref_n; i++)
+        if (ref[i].fp == fp && ref[i].loc.block == loc->block && ref[i].loc.offset == loc->offset) {
+            ref[i].loc = *to;
+            return true;
+        }
+    return false;
+}
+
 #define HOT 48
 
 static void test_model(void) {
@@ -212,7 +235,7 @@ static void test_model(void) {
             hot[i] = (hot[0] & 0xffffffff000000ffULL) | ((uint64_t)(i + 1) << 8);
     }
     uint32_t next_loc = 0;
-    long finds = 0, inserts = 0, removes = 0, misses = 0, bad_find = 0, bad_rm = 0, bad_ins = 0;
+    long finds = 0, inserts = 0, removes = 0, moves = 0, misses = 0, bad_find = 0, bad_rm = 0, bad_ins = 0;
     long max_dups = 0;
     size_t target = 0, peak_bytes = 0;
     for (long op = 0; op < OPS; op++) {
@@ -255,6 +278,13 @@ static void test_model(void) {
                 if (ac_evicted_remove(&t, e.fp, &e.loc) != want)
                     bad_rm++;
                 misses += !want;
+            } else if ((r >> 40) % 8 == 1) {                   /* moved (lazy compaction by copy) */
+                struct ac_loc to = { next_loc / 16, (next_loc % 16) * 4096, 1 + (uint32_t)(r >> 24) % 65535 };
+                next_loc++;
+                if (!ref_move(e.fp, &e.loc, &to) || ac_evicted_move(&t, e.fp, &e.loc, &to) != 0)
+                    bad_rm++;
+                moves++;
+                continue;
             } else {
                 if (!ref_remove(e.fp, &e.loc) || !ac_evicted_remove(&t, e.fp, &e.loc))
                     bad_rm++;
@@ -296,6 +326,7 @@ static void test_model(void) {
     CHECK_EQ(bad_rm, 0);
     CHECK_EQ(bad_find, 0);
     CHECK(inserts + removes + finds >= 300000);
+    CHECK(moves > 10000);
     CHECK(max_dups >= 4);        /* duplicates really happened */
     /* at the end every entry is found exactly, then all go and the table shrinks */
     long bad_end = 0;
@@ -316,9 +347,9 @@ static void test_model(void) {
     CHECK_EQ(ac_evicted_count(&t), 0);
     size_t fixed_plus_min = ac_evicted_bytes(&t);
     CHECK(fixed_plus_min <= AC_EVICTED_STRIPES * (128 + 8 * 16));
-    printf("model: %ld inserts, %ld removes (%ld of absent entries), %ld finds; up to %ld locations"
+    printf("model: %ld inserts, %ld removes (%ld of absent entries), %ld moves, %ld finds; up to %ld locations"
            " under one fingerprint; peak %zu bytes, %zu when empty\n",
-           inserts, removes, misses, finds, max_dups, peak_bytes, fixed_plus_min);
+           inserts, removes, misses, moves, finds, max_dups, peak_bytes, fixed_plus_min);
     free(ref);
     ac_evicted_destroy(&t);
 }

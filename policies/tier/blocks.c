@@ -60,6 +60,12 @@ static void blocks_close(void) {
 
 static int blocks_open(const char *dir, size_t maxbytes, char *err, size_t errlen) {
     (void)maxbytes;
+    if (opt.merge_block && ac_compact_copies()) {
+        snprintf(err, errlen, "ac_compact=copy copies the live records of blocks lazy compaction claims under"
+                 " tuple merge; with ac_merge=block every fetch merges its whole block back into RAM:"
+                 " drop one of the two");
+        return -1;
+    }
     store = ac_block_store_ops.open(dir, block_size, opt.compact_fill, err, errlen);
     if (store == NULL)
         return -1;
@@ -93,6 +99,20 @@ static int blocks_put(uint64_t fp, const void *rec, size_t len, struct ac_loc *l
         ac_block_store_ops.invalidate(store, loc);
         return AC_TIER_NO_ROOM;
     }
+    return 0;
+}
+
+static int blocks_move(uint64_t fp, const void *rec, size_t len, const struct ac_loc *from, struct ac_loc *to) {
+    int rc = ac_block_store_ops.put(store, rec, len, to);
+    if (rc == AC_STORE_FULL)
+        return AC_TIER_FULL;
+    if (rc != AC_STORE_OK)
+        return rc;
+    if (ac_evicted_move(&table, fp, from, to) != 0) {
+        ac_block_store_ops.invalidate(store, to);
+        return -1;
+    }
+    (void)ac_block_store_ops.invalidate(store, from);   /* its block is being compacted: no new claim */
     return 0;
 }
 
@@ -215,6 +235,7 @@ const struct ac_tier_ops ac_tier_blocks = {
     .open = blocks_open,
     .close = blocks_close,
     .put = blocks_put,
+    .move = blocks_move,
     .flush = blocks_flush,
     .find = blocks_find,
     .peek = blocks_find,
