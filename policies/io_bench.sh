@@ -15,7 +15,8 @@
 #    COMPACTS="off on"), THREADS driver
 #    threads (default 1, as fio's one job; 2 lets both cores serve, each keeping
 #    ac_driver_depth reads in flight).
-# fio's IOPS and its CPU microseconds per read (its job's user + system time / its reads).
+# fio's IOPS and its CPU microseconds per read (its job's user + system time / its reads),
+# medians of REPS runs.
 # Per configuration the median of REPS runs: disk hits per second and as a ratio of fio's IOPS at
 # the same depth, CPU microseconds per disk hit (user + system of the whole process over the
 # measured run, divided by its disk hits), read amplification (bytes the process read from
@@ -30,11 +31,13 @@ command -v fio >/dev/null || { echo "bench-io: fio is missing (make -C policies 
 OUT=$(mktemp -d "$DIR/ac-io-bench.XXXXXX")
 trap 'rm -rf "$OUT"' EXIT INT TERM
 
-echo "== fio: 4 KiB random reads, O_DIRECT, 1 GiB file in $DIR, 10 s per depth"
-for qd in 1 32; do
-    fio --name=randread --filename="$OUT/fio.dat" --size=1G --rw=randread --bs=4k --direct=1 \
-        --ioengine=io_uring --iodepth=$qd --runtime=10 --time_based --output-format=json \
-        --output="$OUT/fio-$qd.json" >/dev/null
+echo "== fio: 4 KiB random reads, O_DIRECT, 1 GiB file in $DIR, 10 s per depth, $REPS runs each"
+for rep in $(seq 1 "$REPS"); do
+    for qd in 1 32; do
+        fio --name=randread --filename="$OUT/fio.dat" --size=1G --rw=randread --bs=4k --direct=1 \
+            --ioengine=io_uring --iodepth=$qd --runtime=10 --time_based --output-format=json \
+            --output="$OUT/fio-$qd-$rep.json" >/dev/null
+    done
 done
 rm -f "$OUT/fio.dat"
 
@@ -77,14 +80,14 @@ python3 - "$OUT" "$REPS" "$ENGINES" "$DIRECTS" "$WQS" "$FILLS" "$MODES" "$COMPAC
 import itertools, json, statistics, sys
 out, reps = sys.argv[1], int(sys.argv[2])
 engines, directs, wqs, fills, modes, compacts = (a.split() for a in sys.argv[3:9])
-fio = {qd: json.load(open(f"{out}/fio-{qd}.json"))["jobs"][0] for qd in (1, 32)}
-iops = {qd: j["read"]["iops"] for qd, j in fio.items()}
+fio = {qd: [json.load(open(f"{out}/fio-{qd}-{rep}.json"))["jobs"][0] for rep in range(1, reps + 1)] for qd in (1, 32)}
+iops = {qd: statistics.median(j["read"]["iops"] for j in js) for qd, js in fio.items()}
 # fio's own CPU per read (user + system of its job over its run time): what a read costs in this
 # kernel and VM before any work of ours, the floor for the CPU column below
-fio_us = {qd: (j["usr_cpu"] + j["sys_cpu"]) / 100 * j["job_runtime"] * 1e3 / max(j["read"]["total_ios"], 1)
-          for qd, j in fio.items()}
-print(f"fio IOPS: depth 1 {iops[1]:,.0f}, depth 32 {iops[32]:,.0f}; "
-      f"fio CPU us per read: depth 1 {fio_us[1]:.1f}, depth 32 {fio_us[32]:.1f}")
+fio_us = {qd: statistics.median((j["usr_cpu"] + j["sys_cpu"]) / 100 * j["job_runtime"] * 1e3 / max(j["read"]["total_ios"], 1)
+                                for j in js) for qd, js in fio.items()}
+print(f"fio (medians of {reps}): IOPS depth 1 {iops[1]:,.0f}, depth 32 {iops[32]:,.0f}; "
+      f"CPU us per read depth 1 {fio_us[1]:.1f}, depth 32 {fio_us[32]:.1f}")
 print(f"{'engine':<8} {'direct':>6} {'wq':>3} {'fill':>4} {'mode':>5} {'thread':>6} {'depth':>5} {'disk hits/s':>12} {'/ fio':>6} {'CPU us/disk hit':>16} {'read amp':>9} "
       f"{'hit rate':>9} {'used/sent':>10} {'compacted':>9} {'moved':>8}")
 for depth, direct, wq, fill, mode, compact, engine in itertools.product((1, 32), directs, wqs, fills, modes, compacts, engines):

@@ -3,6 +3,7 @@ a pymemcache client that returns flags, a small raw protocol client (text, meta,
 binary) for exact reply lines, and deterministic test data."""
 from __future__ import annotations
 
+import json
 import os
 from collections import Counter
 import random
@@ -148,6 +149,22 @@ def start_server(tmp: Path, mem: int = 16, threads: int = 4, ac: dict | None = N
         if "Address already in use" not in last_err and "failed to listen" not in last_err:
             break
     raise RuntimeError(f"memcached-ac did not start: {' '.join(argv)}\n{last_err}")
+
+
+def run_in_process(tmp: Path, ac: str, workload: str, depth: int = 1, ops: int = 60000) -> dict:
+    """memcached-ac with its in-process driver (-o ac_driver): ac (the -o ac_* options, a string)
+    plus ac_driver_depth=depth, over experiments/workloads/<workload> with 20,000 records, ops
+    operations, true Zipf, -m 12, one worker thread; checks a clean exit and that the spill
+    directory is gone, and returns the driver's JSON."""
+    out = tmp / f"driver-{time.monotonic_ns()}.json"
+    opts = (f"{ac},ac_driver_depth={depth},ac_spill_dir={tmp}/spill,ac_driver={ROOT / 'experiments' / 'workloads' / workload},"
+            f"ac_driver_out={out},ac_driver_set=recordcount=20000,ac_driver_set=operationcount={ops},"
+            "ac_driver_set=requestdistribution=truezipf")
+    r = subprocess.run([str(BIN), "-u", "root", "-m", "12", "-t", "1", "-o", opts], capture_output=True,
+                       text=True, timeout=300)
+    assert r.returncode == 0, r.stderr
+    assert not (tmp / "spill").exists()
+    return json.loads(out.read_text())
 
 
 def check_spill_dir_modes(d: Path) -> None:

@@ -10,29 +10,18 @@ flight too. Nothing is lost, refused or wrong: the driver checks every value it 
 count a mismatch), in the lookup and in the compactor thread."""
 from __future__ import annotations
 
-import json
-import subprocess
 from pathlib import Path
 
 import pytest
 
-from mc_helpers import BIN
+from mc_helpers import run_in_process
 
-WORKLOADS = Path(__file__).resolve().parents[2] / "experiments" / "workloads"
 # small blocks compacted below 90 % live: thousands of copies in a short run
 EAGER = "ac_policy=lru,ac_block_size=256K"
 
 
 def run(tmp_path: Path, ac: str, depth: int = 1, workload: str = "writeheavy") -> dict:
-    out = tmp_path / "out.json"
-    opts = (f"{ac},ac_driver_depth={depth},ac_spill_dir={tmp_path}/spill,ac_driver={WORKLOADS / workload},"
-            f"ac_driver_out={out},ac_driver_set=recordcount=20000,ac_driver_set=operationcount=60000,"
-            "ac_driver_set=requestdistribution=truezipf")
-    r = subprocess.run([str(BIN), "-u", "root", "-m", "12", "-t", "1", "-o", opts], capture_output=True,
-                       text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
-    assert not (tmp_path / "spill").exists()
-    d = json.loads(out.read_text())
+    d = run_in_process(tmp_path, ac, workload, depth)
     a = d["server"]["anticache"]
     assert d["run"]["errors"]["total"] == 0 and d["run"]["reads"]["miss"] == 0, d["run"]
     assert a["lost_items"] == 0 and a["refused_items"] == 0 and a["checksum_errors"] == 0, a

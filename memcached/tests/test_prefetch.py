@@ -7,27 +7,11 @@ nothing is lost, refused or wrong. Both tiers read ahead (blocks and tuples), th
 cache or with direct I/O."""
 from __future__ import annotations
 
-import json
 import subprocess
-from pathlib import Path
 
 import pytest
 
-from mc_helpers import BIN
-
-WORKLOADS = Path(__file__).resolve().parents[2] / "experiments" / "workloads"
-
-
-def run(tmp_path: Path, ac: str, workload: str, depth: int, ops: int = 60000) -> dict:
-    out = tmp_path / f"out-{depth}-{abs(hash(ac)) % 10**6}.json"
-    opts = (f"{ac},ac_driver_depth={depth},ac_spill_dir={tmp_path}/spill,ac_driver={WORKLOADS / workload},"
-            f"ac_driver_out={out},ac_driver_set=recordcount=20000,ac_driver_set=operationcount={ops},"
-            "ac_driver_set=requestdistribution=truezipf")
-    r = subprocess.run([str(BIN), "-u", "root", "-m", "12", "-t", "1", "-o", opts], capture_output=True,
-                       text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
-    assert not (tmp_path / "spill").exists()
-    return json.loads(out.read_text())
+from mc_helpers import BIN, run_in_process
 
 
 def checked(d: dict, depth: int) -> dict:
@@ -43,14 +27,14 @@ def checked(d: dict, depth: int) -> dict:
 @pytest.mark.parametrize("workload", ["readonly", "writeheavy"])
 def test_depth_keeps_the_hit_counts_of_depth_1(tmp_path, workload):
     """lru with one driver thread is deterministic: the exact counts of depth 1 at depths 16 to 256."""
-    one = checked(run(tmp_path, "ac_policy=lru", workload, 1), 1)
+    one = checked(run_in_process(tmp_path, "ac_policy=lru", workload, 1), 1)
     assert one["prefetch_reads"] == 0
     # depths above 64 take more completions than one reap call returns
     # and with direct reads (O_DIRECT, widened to the file system's unit: aio is asynchronous then)
     for engine, depth, direct in [("uring", 16, "off"), ("threads", 16, "off"), ("aio", 16, "off"),
                                   ("sync", 16, "off"), ("aio", 200, "off"), ("uring", 256, "off"),
                                   ("uring", 16, "on"), ("aio", 32, "on"), ("sync", 16, "on")]:
-        a = checked(run(tmp_path, f"ac_policy=lru,ac_io={engine},ac_io_direct={direct}", workload, depth), depth)
+        a = checked(run_in_process(tmp_path, f"ac_policy=lru,ac_io={engine},ac_io_direct={direct}", workload, depth), depth)
         assert a["io_engine"] == engine and a["io_direct"] == direct
         assert a["io_direct_files"] == (1 if direct == "on" else 0), a
         assert (a["mem_hits"], a["disk_hits"]) == (one["mem_hits"], one["disk_hits"]), (engine, a, one)
@@ -64,7 +48,7 @@ def test_depth_keeps_the_hit_counts_of_depth_1(tmp_path, workload):
 def test_depth_with_other_policies(tmp_path, ac):
     """alru samples and logging migrates on threads of their own, so their counts vary from run
     to run even at depth 1: the same checks without the exact counts, at depth 64."""
-    a = checked(run(tmp_path, f"{ac},ac_io=uring", "writeheavy", 64), 64)
+    a = checked(run_in_process(tmp_path, f"{ac},ac_io=uring", "writeheavy", 64), 64)
     assert a["disk_hits"] > 500 and a["prefetch_used"] >= 0.9 * a["disk_hits"], a
 
 
@@ -74,8 +58,8 @@ def test_tuples_reads_in_flight(tmp_path, direct):
     with nothing held; a segment the cleaner punched out meanwhile makes the read unused): the
     exact counts of depth 1, nearly every disk hit served by a read sent ahead."""
     ac = f"ac_policy=lru,ac_tier=tuples,ac_io_direct={direct}"
-    one = checked(run(tmp_path, ac, "writeheavy", 1), 1)
-    a = checked(run(tmp_path, f"{ac},ac_io=uring", "writeheavy", 32), 32)
+    one = checked(run_in_process(tmp_path, ac, "writeheavy", 1), 1)
+    a = checked(run_in_process(tmp_path, f"{ac},ac_io=uring", "writeheavy", 32), 32)
     assert (a["mem_hits"], a["disk_hits"]) == (one["mem_hits"], one["disk_hits"]) and a["disk_hits"] > 500
     assert a["prefetch_used"] >= 0.9 * a["disk_hits"], a
     assert a["prefetch_unused"] <= 0.05 * a["prefetch_reads"], a
@@ -95,8 +79,8 @@ def test_direct_reads_keep_the_hits_and_read_whole_units(tmp_path, tier):
     hits as through the page cache, and a read of a record costs the units it touches at most
     (512 B on ext4 over this disk), never a page or a readahead window around it."""
     base = f"ac_policy=lru,ac_tier={tier}"
-    off = checked(run(tmp_path, f"{base},ac_io_direct=off", "readonly", 1), 1)
-    on = checked(run(tmp_path, f"{base},ac_io_direct=on", "readonly", 1), 1)
+    off = checked(run_in_process(tmp_path, f"{base},ac_io_direct=off", "readonly", 1), 1)
+    on = checked(run_in_process(tmp_path, f"{base},ac_io_direct=on", "readonly", 1), 1)
     assert (on["mem_hits"], on["disk_hits"]) == (off["mem_hits"], off["disk_hits"]) and on["disk_hits"] > 500, on
     assert (off["io_direct"], off["io_direct_files"], on["io_direct"], on["io_direct_files"]) == \
         ("off", 0, "on", 1), (off, on)

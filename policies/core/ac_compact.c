@@ -11,8 +11,9 @@
  *    appropriate Evicted Table entries"): the block is read whole and each
  *    live record is appended, as it is (CRC, codec), to the open block, its
  *    evicted-table entry moved there; nothing enters RAM, so no item is
- *    allocated, linked, evicted or encoded again, and RAM's contents, hence
- *    the hit counts, are those of a run that never compacts.
+ *    allocated, linked, evicted or encoded again (the hit counts stay near,
+ *    not equal to, a run's that never compacts: the copies fill the open
+ *    block, and a spill round spills up to what that block still takes).
  * Either way a record whose key is locked by a request stays where it is
  * (the block is claimed again by a later drop), and a failed write leaves the
  * rest in place: nothing is skipped or lost, only left for later. copy is
@@ -40,9 +41,7 @@
 #include "memcached.h"
 #include "ac_internal.h"
 #include "ac_opt.h"
-#include "store/record.h"
 #include <pthread.h>
-#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -69,7 +68,7 @@ static const struct ac_opt compact_opts[] = {
               " or copy them to the open block on disk, never into RAM (H-Store's future work)" },
     { .key = "ac_compact_thread", .type = AC_T_ENUM, AC_FIELD(struct compact_options, on), .words = on_off,
       .def = "off", .def_is_value = true,
-      .help = "merge the blocks lazy compaction claims in a thread of their own, not in the lookup"
+      .help = "compact the blocks lazy compaction claims in a thread of their own, not in the lookup"
               " (runs are then not repeatable to the hit)" },
 };
 const struct ac_opt_table ac_compact_options = AC_OPT_TABLE("lazy compaction (tier blocks)", compact_opts, &opts);
@@ -83,64 +82,46 @@ static struct {
     uint64_t queued, in_place;
 } cq = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
-/* Copies the live records of a claimed block to the open block, each moved
- * under its key's lock (tier->move: the entry points at the new place at
- * once, no second entry, so a full evicted table does not stop it). */
-static void copy_block(uint32_t block) {
-    void *buf;
-    ssize_t len = ac.tier->read_block(block, &buf);
-    if (len < 0) {
-        ac.tier->merge_done(block);
-        return;
-    }
-    AC_COUNT(block_read_bytes, (uint64_t)len);
-    size_t off = 0;
-    bool stop = false;
-    while (!stop && off + AC_RECORD_HDR <= (size_t)len) {
-        struct ac_record r;
-        if (ac_record_parse((char *)buf + off, (size_t)len - off, &r) != AC_REC_OK) {
-            AC_COUNT(checksum_errors, 1);
-            stop = true;                       /* the rest cannot be parsed: it stays */
+/* One record of a block being copied (lazy compaction by copy): appended to
+ * the open block and its entry moved there under its key's lock (tier->move:
+ * the entry points at the new place at once, no second entry, so a full
+ * evicted table does not stop it). False: the open block could not be
+ * written, the rest of the block stays. */
+static bool copy_record(const struct ac_walk *w, void *arg) {
+    (void)arg;
+    bool go_on = true;
+    struct ac_loc to;
+    pthread_mutex_lock(&ac.spill_lock);
+    for (;;) {
+        void *lk = item_trylock(hash(w->r.key, w->r.nkey));
+        if (lk == NULL) {
+            AC_COUNT(copy_skipped, 1);     /* a request has it: it stays, for a later claim */
             break;
         }
-        struct ac_loc from = { block, (uint32_t)off, r.len }, to;
-        const char *rec = (char *)buf + off;
-        off += r.len;
-        uint64_t fp = ac_key_fp(r.key, r.nkey);
-        pthread_mutex_lock(&ac.spill_lock);
-        for (;;) {
-            void *lk = item_trylock(hash(r.key, r.nkey));
-            if (lk == NULL) {
-                AC_COUNT(copy_skipped, 1);     /* a request has it: it stays, for a later claim */
-                break;
-            }
-            struct ac_loc locs[4];
-            int n = ac.tier->peek(fp, locs, 4);
-            bool live = false;
-            for (int i = 0; i < n && i < 4; i++)
-                live |= locs[i].block == block && locs[i].offset == from.offset;
-            int rc = live ? ac.tier->move(fp, rec, r.len, &from, &to) : -1;
-            item_trylock_unlock(lk);
-            if (rc == 0) {
-                AC_COUNT(copied_items, 1);
-                AC_COUNT(copied_bytes, r.len);
-            } else if (live && rc != AC_TIER_FULL) {
-                AC_COUNT(copy_skipped, 1);     /* not moved (a write failed): it stays */
-            }
-            if (rc != AC_TIER_FULL)
-                break;
-            if (ac.tier->flush() != 0) {       /* the open block could not be written: the rest stays */
-                AC_COUNT(copy_skipped, 1);
-                stop = true;
-                break;
-            }
+        bool live = ac_spilled_at(w->fp, &w->loc);
+        int rc = live ? ac.tier->move(w->fp, w->rec, w->r.len, &w->loc, &to) : -1;
+        item_trylock_unlock(lk);
+        if (rc == 0) {
+            AC_COUNT(copied_items, 1);
+            AC_COUNT(copied_bytes, w->r.len);
+        } else if (live && rc != AC_TIER_FULL) {
+            AC_COUNT(copy_skipped, 1);     /* not moved (a write failed): it stays */
         }
-        pthread_mutex_unlock(&ac.spill_lock);
+        if (rc != AC_TIER_FULL)
+            break;
+        if (ac.tier->flush() != 0) {       /* the open block could not be written: the rest stays */
+            AC_COUNT(copy_skipped, 1);
+            go_on = false;
+            break;
+        }
     }
-    free(buf);
-    if (!stop)
+    pthread_mutex_unlock(&ac.spill_lock);
+    return go_on;
+}
+
+static void copy_block(uint32_t block) {
+    if (ac_walk_block(block, copy_record, NULL) == 1)
         AC_COUNT(copied_blocks, 1);
-    ac.tier->merge_done(block);
 }
 
 bool ac_compact_copies(void) {

@@ -8,6 +8,7 @@
 #include "ac_tier.h"
 #include "store/fp.h"
 #include "store/io_engine.h"
+#include "store/record.h"
 
 struct ac_state {
     const struct ac_policy_ops *policy;
@@ -74,6 +75,20 @@ int ac_prefetch_at(struct ac_prefetcher *p, uint64_t fp, const struct ac_loc *lo
  * counted as migrate_prefetch_*, not prefetch_*). */
 struct ac_prefetcher *ac_prefetcher_new_migration(unsigned depth, char *err, size_t errlen);
 void ac_prefetch_stats(ADD_STAT add_stats, void *c);
+/* ac_spill.c: one record of a block being walked, as read (no lock held). */
+struct ac_walk {
+    struct ac_record r;        /* parsed; r.key, r.value point into rec */
+    const char *rec;           /* the record's bytes (r.len of them) */
+    struct ac_loc loc;         /* where it lies */
+    uint64_t fp;               /* its key's fingerprint */
+};
+/* Reads a block the caller claimed (tier->begin_merge), calls each for every
+ * record in it (each returns false to stop), then releases the claim: 1 every
+ * record visited; 0 stopped (by each, or at a damaged record: counted); -1
+ * the block could not be read. */
+int ac_walk_block(uint32_t block, bool (*each)(const struct ac_walk *w, void *arg), void *arg);
+/* fp's evicted-table entries include loc (a check from memory, not counted). */
+bool ac_spilled_at(uint64_t fp, const struct ac_loc *loc);
 /* ac_spill.c: brings every live record of a block the caller claimed
  * (tier->begin_merge) back into RAM, then releases the claim (H-Store's
  * block merge; block-mates whose keys are locked stay spilled). */

@@ -404,59 +404,78 @@ static item *materialize(const struct ac_record *r, uint32_t hv, uint64_t fp,
     return it;
 }
 
-/* Brings every live record of a block back into RAM (H-Store block-merge).
- * Records whose keys are locked by others stay spilled. */
-void ac_merge_block(uint32_t block) {
+int ac_walk_block(uint32_t block, bool (*each)(const struct ac_walk *w, void *arg), void *arg) {
     void *buf;
     ssize_t len = ac.tier->read_block(block, &buf);
     if (len < 0) {
         ac.tier->merge_done(block);
-        return;
+        return -1;
     }
     AC_COUNT(block_read_bytes, (uint64_t)len);
+    int done = 1;
     size_t off = 0;
-    while (off + AC_RECORD_HDR <= (size_t)len) {
-        struct ac_record r;
-        if (ac_record_parse((char *)buf + off, (size_t)len - off, &r) != AC_REC_OK) {
+    while (done == 1 && off + AC_RECORD_HDR <= (size_t)len) {
+        struct ac_walk w = { .rec = (char *)buf + off };
+        if (ac_record_parse(w.rec, (size_t)len - off, &w.r) != AC_REC_OK) {
             AC_COUNT(checksum_errors, 1);
+            done = 0;                          /* the rest cannot be parsed: it stays */
             break;
         }
-        struct ac_loc loc = { block, (uint32_t)off, r.len };
-        off += r.len;
-        uint64_t fp = ac_key_fp(r.key, r.nkey);
-        struct ac_loc locs[4];
-        int n = ac.tier->peek(fp, locs, 4);
-        bool live = false;
-        for (int i = 0; i < n && i < 4; i++)
-            live |= locs[i].block == loc.block && locs[i].offset == loc.offset;
-        if (!live)
-            continue;
-        uint32_t hv = hash(r.key, r.nkey);
-        void *lk = item_trylock(hv);
-        if (lk == NULL)
-            continue;
-        enum ac_error e = expand_value(&r);     /* only the records brought back are expanded */
-        if (e != AC_ERR_NONE) {
-            if (e == AC_ERR_CHECKSUM)
-                AC_COUNT(checksum_errors, 1);
-            item_trylock_unlock(lk);
-            continue;                          /* stays spilled: a request for it answers the error */
-        }
-        int ignored;
-        ac_alloc_free_only(true);      /* block-mates come back into free chunks only */
-        item *it = materialize(&r, hv, fp, &loc, &ignored);
-        if (it != NULL) {
-            /* not asked for: the cold end (H-Store, DeBrabant et al. VLDB 2013 §3.4) */
-            if (ac.policy->on_merged != NULL)
-                ac.policy->on_merged(it);
-            AC_COUNT(merged_items, 1);
-        }
-        ac_alloc_free_only(false);
-        item_trylock_unlock(lk);
+        w.loc = (struct ac_loc){ block, (uint32_t)off, w.r.len };
+        w.fp = ac_key_fp(w.r.key, w.r.nkey);
+        off += w.r.len;
+        if (!each(&w, arg))
+            done = 0;
     }
     free(buf);
-    AC_COUNT(merged_blocks, 1);
     ac.tier->merge_done(block);
+    return done;
+}
+
+bool ac_spilled_at(uint64_t fp, const struct ac_loc *loc) {
+    struct ac_loc locs[4];
+    int n = ac.tier->peek(fp, locs, 4);
+    for (int i = 0; i < n && i < 4; i++)
+        if (locs[i].block == loc->block && locs[i].offset == loc->offset)
+            return true;
+    return false;
+}
+
+/* One record of a block being merged back into RAM (H-Store block-merge):
+ * skipped when it is no longer spilled there or its key is locked by others. */
+static bool merge_record(const struct ac_walk *w, void *arg) {
+    (void)arg;
+    if (!ac_spilled_at(w->fp, &w->loc))
+        return true;
+    uint32_t hv = hash(w->r.key, w->r.nkey);
+    void *lk = item_trylock(hv);
+    if (lk == NULL)
+        return true;
+    struct ac_record r = w->r;
+    enum ac_error e = expand_value(&r);     /* only the records brought back are expanded */
+    if (e != AC_ERR_NONE) {
+        if (e == AC_ERR_CHECKSUM)
+            AC_COUNT(checksum_errors, 1);
+        item_trylock_unlock(lk);
+        return true;                       /* stays spilled: a request for it answers the error */
+    }
+    int ignored;
+    ac_alloc_free_only(true);      /* block-mates come back into free chunks only */
+    item *it = materialize(&r, hv, w->fp, &w->loc, &ignored);
+    if (it != NULL) {
+        /* not asked for: the cold end (H-Store, DeBrabant et al. VLDB 2013 §3.4) */
+        if (ac.policy->on_merged != NULL)
+            ac.policy->on_merged(it);
+        AC_COUNT(merged_items, 1);
+    }
+    ac_alloc_free_only(false);
+    item_trylock_unlock(lk);
+    return true;
+}
+
+void ac_merge_block(uint32_t block) {
+    if (ac_walk_block(block, merge_record, NULL) >= 0)
+        AC_COUNT(merged_blocks, 1);
 }
 
 /* The spilled locations stored under fp (up to 4), without counting a
