@@ -59,11 +59,13 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from acbench import cell, leftovers, measure, memory, paths, server
+from acbench import cell, leftovers, measure, memory, paths, ramdev, server
 from acbench.approaches import Approach, get_approach
 from acbench.cgroup import acg
 from acbench.memory import MIB, hash_bytes
 from acbench.paging import PagingSetup
+from acbench.placement import SPILL_PARENT, cell_device, footprint, ram_device_bytes
+from acbench.spec import Cell, Spec, SpecError, load_spec
 
 CAL_VERSION = 1
 CAL_SIZES = (25_000, 100_000, 250_000)
@@ -75,7 +77,6 @@ PROBE_TRIES = 3
 PROBE_TIMEOUT_S = 1200
 SAMPLE_S = 0.02
 SAMPLE_SMAPS_S = 0.05
-SPILL_PARENT = Path("/var/tmp")
 GROUP_NAME = "acbench-cal"
 # properties that set the scale or the random stream, not the shape of the workload
 # (θ is not one of them: with truezipf at 100k records, M/D 1/2, read-only, θ 0.25 instead of 0.99 adds
@@ -403,7 +404,6 @@ def probe(approach: Approach, req: Request, n: int, extra: int, tries: int = 1) 
     """Run the cell's configuration at n records under budget + base RSS + hash + extra; sample it."""
     provisional = measure.base_rss(req.threads) + hash_bytes(n) + extra
     p = memory.plan(approach, n, req.footprint, req.ratio, provisional)
-    budget = p.item_budget_bytes
     ops, warm = probe_counts(n, req.props)
     props = {**req.props, **approach.driver, "recordcount": n, "operationcount": ops, "warmupoperations": warm}
     props.pop("diskstats_device", None)
@@ -524,9 +524,9 @@ def _cleanup(group: Any, proc: subprocess.Popen | None, paging: PagingSetup | No
 
 # --- the spec's calibrations ------------------------------------------------------------------------
 
-def request_for(spec: Any, cell: Any, footprint: int, spill_root: Path = SPILL_PARENT,
+def request_for(spec: Spec, cell: Cell, footprint: int, spill_root: Path = SPILL_PARENT,
                 device: str | None = None) -> Request:
-    """device: where the cell's files go (runner.cell_device), by default the spec's spill_device."""
+    """device: where the cell's files go (placement.cell_device), by default the spec's spill_device."""
     return Request(cell.approach, cell.workload_file, dict(cell.properties), float(cell.mem_ratio),
                    int(spec.run["server_threads"]), int(footprint), device or str(spec.run["spill_device"]),
                    spill_root)
@@ -542,24 +542,20 @@ def allowance_for(req: Request, floor: int, run: bool = True, log: Log | None = 
     return cal.allowance(int(req.props["recordcount"]), floor, pages), cal.summary(pages)
 
 
-def spec_requests(spec: Any, spill_root: Path = SPILL_PARENT) -> list[Request]:
+def spec_requests(spec: Spec, spill_root: Path = SPILL_PARENT) -> list[Request]:
     """The distinct calibrations a spec's cells need (allowance = "auto" only); spill_root: the
     mount point of the spec's RAM device when it has spill_device = "ram"."""
     if spec.memory["allowance"] != "auto":
         return []
     out: dict[str, Request] = {}
     for c in spec.cells():
-        fp = spec.memory["item_footprint"]
-        footprint = measure.item_footprint(c.workload_file, c.properties) if fp == "auto" else int(fp)
-        from acbench.runner import cell_device
         dev = cell_device(spec, c)
-        r = request_for(spec, c, footprint, spill_root if dev == "ram" else SPILL_PARENT, dev)
+        r = request_for(spec, c, footprint(spec, c), spill_root if dev == "ram" else SPILL_PARENT, dev)
         out.setdefault(json.dumps(r.key(), sort_keys=True), r)
     return list(out.values())
 
 
 def main(argv: list[str] | None = None) -> int:
-    from acbench.spec import SpecError, load_spec
     ap = argparse.ArgumentParser(prog="python3 -m acbench.calibrate",
                                  description="Run (or list) the allowance calibrations a spec needs.")
     ap.add_argument("spec", type=Path)
@@ -579,8 +575,6 @@ def main(argv: list[str] | None = None) -> int:
     floor = int(spec.memory["allowance_margin"])
     device = None
     if spec.run["spill_device"] == "ram" and not a.dry_run and any(cached(r) is None for r in reqs):
-        from acbench import ramdev
-        from acbench.runner import ram_device_bytes
         device = ramdev.RamDevice(ram_device_bytes(spec, spec.cells()))
         try:
             reqs = spec_requests(spec, device.start())

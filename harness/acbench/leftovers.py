@@ -41,6 +41,7 @@ import time
 from pathlib import Path
 from typing import Any, Callable
 
+from acbench.zram import SYS_BLOCK, RamDeviceError, remove as remove_zram
 from acbench.cgroup import acg
 
 RUN_DIR_ENV = "ACBENCH_RUN_DIR"
@@ -294,7 +295,6 @@ class _Cleaner:
                 self.ok(f"{name}={new}", owner, f" (restored {old})")
 
     def devices(self, owner: int, marker: dict[str, Any], live: dict[int, dict[str, Any]]) -> None:
-        from acbench import ramdev
         in_use = {d.get("zram") for m in live.values() for d in m.get("devices", [])}
         for rec in marker.get("devices", []):
             zram, mount = rec.get("zram"), Path(str(rec.get("mount")))
@@ -306,11 +306,11 @@ class _Cleaner:
                          f"{next(p for p, m in live.items() if any(d.get('zram') == zram for d in m.get('devices', [])))}"
                          " has it now")
                 continue
-            if not (ramdev.SYS_BLOCK / f"zram{zram}").exists() and not mount.exists():
+            if not (SYS_BLOCK / f"zram{zram}").exists() and not mount.exists():
                 continue
             try:
-                ramdev.remove(zram, mount)
-            except ramdev.RamDeviceError as e:
+                remove_zram(zram, mount)
+            except RamDeviceError as e:
                 self.fail(f"zram{zram} at {mount}", owner, str(e))
             else:
                 self.ok(f"zram{zram} at {mount}", owner)

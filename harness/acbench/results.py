@@ -31,17 +31,18 @@ class RunDir:
 
     def finished(self) -> set[str]:
         """Cells with a result (a cell reported as oom_killed is run again on resume)."""
-        return set(self.finished_on())
+        return set(self.finished_keys())
 
-    def finished_on(self) -> dict[str, str]:
-        """Each finished cell and the device its spill files were on (disk for rows without one)."""
+    def finished_keys(self) -> dict[str, str | None]:
+        """Each finished cell and the cell key it ran with (cellkey.py; None for a row of an older
+        acbench, which kept none)."""
         df = self.read()
         if "cell_id" not in df.columns:
             return {}
         if "status" in df.columns:
             df = df[df["status"].fillna("ok") == "ok"]
-        dev = df["spill_device"].fillna("disk") if "spill_device" in df.columns else pd.Series("disk", index=df.index)
-        return dict(zip(df["cell_id"], dev))
+        keys = df["cell_key"] if "cell_key" in df.columns else pd.Series(None, index=df.index, dtype=object)
+        return {cid: (None if pd.isna(k) else str(k)) for cid, k in zip(df["cell_id"], keys)}
 
     def append(self, row: dict[str, Any]) -> None:
         """Add one row (replacing an older row of the same cell), write Parquet then CSV."""

@@ -1,5 +1,5 @@
 """`acbench run SPEC [--run-id ID] [--force] [--redo APPROACH ...] [--dry-run] [--results DIR] [--mode MODE]
-[--spill-device DEV] [--run-set KEY=VALUE ...] [--only APPROACH ...]`."""
+[--spill-device DEV] [--run-set KEY=VALUE ...] [--only APPROACH ...] [--allow-mixed]`."""
 from __future__ import annotations
 
 import enum
@@ -31,8 +31,13 @@ class SpillDevice(str, enum.Enum):
 def run(
     spec: Path = typer.Argument(..., help="Experiment spec (TOML), e.g. experiments/demo.toml."),
     run_id: Optional[str] = typer.Option(None, "--run-id", help="Run directory name (default: date-time); "
-                                         "an existing run id resumes: finished cells are skipped."),
+                                         "an existing run id resumes: a finished cell is skipped when it ran "
+                                         "with the settings it has now, and the run is refused, naming what "
+                                         "changed, when it did not."),
     force: bool = typer.Option(False, "--force", help="Redo cells that are already finished."),
+    allow_mixed: bool = typer.Option(False, "--allow-mixed", help="Resume although finished cells ran another "
+                                     "build of the tools (only the binaries differ); each row keeps its "
+                                     "binary_sha256 and run.json says mixed_binaries."),
     redo: Optional[list[str]] = typer.Option(None, "--redo", help="Redo the finished cells of this approach "
                                              "(repeatable), e.g. after a change that concerns only it."),
     only: Optional[list[str]] = typer.Option(None, "--only", help="Run only the cells of this approach "
@@ -57,7 +62,8 @@ def run(
         overrides = dict(parse_run_setting(t) for t in run_set or [])
         rc = run_spec(spec, results or paths.default_results(), run_id, force, dry_run,
                       mode.value if mode else None, console,
-                      spill_device.value if spill_device else None, redo or [], overrides, only or [])
+                      spill_device.value if spill_device else None, redo or [], overrides, only or [],
+                      allow_mixed)
     except (SpecError, RunError, RamDeviceError) as e:
         _err.print(f"acbench run: error: {e}", markup=False)
         raise typer.Exit(2)

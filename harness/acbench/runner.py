@@ -1,4 +1,10 @@
-"""`acbench run`: expand a spec, run the cells not yet finished, append one row per cell."""
+"""`acbench run`: expand a spec, run the cells not yet finished, append one row per cell.
+
+run_spec's steps: load the spec and check the tools; pick the cells (--only); work out each
+cell's identity (cellkey.py) and what resume keeps, reruns or refuses (resume_status); list the
+plan (--dry-run) or start a session of the run directory, run the cells one by one (run_one) and
+close the session. A finished cell is skipped only when it ran with exactly the settings it would
+run with now; otherwise the run is refused with what changed (--force, --redo or a new run id)."""
 from __future__ import annotations
 
 import datetime
@@ -7,6 +13,7 @@ import shutil
 import signal
 import time
 import traceback
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -15,10 +22,11 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
                            TimeRemainingColumn)
 from rich.table import Table
 
-from acbench import decompose, leftovers, measure, paths, ramdev, server, sysinfo
-from acbench.approaches import APPROACHES, get_approach, on_ram_device
-from acbench.cell import SPILL_PARENT, OomKilled, opt_columns, run_cell
+from acbench import calibrate, cellkey, core, decompose, leftovers, paths, ramdev, server, sysinfo
+from acbench.approaches import APPROACHES, get_approach
+from acbench.cell import OomKilled, opt_columns, run_cell
 from acbench.memory import MemoryPlan, plan
+from acbench.placement import SPILL_PARENT, cell_device, footprint, ram_device_bytes
 from acbench.results import ResultsError, RunDir
 from acbench.spec import Cell, Spec, load_spec
 
@@ -46,30 +54,22 @@ def resolve_mode(spec: Spec, mode: str | None) -> str:
     return m
 
 
-def cell_device(spec: Spec, cell: Cell) -> str:
-    """Where the cell's spill directory and swap file go: the RAM device when the spec asks for it and
-    the approach's hit rate does not depend on the device's speed (approaches.py ram_device), else the disk."""
-    return "ram" if spec.run["spill_device"] == "ram" and on_ram_device(get_approach(cell.approach)) else "disk"
-
-
 def plan_for(spec: Spec, cell: Cell, calibrate_missing: bool = True, spill_root: Path = SPILL_PARENT) -> MemoryPlan:
     """The cell's memory plan. [memory] allowance = "auto": the calibrated allowance (calibrate.py),
     run first if not cached; with calibrate_missing False it is not run: the plan then has allowance 0
     and allowance_source "to calibrate: ..." (the dry run lists it)."""
-    from acbench import calibrate
     props = cell.properties
     mem = spec.memory
-    fp = mem["item_footprint"]
-    footprint = measure.item_footprint(cell.workload_file, props) if fp == "auto" else int(fp)
+    fp = footprint(spec, cell)
     rc = int(props["recordcount"])
     if mem["allowance"] == "auto":
         device = cell_device(spec, cell)
-        req = calibrate.request_for(spec, cell, footprint, spill_root if device == "ram" else SPILL_PARENT, device)
+        req = calibrate.request_for(spec, cell, fp, spill_root if device == "ram" else SPILL_PARENT, device)
         allow, source = calibrate.allowance_for(req, int(mem["allowance_margin"]), run=calibrate_missing)
     else:
         allow, source = int(mem["allowance"]), "spec"
     swap = None if mem["swap"] == "auto" else int(mem["swap"])
-    return plan(get_approach(cell.approach), rc, footprint, cell.mem_ratio, allow or 0, swap, source)
+    return plan(get_approach(cell.approach), rc, fp, cell.mem_ratio, allow or 0, swap, source)
 
 
 def perf_available() -> bool:
@@ -145,10 +145,13 @@ def failed_row(spec: Spec, cell: Cell, p: MemoryPlan, err: OomKilled, run_id: st
     return row
 
 
-def dry_run_table(spec: Spec, cells: list[Cell], done: set[str]) -> Table:
-    """Each cell's plan: item budget (what OPT gets) + allowance = cgroup limit, and where the allowance
-    comes from; calibrations not cached yet are listed in the caption (never run here)."""
-    t = Table(title=f"{spec.name}: {len(cells)} cells ({len(done & {c.cell_id for c in cells})} finished)")
+def dry_run_table(spec: Spec, cells: list[Cell], status: ResumeStatus) -> Table:
+    """Each cell's plan: item budget (what OPT gets) + allowance = cgroup limit, where the allowance
+    comes from, and what resume does with it; calibrations not cached yet are listed in the caption
+    (never run here)."""
+    kept = {c.cell_id for c in status.kept}
+    stale = {c.cell_id: why for c, why in status.stale}
+    t = Table(title=f"{spec.name}: {len(cells)} cells ({len(kept)} finished, {len(stale)} finished with other settings)")
     dists = sorted({str(c.properties.get("requestdistribution", "as in the workload file")) for c in cells})
     t.title += f", request distribution: {', '.join(dists)}"
     for col in ("cell", "approach", "workload", "θ", "M/D", "rep", "-m MB", "item budget", "allowance",
@@ -159,15 +162,15 @@ def dry_run_table(spec: Spec, cells: list[Cell], done: set[str]) -> Table:
         p = plan_for(spec, c, calibrate_missing=False)
         todo = p.allowance_source.startswith("to calibrate")
         if todo:
-            from acbench import calibrate
             req = calibrate.request_for(spec, c, p.data_bytes // int(c.properties["recordcount"]),
                                         device=cell_device(spec, c))
             pending[str(req.cache_file())] = (req.describe(), len(req.sizes))
+        state = ("finished" if c.cell_id in kept else
+                 f"finished with other settings ({'; '.join(stale[c.cell_id][:2])})" if c.cell_id in stale else "to run")
         t.add_row(c.cell_id, c.approach, c.workload, f"{c.zipf_theta:g}", f"{c.mem_ratio:g}", str(c.repetition),
                   str(p.item_mb), f"{p.item_budget_bytes / 2**20:.1f} MiB",
                   "?" if todo else f"{p.allowance_bytes / 2**20:.1f} MiB",
-                  "?" if todo else f"{p.limit_bytes / 2**20:.1f} MiB", p.allowance_source, str(p.opt_capacity),
-                  "finished" if c.cell_id in done else "to run")
+                  "?" if todo else f"{p.limit_bytes / 2**20:.1f} MiB", p.allowance_source, str(p.opt_capacity), state)
     if pending:
         runs = sum(n for _, n in pending.values())
         t.caption = (f"{len(pending)} allowance calibrations ({runs} runs) are not cached: `acbench run` runs each"
@@ -176,163 +179,248 @@ def dry_run_table(spec: Spec, cells: list[Cell], done: set[str]) -> Table:
     return t
 
 
-def ram_device_bytes(spec: Spec, cells: list[Cell]) -> int:
-    """The RAM device's size for [run] spill_device = "ram": room for the largest cell's spill files
-    (3 × its data: blocks rewritten by merges, files not yet compacted) and its swap file, plus 1 GiB.
-    zram takes RAM only for what is written and not yet discarded (compressed)."""
-    need = 0
-    for c in cells:
-        if cell_device(spec, c) != "ram":
-            continue
-        p = plan_for(spec, c, calibrate_missing=False)
-        need = max(need, 3 * p.data_bytes + p.swap_bytes)
-    return need + 2**30
-
-
 def _sigterm(signum: int, frame: Any) -> None:
     raise KeyboardInterrupt
 
 
-# [run] settings that change what a cell measures: a run directory keeps one set of them
-MEASURED_RUN_SETTINGS = ("server_threads", "network_conns", "network_depth", "driver_depth", "io_engine",
-                         "io_direct")
+# --- resume: which finished cells are kept -------------------------------------------------------
+
+@dataclass
+class ResumeStatus:
+    """What resuming a run directory does with each cell of the spec."""
+    todo: list[Cell] = field(default_factory=list)          # to run (new, --force, --redo)
+    kept: list[Cell] = field(default_factory=list)          # finished with the settings it has now
+    stale: list[tuple[Cell, list[str]]] = field(default_factory=list)   # finished with other settings: why
+    mixed: list[Cell] = field(default_factory=list)         # kept although another binary ran it (--allow-mixed)
+
+    def refusal(self, rd: RunDir) -> str | None:
+        """The message that refuses the run, naming what changed (None: nothing stale)."""
+        if not self.stale:
+            return None
+        by_change: dict[str, list[str]] = {}
+        for c, why in self.stale:
+            for w in why:
+                by_change.setdefault(w, []).append(c.cell_id)
+        lines = [f"  {w} ({len(ids)} cell{'s' if len(ids) > 1 else ''}, e.g. {ids[0]})"
+                 for w, ids in sorted(by_change.items(), key=lambda x: -len(x[1]))[:12]]
+        more = len(by_change) - len(lines)
+        hint = ("--force reruns every cell, --redo APPROACH reruns one approach's cells, or start a new run "
+                "directory with another --run-id")
+        if all(cellkey.only_binaries(why) for _, why in self.stale):
+            hint += "; --allow-mixed keeps them (a grid of several binaries: each row names its binary)"
+        return (f"{rd.path} holds {len(self.stale)} finished cell{'s' if len(self.stale) > 1 else ''} run with other "
+                f"settings than the spec gives now; resuming would mix old and new results. What changed:\n"
+                + "\n".join(lines) + (f"\n  ... and {more} other change(s)" if more > 0 else "") + f"\n{hint}")
 
 
-def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dry_run: bool,
-             mode: str | None, console: Console, spill_device: str | None = None,
-             redo: list[str] | None = None, run_overrides: dict[str, Any] | None = None,
-             only: list[str] | None = None) -> int:
-    spec = load_spec(spec_path, run_overrides)
-    from acbench import core
+def resume_status(cells: list[Cell], identity: dict[str, dict[str, Any]], finished: dict[str, str | None],
+                  recorded: dict[str, dict[str, Any]], force: bool = False, redo: list[str] | None = None,
+                  allow_mixed: bool = False) -> ResumeStatus:
+    """identity: each cell's settings now; finished: the run directory's finished cells and their
+    keys; recorded: the settings each finished cell ran with (run.json)."""
+    st = ResumeStatus()
+    for c in cells:
+        if force or c.approach in (redo or []) or c.cell_id not in finished:
+            st.todo.append(c)
+            continue
+        now = identity[c.cell_id]
+        if finished[c.cell_id] == cellkey.key(now):
+            st.kept.append(c)
+            continue
+        why = cellkey.changes(recorded.get(c.cell_id), now)
+        if not why:      # recorded settings equal, key not: the row was written by another key scheme
+            why = ["its cell key differs (settings recorded equal: the key was made another way)"]
+        if allow_mixed and cellkey.only_binaries(why) and c.cell_id in recorded:
+            st.kept.append(c)
+            st.mixed.append(c)
+        else:
+            st.stale.append((c, why))
+    return st
+
+
+def identities(spec: Spec, cells: list[Cell], mode: str, use_perf: bool) -> dict[str, dict[str, Any]]:
+    """Each cell's identity (cellkey.settings) as this run would run it."""
+    bins = cellkey.binaries(mode)
+    return {c.cell_id: cellkey.settings(c, spec.run, spec.memory, mode=mode, spill_device=cell_device(spec, c),
+                                        perf=use_perf, bins=bins, harness_version=HARNESS_VERSION)
+            for c in cells}
+
+
+# --- the run ------------------------------------------------------------------------------------
+
+def check_tools() -> None:
     missing = [str(paths.binary(n)) for n in ("memcached-ac", "ycsb-mc", "ycsb-trace") if not paths.binary(n).exists()]
     missing += [str(core.lib_path())] if not core.lib_path().exists() else []
     if missing:
         raise RunError(f"{', '.join(missing)} missing: build them with `make` (or point ACBENCH_BIN at a "
                        "directory that has the tools, ACOPT_LIB at libacopt.so)")
+
+
+def select_cells(spec: Spec, only: list[str], redo: list[str]) -> list[Cell]:
     for flag, names in (("--redo", redo), ("--only", only)):
-        unknown = sorted(set(names or []) - set(spec.grid["approach"]))
+        unknown = sorted(set(names) - set(spec.grid["approach"]))
         if unknown:
             raise RunError(f"{flag} {', '.join(unknown)}: not an approach of {spec.path.name}; accepted: "
                            f"{', '.join(spec.grid['approach'])}")
+    return [c for c in spec.cells() if not only or c.approach in only]
+
+
+@dataclass
+class Session:
+    """One `acbench run` of a run directory (a resumed grid has several), kept in run.json with
+    the settings of every finished cell; the grid's wall time is the sum of its sessions'."""
+    rd: RunDir
+    meta: dict[str, Any]
+    record: dict[str, Any]
+    t_start: float = field(default_factory=time.monotonic)
+
+    @classmethod
+    def start(cls, rd: RunDir, old_meta: dict[str, Any], spec: Spec, run_id: str, mode: str, use_perf: bool,
+              machine: dict[str, Any], cells_to_run: int, mixed: bool) -> "Session":
+        sessions = list(old_meta.get("sessions") or [])
+        record: dict[str, Any] = {"started": sysinfo.now(), "git_revision": machine.get("git_revision"),
+                                  "binary_sha256": machine.get("binary_sha256"),
+                                  "spill_device": spec.run["spill_device"], "cells_to_run": cells_to_run}
+        sessions.append(record)
+        meta = {"spec": str(spec.path.resolve()), "spec_text": spec.path.read_text(), "run_id": run_id,
+                "mode": mode, "perf": use_perf, "spill_device": spec.run["spill_device"],
+                "run_settings": dict(spec.run), "memory_settings": dict(spec.memory),
+                "started": record["started"], "sessions": sessions,
+                "cell_settings": dict(old_meta.get("cell_settings") or {}),
+                "mixed_binaries": bool(old_meta.get("mixed_binaries")) or mixed, **machine}
+        rd.write_meta(meta)
+        return cls(rd, meta, record)
+
+    def cell_finished(self, cell_id: str, settings: dict[str, Any]) -> None:
+        self.meta["cell_settings"][cell_id] = settings
+        self.rd.write_meta(self.meta)
+
+    def close(self, cells_run: int, cells_failed: int) -> None:
+        self.record.update(finished=sysinfo.now(), wall_s=round(time.monotonic() - self.t_start, 1),
+                           cells_run=cells_run, cells_failed=cells_failed)
+        sessions = self.meta["sessions"]
+        # a session without wall_s was killed: the sum counts the finished ones, and says how many were not
+        self.meta["wall_s"] = round(sum(float(x.get("wall_s") or 0) for x in sessions), 1)
+        self.meta["sessions_unfinished"] = sum(1 for x in sessions if x.get("wall_s") is None)
+        self.rd.write_meta(self.meta)
+
+
+@dataclass
+class Tally:
+    finished: int = 0
+    failed: list[str] = field(default_factory=list)
+    refused: list[str] = field(default_factory=list)
+
+
+def run_one(spec: Spec, c: Cell, rd: RunDir, run_id: str, mode: str, use_perf: bool, machine: dict[str, Any],
+            ram_root: Path | None, settings: dict[str, Any], session: Session, tally: Tally,
+            console: Console) -> None:
+    """Runs one cell and appends its row (or its failure); one failed cell never stops the run."""
+    cdir = rd.cell_dir(c.cell_id)
+    if cdir.exists():
+        shutil.rmtree(cdir)
+    try:
+        dev = cell_device(spec, c)
+        spill_root = ram_root if dev == "ram" and ram_root is not None else SPILL_PARENT
+        p = plan_for(spec, c, spill_root=spill_root)
+        try:
+            metrics = run_cell(c, p, spec.run, mode, cdir, use_perf, spill_root, dev)
+        except OomKilled as e:
+            tally.failed.append(c.cell_id)
+            rd.append(failed_row(spec, c, p, e, run_id, machine))
+            (cdir / "error.txt").write_text(str(e) + "\n")
+            console.print(f"[red]cell {c.cell_id}: {e}[/red]", markup=True, highlight=False)
+            return
+        opt, hist = opt_columns(c, p, metrics.pop("opt_skip_requests"))
+        fp = p.data_bytes // int(c.properties["recordcount"])
+        row = build_row(spec, c, p, metrics, opt, run_id, machine, fp, hist)
+        row["cell_key"] = cellkey.key(settings)
+        (cdir / "row.json").write_text(json.dumps(row, indent=1, default=str) + "\n")
+        rd.append(row)
+        session.cell_finished(c.cell_id, settings)
+        tally.finished += 1
+        if row.get("ac_refused_items"):
+            tally.refused.append(f"{c.cell_id} ({row['ac_refused_items']})")
+            console.print(f"[yellow]cell {c.cell_id}: the server refused {row['ac_refused_items']} "
+                          "requests (ac_refused_items; stats anticache refused_* says why)[/yellow]",
+                          markup=True, highlight=False)
+    except Exception as e:  # noqa: BLE001 - one failed cell must not stop the run
+        tally.failed.append(c.cell_id)
+        cdir.mkdir(parents=True, exist_ok=True)
+        (cdir / "error.txt").write_text(traceback.format_exc())
+        console.print(f"[red]cell {c.cell_id} failed:[/red] {e}", markup=True, highlight=False)
+
+
+def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dry_run: bool,
+             mode: str | None, console: Console, spill_device: str | None = None,
+             redo: list[str] | None = None, run_overrides: dict[str, Any] | None = None,
+             only: list[str] | None = None, allow_mixed: bool = False) -> int:
+    spec = load_spec(spec_path, run_overrides)
     if spill_device is not None:
         spec.run["spill_device"] = spill_device
-    cells = [c for c in spec.cells() if not only or c.approach in only]
+    check_tools()
+    cells = select_cells(spec, only or [], redo or [])
     run_id = run_id or default_run_id()
     rd = RunDir(results / spec.name / run_id)
-    on = rd.finished_on()          # finished cells -> the device their spill files were on
-    done = set(on)
-    if dry_run:
-        console.print(dry_run_table(spec, cells, done))
-        console.print(f"results would go to {rd.path}")
-        return 0
-    # before any cell: what a SIGKILLed acbench left (its server, cgroup, swap file, page-cluster,
-    # spill directories; one stderr line each). A live acbench's are never touched.
-    leftovers.cleanup_before_run()
-    mode = resolve_mode(spec, mode)
+    eff_mode = mode or spec.run["mode"]
     use_perf = bool(spec.run["perf"]) and perf_available()
-    machine = sysinfo.machine()
-    # not finished, or finished on another device than it gets now (approaches.py ram_device
-    # changed, e.g. measured rate-dependent): run
-    todo = [c for c in cells if force or c.approach in (redo or []) or on.get(c.cell_id) != cell_device(spec, c)]
-    skipped = len(cells) - len(todo)
-    # every `acbench run` of this run directory is one session (a resumed grid has several): when it
-    # started and ended, its revision, how many cells it ran; the grid's wall time is their sum
+    ident = identities(spec, cells, eff_mode, use_perf)
     try:
         old_meta = rd.read_meta()
     except ResultsError as e:
         raise RunError(str(e)) from None
-    if (done and not force and old_meta.get("spill_device", "disk") != spec.run["spill_device"]):
-        raise RunError(f"{rd.path} holds {len(done)} cells run with spill_device = {old_meta.get('spill_device', 'disk')}; "
-                       f"resuming it with {spec.run['spill_device']} would mix devices: use another --run-id, the same "
-                       "device, or --force to redo every cell")
-    settings = {k: spec.run[k] for k in MEASURED_RUN_SETTINGS}
-    if done and not force:
-        # a run directory from before run_settings were kept ran its spec's own settings
-        old = old_meta.get("run_settings") or {k: v for k, v in load_spec(spec_path).run.items()
-                                               if k in MEASURED_RUN_SETTINGS}
-        differ = [f"{k} = {old.get(k)!r} there, {settings[k]!r} now" for k in MEASURED_RUN_SETTINGS
-                  if k in old and old[k] != settings[k]]
-        if differ:
-            raise RunError(f"{rd.path} holds {len(done)} cells run with other [run] settings ({'; '.join(differ)}): "
-                           "resuming would mix them; use another --run-id, the same settings, or --force")
-    sessions = list(old_meta.get("sessions") or [])
-    session: dict[str, Any] = {"started": sysinfo.now(), "git_revision": machine.get("git_revision"),
-                               "binary_sha256": machine.get("binary_sha256"),
-                               "spill_device": spec.run["spill_device"], "cells_to_run": len(todo)}
-    sessions.append(session)
-    meta = {"spec": str(spec.path.resolve()), "spec_text": spec.path.read_text(), "run_id": run_id,
-            "mode": mode, "perf": use_perf, "spill_device": spec.run["spill_device"], "run_settings": settings,
-            "started": session["started"], "sessions": sessions, **machine}
-    rd.write_meta(meta)
-    t_start = time.monotonic()
-    if skipped:
-        console.print(f"{skipped} of {len(cells)} cells already finished in {rd.path} (--force redoes them)")
-    on_ram = [c for c in todo if cell_device(spec, c) == "ram"]
+    status = resume_status(cells, ident, rd.finished_keys(), old_meta.get("cell_settings") or {}, force,
+                           redo, allow_mixed)
+    if dry_run:
+        console.print(dry_run_table(spec, cells, status))
+        console.print(f"results would go to {rd.path}")
+        return 0
+    refusal = status.refusal(rd)
+    if refusal:
+        raise RunError(refusal)
+    # before any cell: what a SIGKILLed acbench left (its server, cgroup, swap file, page-cluster,
+    # spill directories; one stderr line each). A live acbench's are never touched.
+    leftovers.cleanup_before_run()
+    mode = resolve_mode(spec, eff_mode)
+    machine = sysinfo.machine()
+    session = Session.start(rd, old_meta, spec, run_id, mode, use_perf, machine, len(status.todo),
+                            bool(status.mixed))
+    if status.kept:
+        console.print(f"{len(status.kept)} of {len(cells)} cells already finished in {rd.path} with the same "
+                      "settings (--force redoes them)")
+    if status.mixed:
+        console.print(f"[yellow]{len(status.mixed)} of them ran another binary (--allow-mixed): each row's "
+                      "binary_sha256 says which[/yellow]", markup=True, highlight=False)
+    on_ram = [c for c in status.todo if cell_device(spec, c) == "ram"]
     device = ramdev.RamDevice(ram_device_bytes(spec, on_ram)) if on_ram else None
     old = signal.signal(signal.SIGTERM, _sigterm)
-    failed: list[str] = []
-    refused: list[str] = []
-    finished = 0
+    tally = Tally()
     try:
         ram_root = device.start() if device is not None else None
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                       console=console, transient=False) as bar:
-            task = bar.add_task(spec.name, total=len(todo))
-            for c in todo:
+            task = bar.add_task(spec.name, total=len(status.todo))
+            for c in status.todo:
                 bar.update(task, description=f"{spec.name}: {c.cell_id}")
-                cdir = rd.cell_dir(c.cell_id)
-                if cdir.exists():
-                    shutil.rmtree(cdir)
-                try:
-                    dev = cell_device(spec, c)
-                    spill_root = ram_root if dev == "ram" and ram_root is not None else SPILL_PARENT
-                    p = plan_for(spec, c, spill_root=spill_root)
-                    try:
-                        metrics = run_cell(c, p, spec.run, mode, cdir, use_perf, spill_root, dev)
-                    except OomKilled as e:
-                        failed.append(c.cell_id)
-                        rd.append(failed_row(spec, c, p, e, run_id, machine))
-                        (cdir / "error.txt").write_text(str(e) + "\n")
-                        console.print(f"[red]cell {c.cell_id}: {e}[/red]", markup=True, highlight=False)
-                        bar.advance(task)
-                        continue
-                    opt, hist = opt_columns(c, p, metrics.pop("opt_skip_requests"))
-                    fp = p.data_bytes // int(c.properties["recordcount"])
-                    row = build_row(spec, c, p, metrics, opt, run_id, machine, fp, hist)
-                    (cdir / "row.json").write_text(json.dumps(row, indent=1, default=str) + "\n")
-                    rd.append(row)
-                    finished += 1
-                    if row.get("ac_refused_items"):
-                        refused.append(f"{c.cell_id} ({row['ac_refused_items']})")
-                        console.print(f"[yellow]cell {c.cell_id}: the server refused {row['ac_refused_items']} "
-                                      "requests (ac_refused_items; stats anticache refused_* says why)[/yellow]",
-                                      markup=True, highlight=False)
-                except Exception as e:  # noqa: BLE001 - one failed cell must not stop the run
-                    failed.append(c.cell_id)
-                    cdir.mkdir(parents=True, exist_ok=True)
-                    (cdir / "error.txt").write_text(traceback.format_exc())
-                    console.print(f"[red]cell {c.cell_id} failed:[/red] {e}", markup=True, highlight=False)
+                run_one(spec, c, rd, run_id, mode, use_perf, machine, ram_root, ident[c.cell_id], session, tally,
+                        console)
                 bar.advance(task)
     except KeyboardInterrupt:
-        console.print(f"interrupted: {finished} cells finished in this run, "
+        console.print(f"interrupted: {tally.finished} cells finished in this run, "
                       f"{len(rd.finished())} kept in {rd.path}; nothing left running")
         return 130
     finally:
         signal.signal(signal.SIGTERM, old)
-        session.update(finished=sysinfo.now(), wall_s=round(time.monotonic() - t_start, 1),
-                       cells_run=finished, cells_failed=len(failed))
-        # a session without wall_s was killed: the sum counts the finished ones, and says how many were not
-        meta["wall_s"] = round(sum(float(x.get("wall_s") or 0) for x in sessions), 1)
-        meta["sessions_unfinished"] = sum(1 for x in sessions if x.get("wall_s") is None)
-        rd.write_meta(meta)
+        session.close(tally.finished, len(tally.failed))
         if device is not None:
             try:
                 device.stop()
             except ramdev.RamDeviceError as e:
                 console.print(f"[red]acbench run: {e}[/red]", markup=True, highlight=False)
-                failed.append("RAM device")
-    console.print(f"{finished} cells run, {skipped} skipped, {len(failed)} failed; results: {rd.path}")
-    if refused:
-        console.print(f"cells with refused requests: {', '.join(refused)}", highlight=False)
-    return 1 if failed else 0
+                tally.failed.append("RAM device")
+    console.print(f"{tally.finished} cells run, {len(status.kept)} skipped, {len(tally.failed)} failed; "
+                  f"results: {rd.path}")
+    if tally.refused:
+        console.print(f"cells with refused requests: {', '.join(tally.refused)}", highlight=False)
+    return 1 if tally.failed else 0
