@@ -224,7 +224,7 @@ def test_cached_calibration_and_pending(tmp_path, cache) -> None:
 def test_dry_run_table_shows_budget_and_allowance(tmp_path, cache) -> None:
     from rich.console import Console
 
-    from acbench.runner import dry_run_table
+    from acbench.runner import ResumeStatus, dry_run_table
     from acbench.spec import parse_spec
     (tmp_path / "readonly").write_text("readproportion=1\nrequestdistribution=zipfian\n")
     spec = parse_spec({"fixed": {"recordcount": 1_000_000, "operationcount": 1_000_000, "fieldcount": 10,
@@ -237,7 +237,7 @@ def test_dry_run_table_shows_budget_and_allowance(tmp_path, cache) -> None:
     cal = Calibration("lru", (_point(25_000, 1),), Fit(2_000_000, 10, 2_000_000, 10, 0))
     req.cache_file().write_text(json.dumps({"key": req.key(), "value": cal.to_json()}))
     con = Console(record=True, width=400)
-    con.print(dry_run_table(spec, spec.cells(), set()))
+    con.print(dry_run_table(spec, spec.cells(), ResumeStatus(todo=spec.cells())))
     text = con.export_text()
     for col in ("item budget", "allowance", "cgroup limit", "allowance source"):
         assert col in text
