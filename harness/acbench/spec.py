@@ -24,6 +24,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
+from acbench import paths
 from acbench.approaches import APPROACHES
 from acbench.units import UsageError, parse_size, size_forms
 
@@ -39,7 +40,7 @@ YCSB_PROPERTIES = (
 RESERVED = {"zipfianconstant": "use [grid] zipf_theta",
             "lookaside": "set by the approach (memcached refills after a miss, memcached-static does not)",
             "diskstats_device": "set by the harness (the device of the spill directory)",
-            "workload": "use [grid] workload (a file under experiments/workloads or a path)"}
+            "workload": "use [grid] workload (a workload file's name or path)"}
 TOP_KEYS = ("name", "description", "fixed", "grid", "run", "memory")
 GRID_KEYS = ("approach", "zipf_theta", "mem_ratio", "workload", "repetition")
 RUN_DEFAULTS: dict[str, Any] = {"mode": "in-process", "server_threads": 1, "perf": True,
@@ -176,18 +177,31 @@ def _check_theta_one(path: Path, fixed: dict[str, Any], grid: dict[str, list[Any
                    "in [fixed] (YCSB's zipfian divides by 1 − θ)")
 
 
+def workload_dirs(path: Path) -> list[Path]:
+    """Where a workload name is looked for, in this order: beside the spec (and its workloads/
+    directory), in the current directory (and its workloads/), in the repository's
+    experiments/workloads."""
+    here = Path.cwd()
+    dirs = [path.parent, path.parent / "workloads", here, here / "workloads", paths.top().joinpath(*WORKLOAD_DIR_PARTS)]
+    out: list[Path] = []
+    for d in dirs:
+        d = d.resolve()
+        if d not in out:
+            out.append(d)
+    return out
+
+
 def find_workload(path: Path, name: Any) -> tuple[str, str]:
+    """(name, absolute file) of a [grid] workload entry: a path, or a file name found in workload_dirs."""
     if not isinstance(name, str) or not name:
-        raise _err(path, "[grid] workload", f"{name!r}; accepted: a workload file name under "
-                   "experiments/workloads (e.g. \"readonly\") or a path")
-    cands = [path.parent / name, path.parent / "workloads" / name]
-    for parent in [path.parent.resolve(), *path.parent.resolve().parents]:
-        cands.append(parent.joinpath(*WORKLOAD_DIR_PARTS, name))
-    for c in cands:
+        raise _err(path, "[grid] workload", f"{name!r}; accepted: a workload file name (e.g. \"readonly\") "
+                   "or a path")
+    dirs = workload_dirs(path)
+    for c in [d / name for d in dirs]:
         if c.is_file():
             return Path(name).name, str(c.resolve())
-    raise _err(path, "[grid] workload", f"no workload file {name!r}; looked in "
-               f"{', '.join(sorted({str(c.parent) for c in cands[:3]}))} and experiments/workloads")
+    raise _err(path, "[grid] workload", f"no workload file {name!r}; looked in {', '.join(str(d) for d in dirs)} "
+               "(in that order); accepted: a file name found there or a path")
 
 
 def _prop_value(path: Path, where: str, key: str, v: Any) -> Any:

@@ -169,3 +169,51 @@ def test_run_overrides_are_checked_as_the_spec_s_own(tmp_path):
         load_spec(p, {"io_direct": "on"})
     with pytest.raises(SpecError, match=r"s.toml: \[run\]: unknown key 'depth'"):
         load_spec(p, {"depth": 3})
+
+
+def test_workloads_found_beside_the_spec_then_here_then_in_the_repo(tmp_path: Path,
+                                                                    monkeypatch: pytest.MonkeyPatch) -> None:
+    """A spec in a directory of its own finds the repository's workloads; a file beside the spec
+    wins over one in the current directory, which wins over the repository's."""
+    from acbench.spec import find_workload
+    specdir, here = tmp_path / "specs", tmp_path / "here"
+    specdir.mkdir()
+    here.mkdir()
+    monkeypatch.chdir(here)
+    spec = specdir / "mine.toml"
+    spec.write_text(GOOD)
+    assert load_spec(spec).grid["workload"] == [("readonly", str((WORKLOADS / "readonly").resolve()))]
+    (here / "workloads").mkdir()
+    (here / "workloads" / "readonly").write_text("readproportion=1\n")
+    assert find_workload(spec, "readonly")[1] == str(here / "workloads" / "readonly")
+    (specdir / "readonly").write_text("readproportion=1\n")
+    assert find_workload(spec, "readonly")[1] == str(specdir / "readonly")
+    with pytest.raises(SpecError) as e:
+        find_workload(spec, "nope")
+    msg = str(e.value)
+    assert msg.startswith(f"mine.toml: [grid] workload: no workload file 'nope'; looked in {specdir}, "
+                          f"{specdir / 'workloads'}, {here}, {here / 'workloads'}, {WORKLOADS.resolve()} (in that order)")
+
+
+def test_init_writes_a_spec_that_runs(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """acbench init NAME: a commented template that loads as it is (workloads from the repository)
+    and is never written over an existing file."""
+    from typer.testing import CliRunner
+
+    from acbench.cli import app
+    monkeypatch.chdir(tmp_path)
+    r = CliRunner().invoke(app, ["init", "mine"])
+    assert r.exit_code == 0 and "wrote mine.toml" in r.output
+    text = (tmp_path / "mine.toml").read_text()
+    spec = load_spec(tmp_path / "mine.toml")
+    assert spec.name == "mine" and len(spec.cells()) == 6
+    assert spec.fixed["requestdistribution"] == "truezipf" and spec.grid["approach"] == ["memcached", "lru", "alru"]
+    # every [run] key is shown with its default, every [memory] key commented
+    from acbench.spec import MEMORY_DEFAULTS, RUN_DEFAULTS
+    for k in list(RUN_DEFAULTS) + list(MEMORY_DEFAULTS):
+        assert f"\n{k} = " in text or f"\n# {k} = " in text, k
+    r = CliRunner().invoke(app, ["init", "mine"])
+    assert r.exit_code == 2 and "mine.toml exists; it is left as it is" in r.output
+    assert (tmp_path / "mine.toml").read_text() == text
+    r = CliRunner().invoke(app, ["init", "../x"])
+    assert r.exit_code == 2 and "accepted: 1 to 64 characters" in r.output
