@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """Executes the notebooks of analysis/notebooks/ against one run's results.
 
-    python3 analysis/run_notebooks.py --results build/results/ci/regress --out build/notebooks [NAME ...]
+    python3 analysis/run_notebooks.py --results build/results/ci/regress --out build/notebooks [--base DIR] [NAME ...]
 
 Each Jupytext percent-format NAME.py becomes OUT/NAME.ipynb (jupytext), is executed in a python3
 kernel (nbclient) with ACBENCH_RESULTS = the results and ACBENCH_FIGURES = OUT/figures, and is
@@ -13,7 +13,9 @@ from __future__ import annotations
 
 import argparse
 import os
+import shutil
 import sys
+import tempfile
 import time
 from pathlib import Path
 
@@ -47,9 +49,14 @@ def run_one(name: str, out: Path) -> str | None:
     import nbformat
     from nbclient import NotebookClient
 
+    from jupyter_client.manager import KernelManager
+
     nb = jupytext.read(NOTEBOOKS / f"{name}.py")
     target = out / f"{name}.ipynb"
-    client = NotebookClient(nb, timeout=TIMEOUT_S, kernel_name="python3",
+    # the kernel talks over a local socket file (IPC), not TCP: nothing listens on the network
+    ipc = tempfile.mkdtemp(prefix="acbench-kernel-")
+    km = KernelManager(kernel_name="python3", transport="ipc", ip=os.path.join(ipc, "k"))
+    client = NotebookClient(nb, km=km, timeout=TIMEOUT_S, kernel_name="python3",
                             resources={"metadata": {"path": str(NOTEBOOKS)}})
     try:
         client.execute()
@@ -64,6 +71,9 @@ def run_one(name: str, out: Path) -> str | None:
         return f"{where}: {cell_error(e)}"
     finally:
         nbformat.write(nb, target)
+        if km.has_kernel:        # a kernel manager given to the client is the caller's to stop
+            km.shutdown_kernel(now=True)
+        shutil.rmtree(ipc, ignore_errors=True)
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -71,12 +81,22 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--results", required=True, help="a run directory (cells.parquet or cells.csv), or several "
                                                      "separated by ':' (read together)")
     ap.add_argument("--out", required=True, help="directory for NAME.ipynb; figures go to OUT/figures")
+    ap.add_argument("--base", type=Path, default=Path.cwd(),
+                    help="relative --results and --out paths are relative to this directory (default: the "
+                         "current one; `make -C analysis` passes the directory make was started from)")
     ap.add_argument("names", nargs="*", help="notebooks to run (default: all)")
     args = ap.parse_args(argv)
-    out = Path(args.out).resolve()
+    base = args.base.resolve()
+    runs = [base / p for p in args.results.split(os.pathsep) if p]
+    missing = [str(p) for p in runs if not p.exists()]
+    if missing:
+        print(f"run_notebooks: --results {', '.join(missing)}: no such file or directory (relative paths are "
+              f"taken from {base})", file=sys.stderr)
+        return 2
+    out = (base / args.out).resolve()
     figures = out / "figures"
     figures.mkdir(parents=True, exist_ok=True)
-    os.environ["ACBENCH_RESULTS"] = os.pathsep.join(str(Path(p).resolve()) for p in args.results.split(os.pathsep) if p)
+    os.environ["ACBENCH_RESULTS"] = os.pathsep.join(str(p.resolve()) for p in runs)
     os.environ["ACBENCH_FIGURES"] = str(figures)
     # the kernel imports acplot and acbench from this checkout, installed or not
     paths = [str(HERE), str(HERE.parent / "harness")]

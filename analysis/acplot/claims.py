@@ -1,4 +1,4 @@
-"""The claims of seed 002 (and three of seed 000) checked against a run's rows. Each check returns
+"""The claims of Zhang et al. (ICDE 2015) (and three of DeBrabant et al. (VLDB 2013)) checked against a run's rows. Each check returns
 "reproduced", "contradicted (<our numbers>)" or "not testable with these results: <what is
 missing>", computed from the data; a claim about data the rows do not carry (Fig 2's CPU counters,
 lz4, UVMM, block-merge or block-size variants) says what is missing.
@@ -281,7 +281,7 @@ def larger_blocks_lower(df: pd.DataFrame) -> str:
 
 
 def alru_sampling_near_baseline(df: pd.DataFrame) -> str:
-    """H-Store's aLRU (alru-hstore) within 7 % (seed 000: 2–7 %) of the throughput without anti-caching
+    """H-Store's aLRU (alru-hstore) within 7 % (DeBrabant et al., VLDB 2013: 2–7 %) of the throughput without anti-caching
     (memcached) where the data fits in memory (M/D ≥ 1)."""
     fits = df[df["mem_ratio"] >= 1]
     table = slice_means(fits, "throughput_ops_s") if not fits.empty else pd.DataFrame()

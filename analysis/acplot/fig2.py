@@ -1,4 +1,4 @@
-"""Fig 2 of seed 002: the CPU overhead of each access-tracking method, per access, in four metrics
+"""Fig 2 of Zhang et al. (ICDE 2015): the CPU overhead of each access-tracking method, per access, in four metrics
 (instructions, L1I misses, L1D misses, time), from the rows `acbench fig2` writes (fig2.csv)."""
 from __future__ import annotations
 

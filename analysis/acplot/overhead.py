@@ -1,4 +1,4 @@
-"""Tables II and III of seed 002 from a running server's `stats anticache` (the rows' ac_* columns,
+"""Tables II and III of Zhang et al. (ICDE 2015) from a running server's `stats anticache` (the rows' ac_* columns,
 taken at the end of the measured run): what access tracking costs per item held in RAM, and what
 book-keeping costs per item spilled, each also as the paper's Eq. (1) overhead ratio
 R_extra / (R_extra + R_useful), next to the paper's formula evaluated at our item size S.

@@ -9,9 +9,9 @@
 # ---
 
 # %% [markdown]
-# # Reproduction report — seed 002 (and three claims of seed 000)
+# # Reproduction report — Zhang et al. (ICDE 2015) (and three claims of DeBrabant et al. (VLDB 2013))
 #
-# Every claim listed in issue 16, with a verdict computed from the run in `ACBENCH_RESULTS`:
+# Every claim of the paper that the platform can test, with a verdict computed from the run in `ACBENCH_RESULTS`:
 # **reproduced**, **contradicted** (with our numbers) or **not testable with these results**
 # (with what is missing). The checks and their definitions are in `analysis/acplot/claims.py`
 # (a claim holds when it holds in every workload × θ × M/D slice of the run); Fig 2's claims are

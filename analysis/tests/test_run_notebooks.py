@@ -50,3 +50,20 @@ def test_report_from_csv(tmp_path: Path) -> None:
     assert "| Logging has the highest hit rate | reproduced |" in report
     assert "no cells of approach uvmm" in report
     assert (tmp_path / "nb" / "report.ipynb").stat().st_size > 1000
+
+
+def test_make_takes_relative_paths_from_where_it_was_started(tmp_path: Path) -> None:
+    """`make -C analysis notebooks RESULTS=<path relative to the top>` from the top: the path is the
+    top's, not analysis/'s; the kernel says nothing about TCP (it talks over a socket file)."""
+    top = Path(__file__).resolve().parents[2]
+    out = tmp_path / "nb"
+    p = subprocess.run(["make", "-s", "-C", "analysis", "notebooks", "RESULTS=experiments/results/fig3-paper",
+                        f"OUT={out}", "NOTEBOOKS=tables"], cwd=top, capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0, p.stderr
+    assert "notebook tables: ok" in p.stdout and (out / "figures" / "table2.csv").is_file()
+    assert "TCP" not in p.stderr and "WARNING" not in p.stderr, p.stderr
+    p = subprocess.run(["make", "-s", "-C", "analysis", "notebooks", "RESULTS=experiments/results/nope",
+                        f"OUT={out}", "NOTEBOOKS=tables"], cwd=top, capture_output=True, text=True, timeout=300)
+    assert p.returncode != 0
+    assert (f"run_notebooks: --results {top}/experiments/results/nope: no such file or directory (relative "
+            f"paths are taken from {top})") in p.stderr

@@ -75,7 +75,7 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
                    " table lives beside -m)"),
     Approach("logging-blocks", "logging", {"ac_tier": "blocks"}, figures=False,
              about="Siberia's classification over H-Store's evicted table and blocks (reads of cold items stay cold)"),
-    # H-Store's block-level choices (seed 000 §5.1, §5.2: block merge against tuple merge, the block
+    # H-Store's block-level choices (DeBrabant et al. (VLDB 2013) §5.1, §5.2: block merge against tuple merge, the block
     # size); experiments/claims-paper.toml
     Approach("lru-block-merge", "lru", {"ac_merge": "block"}, deterministic=True, figures=False,
              about="lru fetching a spilled item's whole block back into RAM (H-Store's block merge)"),
@@ -85,19 +85,19 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
     # runs depends on the compactor thread's timing, so not deterministic
     Approach("lru-compact-thread", "lru", {"ac_compact_thread": "on"}, figures=False,
              about="lru with lazy compaction's block merges in a compactor thread instead of in the lookup"),
-    # lazy compaction without un-eviction (seed 000 §6.2's future work): a block's live records are
+    # lazy compaction without un-eviction (DeBrabant et al. (VLDB 2013) §6.2's future work): a block's live records are
     # copied block to block on disk, never into RAM; in the lookup, so its counts repeat
     Approach("lru-compact-copy", "lru", {"ac_compact": "copy"}, deterministic=True, figures=False,
              about="lru whose lazy compaction copies a block's live records to the open block on disk"
                    " instead of merging them back into RAM"),
-    # compressed spilled records (seed 002 §IV-E: lz4 against spill I/O); experiments/compression.toml
+    # compressed spilled records (Zhang et al. (ICDE 2015) §IV-E: lz4 against spill I/O); experiments/compression.toml
     Approach("lru-lz4", "lru", {"ac_compress": "lz4"}, deterministic=True, figures=False,
              about="lru with each spilled value lz4-compressed (kept as is when it would not shrink)"),
     Approach("lru-zstd", "lru", {"ac_compress": "zstd"}, deterministic=True, figures=False,
              about="lru with each spilled value zstd-compressed (level 1)"),
     Approach("logging-lz4", "logging", {"ac_compress": "lz4"}, figures=False,
              about="logging with each spilled value lz4-compressed"),
-    # VMA protection tracking (seed 002 §IV-B): in-process mode only (a socket would see EFAULT)
+    # VMA protection tracking (Zhang et al. (ICDE 2015) §IV-B): in-process mode only (a socket would see EFAULT)
     Approach("vma", "vma", figures=False, in_process_only=True,
              about="VMA protection tracking (mprotect + SIGSEGV, reset every 1 s), page-granular not-recently-used"
                    " victims, over H-Store's blocks"),

@@ -1,4 +1,4 @@
-"""Fig 2 of seed 002 (§IV-B-2): what each access-tracking method adds, per access, to the
+"""Fig 2 of Zhang et al. (ICDE 2015) (§IV-B-2): what each access-tracking method adds, per access, to the
 in-memory request path — instructions, L1 instruction-cache misses, L1 data-cache misses and
 time — everything in RAM, nothing spilled, the same YCSB run for every method.
 

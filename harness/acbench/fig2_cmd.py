@@ -1,5 +1,5 @@
 """`acbench fig2 [--out DIR] [--records N] [--reads N] [--cg-reads N] [--repeats N] [--theta T]
-[--methods a,b,...] [--no-callgrind]`: Fig 2 of seed 002, the CPU cost of access tracking."""
+[--methods a,b,...] [--no-callgrind]`: Fig 2 of Zhang et al. (ICDE 2015), the CPU cost of access tracking."""
 from __future__ import annotations
 
 import csv

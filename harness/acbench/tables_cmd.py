@@ -1,4 +1,4 @@
-"""`acbench tables RUN [--out DIR]`: Tables II and III of seed 002 measured on the server — tracking
+"""`acbench tables RUN [--out DIR]`: Tables II and III of Zhang et al. (ICDE 2015) measured on the server — tracking
 bytes per resident item and book-keeping bytes per spilled item, each as the paper's Eq. (1)
 overhead ratio next to the paper's formula at our item size (analysis/acplot/overhead.py)."""
 from __future__ import annotations
