@@ -27,7 +27,7 @@ def check_path(default_root: Path | None = None) -> Path | None:
 def device_pairs(df: pd.DataFrame) -> pd.DataFrame:
     """One row per cell that has a RAM-device row and a disk row: approach, θ, M/D, both hit rates,
     their difference in percentage points (RAM − disk) and both cells' wall times."""
-    cols = ("cell_id", "spill_device", "approach", "zipf_theta", "mem_ratio", "wall_s")
+    cols = ("cell_id", "spill_device", "approach", "zipf_theta", "mem_ratio", "cell_wall_s")
     if any(c not in df.columns for c in cols):
         return pd.DataFrame(columns=["cell_id", "approach", "zipf_theta", "mem_ratio", "hit_rate_ram",
                                      "hit_rate_disk", "diff_pp", "wall_s_ram", "wall_s_disk"])
@@ -38,7 +38,7 @@ def device_pairs(df: pd.DataFrame) -> pd.DataFrame:
     out = pd.DataFrame({"approach": ram.loc[both, "approach"], "zipf_theta": ram.loc[both, "zipf_theta"],
                         "mem_ratio": ram.loc[both, "mem_ratio"],
                         "hit_rate_ram": ram.loc[both, "hit_rate"], "hit_rate_disk": disk.loc[both, "hit_rate"],
-                        "wall_s_ram": ram.loc[both, "wall_s"], "wall_s_disk": disk.loc[both, "wall_s"]})
+                        "wall_s_ram": ram.loc[both, "cell_wall_s"], "wall_s_disk": disk.loc[both, "cell_wall_s"]})
     out["diff_pp"] = 100 * (out["hit_rate_ram"] - out["hit_rate_disk"])
     return out.reset_index().sort_values(["approach", "zipf_theta", "mem_ratio"],
                                          ascending=[True, False, False]).reset_index(drop=True)

@@ -125,13 +125,13 @@ def test_device_pairs_and_summary(tmp_path: Path, monkeypatch: pytest.MonkeyPatc
     from acplot.devices import check_path, device_pairs, summary
     base = {"approach": "lru", "zipf_theta": 0.99, "mem_ratio": 0.5, "disk_hits": 0, "misses": 0}
     df = pd.DataFrame([
-        {**base, "cell_id": "a", "spill_device": "ram", "hits": 900, "disk_hits": 100, "wall_s": 10.0},
-        {**base, "cell_id": "a", "spill_device": "disk", "hits": 899, "disk_hits": 101, "wall_s": 30.0},
-        {**base, "cell_id": "b", "spill_device": "ram", "hits": 500, "disk_hits": 500, "wall_s": 20.0,
+        {**base, "cell_id": "a", "spill_device": "ram", "hits": 900, "disk_hits": 100, "cell_wall_s": 10.0},
+        {**base, "cell_id": "a", "spill_device": "disk", "hits": 899, "disk_hits": 101, "cell_wall_s": 30.0},
+        {**base, "cell_id": "b", "spill_device": "ram", "hits": 500, "disk_hits": 500, "cell_wall_s": 20.0,
          "zipf_theta": 0.5},
-        {**base, "cell_id": "b", "spill_device": None, "hits": 503, "disk_hits": 497, "wall_s": 100.0,
+        {**base, "cell_id": "b", "spill_device": None, "hits": 503, "disk_hits": 497, "cell_wall_s": 100.0,
          "zipf_theta": 0.5},
-        {**base, "cell_id": "c", "spill_device": "ram", "hits": 1, "disk_hits": 1, "wall_s": 1.0},
+        {**base, "cell_id": "c", "spill_device": "ram", "hits": 1, "disk_hits": 1, "cell_wall_s": 1.0},
     ])
     pairs = device_pairs(df)
     assert list(pairs["cell_id"]) == ["a", "b"]

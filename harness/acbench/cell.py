@@ -135,7 +135,7 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
     # paging approaches: swap file next to the spill directory, vm.page-cluster=0 for the cell
     paging = PagingSetup(spill_parent / "swap", plan.swap_bytes) if approach.pages else None
     device = collect.device_of(spill_parent)
-    out: dict[str, Any] = {"mode": mode, "perf_used": use_perf, "spill_device": spill_device}
+    out: dict[str, Any] = {"mode": mode, "spill_device": spill_device}
     stderr = open(cell_dir / "stderr.txt", "w")
     t0 = time.monotonic()
     try:
@@ -164,7 +164,7 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
                     "cg_swap_max_bytes": cg.get("swap_bytes_max"), "cgroup_version": cg.get("cgroup_version")})
     finally:
         _cleanup(group, spill_parent, stderr, paging)
-    out["wall_s"] = time.monotonic() - t0
+    out["cell_wall_s"] = time.monotonic() - t0
     return out
 
 

@@ -67,11 +67,11 @@ def diskstats(device: str | None, text: str | None = None) -> dict[str, int] | N
 
 def disk_delta(before: dict[str, int] | None, after: dict[str, int] | None) -> dict[str, float | None]:
     if before is None or after is None:
-        return {"disk_read_ios": None, "disk_read_bytes": None, "disk_avg_read_latency_ms": None,
+        return {"disk_read_ios": None, "disk_read_bytes": None, "disk_read_latency_mean_us": None,
                 "disk_write_ios": None, "disk_write_bytes": None}
     d = {k: after[k] - before[k] for k in before}
     return {"disk_read_ios": d["reads"], "disk_read_bytes": d["read_sectors"] * 512,
-            "disk_avg_read_latency_ms": d["read_ticks_ms"] / d["reads"] if d["reads"] else None,
+            "disk_read_latency_mean_us": 1000.0 * d["read_ticks_ms"] / d["reads"] if d["reads"] else None,
             "disk_write_ios": d["writes"], "disk_write_bytes": d["write_sectors"] * 512}
 
 
@@ -79,9 +79,14 @@ def perf_prefix(out: Path) -> list[str]:
     return ["perf", "stat", "-x", ",", "-o", str(out), "-e", ",".join(PERF_EVENTS), "--"]
 
 
+def perf_column(event: str) -> str:
+    """The row's column of a perf event: task-clock (perf prints msec) in seconds, counts as they are."""
+    return "perf_task_clock_s" if event == "task-clock" else f"perf_{event.replace('-', '_')}"
+
+
 def parse_perf(text: str) -> dict[str, float | None]:
     """perf stat -x, output: value,unit,event,... ("<not supported>" -> None)."""
-    out: dict[str, float | None] = {f"perf_{e.replace('-', '_')}": None for e in PERF_EVENTS}
+    out: dict[str, float | None] = {perf_column(e): None for e in PERF_EVENTS}
     for line in text.splitlines():
         if not line or line.startswith("#"):
             continue
@@ -89,8 +94,8 @@ def parse_perf(text: str) -> dict[str, float | None]:
         if len(f) < 3 or f[2] not in PERF_EVENTS:
             continue
         try:
-            value: float | None = float(f[0])
+            value: float | None = float(f[0]) * (0.001 if f[1] == "msec" else 1.0)
         except ValueError:
             value = None
-        out[f"perf_{f[2].replace('-', '_')}"] = value
+        out[perf_column(f[2])] = value
     return out

@@ -53,7 +53,7 @@ class MemoryPlan:
     allowance_source: str = "spec"  # "spec" ([memory] allowance = SIZE) or "calibrated:<fit>" (calibrate.py)
 
     def as_row(self) -> dict[str, int | str]:
-        return {"data_bytes": self.data_bytes, "item_memory_mb": self.item_mb,
+        return {"data_bytes": self.data_bytes, "item_memory_bytes": self.item_mb * MIB,
                 "item_budget_bytes": self.item_budget_bytes,
                 "cgroup_limit_bytes": self.limit_bytes, "cgroup_swap_bytes": self.swap_bytes,
                 "allowance_bytes": self.allowance_bytes, "allowance_source": self.allowance_source,

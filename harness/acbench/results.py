@@ -1,4 +1,7 @@
-"""A run directory: results/<spec>/<run-id>/{cells.parquet, cells.csv, run.json, cells/<id>/}."""
+"""A run directory: results/<spec>/<run-id>/{cells.parquet, cells.csv, run.json, cells/<id>/}.
+
+Both files hold the same columns with the same types: the column dictionary's (columns.py).
+Rows of an older acbench are read in today's names and units (columns.upgrade)."""
 from __future__ import annotations
 
 import json
@@ -7,6 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pandas as pd
+
+from acbench import columns
 
 PARQUET = "cells.parquet"
 CSV = "cells.csv"
@@ -27,7 +32,7 @@ class RunDir:
         f = self.path / PARQUET
         if not f.exists():
             return pd.DataFrame()
-        return pd.read_parquet(f)
+        return typed_rows(pd.read_parquet(f))
 
     def finished(self) -> set[str]:
         """Cells with a result (a cell reported as oom_killed is run again on resume)."""
@@ -50,8 +55,8 @@ class RunDir:
         df = self.read()
         if "cell_id" in df.columns:
             df = df[df["cell_id"] != row["cell_id"]]
-        new = pd.DataFrame([row])
-        df = new if df.empty else pd.concat([df, new], ignore_index=True)
+        new = columns.typed(pd.DataFrame([row]))        # a column the dictionary lacks raises here
+        df = new if df.empty else columns.typed(pd.concat([df, new], ignore_index=True), strict=False)
         tmp = self.path / (PARQUET + ".tmp")
         df.to_parquet(tmp, index=False)
         tmp.replace(self.path / PARQUET)
@@ -84,11 +89,28 @@ def load_results(path: Path) -> pd.DataFrame:
         f = path / PARQUET
         if not f.exists():
             raise ResultsError(f"{path}: no {PARQUET} (is this a run directory of `acbench run`?)")
-        return pd.read_parquet(f)
+        return typed_rows(pd.read_parquet(f))
     if not path.exists():
         raise ResultsError(f"{path}: no such file or directory")
     if path.suffix == ".parquet":
-        return pd.read_parquet(path)
+        return typed_rows(pd.read_parquet(path))
     if path.suffix == ".csv":
-        return pd.read_csv(path)
+        return read_csv(path)
     raise ResultsError(f"{path}: accepted: a run directory, a .parquet or a .csv file")
+
+
+def read_csv(path: Path) -> pd.DataFrame:
+    """A cells.csv typed as the dictionary says (its text columns read as text: "1" stays "1")."""
+    header = pd.read_csv(path, nrows=0).columns
+    text = {c: str for c in header if columns.SCHEMA.get(columns.RENAMED.get(c, (c,))[0]) is not None
+            and columns.SCHEMA[columns.RENAMED.get(c, (c,))[0]].type in ("str", "bool", "datetime")}
+    return typed_rows(pd.read_csv(path, dtype=text))
+
+
+def typed_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows as the column dictionary types them (columns of an older acbench renamed; a column it
+    does not know kept as read)."""
+    try:
+        return columns.typed(columns.upgrade(df), strict=False)
+    except columns.SchemaError as e:
+        raise ResultsError(str(e)) from None

@@ -128,7 +128,6 @@ def build_row(spec: Spec, cell: Cell, p: MemoryPlan, metrics: dict[str, Any], op
                                        row["hit_rate"], int(opt["opt_requests"])))
     row.update(machine)
     row["date"] = sysinfo.now()
-    row["harness_version"] = HARNESS_VERSION
     return row
 
 
@@ -141,7 +140,6 @@ def failed_row(spec: Spec, cell: Cell, p: MemoryPlan, err: OomKilled, run_id: st
     row.update({"cg_peak_bytes": err.peak, "cg_oom_kills": err.kills, "error": str(err)})
     row.update(machine)
     row["date"] = sysinfo.now()
-    row["harness_version"] = HARNESS_VERSION
     return row
 
 
@@ -287,7 +285,8 @@ class Session:
                 "run_settings": dict(spec.run), "memory_settings": dict(spec.memory),
                 "started": record["started"], "sessions": sessions,
                 "cell_settings": dict(old_meta.get("cell_settings") or {}),
-                "mixed_binaries": bool(old_meta.get("mixed_binaries")) or mixed, **machine}
+                "mixed_binaries": bool(old_meta.get("mixed_binaries")) or mixed, "harness_version": HARNESS_VERSION,
+                **machine}
         rd.write_meta(meta)
         return cls(rd, meta, record)
 
@@ -332,6 +331,7 @@ def run_one(spec: Spec, c: Cell, rd: RunDir, run_id: str, mode: str, use_perf: b
             console.print(f"[red]cell {c.cell_id}: {e}[/red]", markup=True, highlight=False)
             return
         opt, hist = opt_columns(c, p, metrics.pop("opt_skip_requests"))
+        (cdir / "trace.txt").write_text(str(opt.pop("trace")) + "\n")   # the request trace OPT read (a cache file)
         fp = p.data_bytes // int(c.properties["recordcount"])
         row = build_row(spec, c, p, metrics, opt, run_id, machine, fp, hist)
         row["cell_key"] = cellkey.key(settings)

@@ -118,7 +118,7 @@ def summary(spec_name: str, cell_ids: list[str], approaches: dict[str, str], rd:
         nonrecl = pk.get("nonreclaimable")
         headroom = (float(limit) - nonrecl) / MIB if limit and nonrecl else None
         hit = r.get("hit_rate")
-        wall = r.get("wall_s")
+        wall = r.get("cell_wall_s")
         a = get_approach(approaches[cid])
         over = None
         if nonrecl and not a.swap:

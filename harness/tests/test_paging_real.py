@@ -60,7 +60,7 @@ def test_paging_rows(run) -> None:
         assert r["page_cluster"] == 0 and r["cg_pgmajfault"] > 0 and r["peak_rss_bytes"] > 0
         assert r["ac_read_major_faults"] >= r["disk_hits"]
         # -m covers the data, the cgroup limit only half of it
-        assert r["item_memory_mb"] * 2**20 > r["data_bytes"] > r["cgroup_limit_bytes"] - r["allowance_bytes"]
+        assert r["item_memory_bytes"] > r["data_bytes"] > r["cgroup_limit_bytes"] - r["allowance_bytes"]
     for r in (anon, eff):
         assert r["cg_swap_max_bytes"] > 0 and r["cgroup_swap_bytes"] == r["swap_file_bytes"] > 0
     # effpaging locked what the cgroup allows: more than half of its limit is resident

@@ -78,7 +78,7 @@ def test_rows(run: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
     assert lru["status"] == "ok"
     for col in ("git_revision", "binary_sha256", "kernel", "cpu_model", "date", "cgroup_limit_bytes", "throughput_ops_s"):
         assert pd.notna(lru[col]), col
-    assert lru["cgroup_limit_bytes"] == lru["item_memory_mb"] * 2**20 + lru["allowance_bytes"]
+    assert lru["cgroup_limit_bytes"] == lru["item_memory_bytes"] + lru["allowance_bytes"]
     for f in ("driver.json", "stderr.txt", "cgroup.json", "pids.json", "row.json"):
         assert (rd / "cells" / IDS[1] / f).is_file(), f
 
@@ -87,7 +87,7 @@ def test_rows(run: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
 # spill reads all came from the page cache has no disk read latency; a tier's or policy's own
 # stats exist only under it (merge and block size: blocks; Bloom filters: tuples; log rings:
 # logging and effpaging).
-MAY_BE_EMPTY = {"lat_update_mean_us", "lat_update_p50_us", "lat_update_p99_us", "cell_disk_avg_read_latency_ms",
+MAY_BE_EMPTY = {"lat_update_mean_us", "lat_update_p50_us", "lat_update_p99_us", "cell_disk_read_latency_mean_us",
                 "ac_merge", "ac_block_size", "ac_bloom_bytes", "ac_log_ring_bytes", "ac_vma_granule_bytes",
                 # nothing asked of a tier (the stock cache): no ratio
                 "read_amplification",
@@ -102,7 +102,7 @@ MAY_BE_EMPTY = {"lat_update_mean_us", "lat_update_p50_us", "lat_update_p99_us", 
                 "ac_compact", "ac_copied_blocks", "ac_copied_items", "ac_copied_bytes",
                 "ac_compact_thread", "ac_compact_queued"}
 # What differs between the cells (approach x memory ratio) must differ in the rows.
-MUST_VARY = ["approach", "mem_ratio", "item_memory_mb", "cgroup_limit_bytes", "opt_capacity", "hits",
+MUST_VARY = ["approach", "mem_ratio", "item_memory_bytes", "cgroup_limit_bytes", "opt_capacity", "hits",
              "hit_rate", "opt_hit_rate", "loss_pp", "throughput_ops_s", "run_duration_s", "cpu_user_s",
              "ac_resident_items", "cg_peak_bytes", "lat_read_p50_us"]
 

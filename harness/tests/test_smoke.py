@@ -19,7 +19,7 @@ def test_group_name_is_the_cells() -> None:
 def test_summary_lines(tmp_path) -> None:
     rd = RunDir(tmp_path / "run")
     rd.append({"cell_id": "lru_x", "status": "ok", "approach": "lru", "cgroup_limit_bytes": 600 * MIB,
-               "item_budget_bytes": 565 * MIB, "allowance_bytes": 35 * MIB, "wall_s": 26.6, "hit_rate": 0.8933,
+               "item_budget_bytes": 565 * MIB, "allowance_bytes": 35 * MIB, "cell_wall_s": 26.6, "hit_rate": 0.8933,
                "allowance_source": "calibrated:n=25k"})
     rd.cell_dir("logging_x").mkdir(parents=True)
     (rd.cell_dir("logging_x") / "error.txt").write_text("oom_killed: the cgroup killed memcached-ac\n")

@@ -1,0 +1,331 @@
+"""The column dictionary: every column of `acbench run`'s rows, with its type, unit, meaning and
+source. The writers take their types from it (cells.parquet and cells.csv hold the same types),
+`acbench columns [--markdown]` prints it, and a row with a column it does not know is refused.
+
+Types: str, int, float, bool, datetime (UTC). Units: bytes, s, us (microseconds), ops/s, pp
+(percentage points), fraction (0..1), count, items, requests, ratio; "" when none applies.
+Conventions: sizes are bytes (`*_bytes`), times are named in the column (`*_s`, `*_us`);
+`ac_<stat>` is the server's `stats anticache` line <stat> at the end of the run, as the server
+prints it; `cell_*` covers the whole cell (load, warm-up, run), every other measured column the
+measured run only (one window). Old names in committed results are renamed on reading
+(RENAMED)."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any, Iterable
+
+import pandas as pd
+
+
+@dataclass(frozen=True)
+class Column:
+    name: str
+    type: str
+    unit: str
+    meaning: str
+    source: str
+
+
+TYPES = ("str", "int", "float", "bool", "datetime")
+# pandas dtypes the frames hold (nullable, so a missing value never changes a column's type)
+DTYPES = {"str": "string", "int": "Int64", "float": "float64", "bool": "boolean", "datetime": "datetime64[us, UTC]"}
+
+SPEC, PLAN, DRIVER, SERVER, PROC, CG, DISK, PERF, OPT, DECOMP, HARNESS, MACHINE = (
+    "spec", "memory plan (memory.py)", "driver result (run window)", "server: stats anticache",
+    "/proc and wait4 of memcached-ac", "cell's cgroup", "/proc/diskstats of the spill device", "perf stat",
+    "OPT pass (cellopt.py)", "loss decomposition (decompose.py)", "harness", "machine (sysinfo.py)")
+
+
+def _c(name: str, type_: str, unit: str, meaning: str, source: str) -> Column:
+    return Column(name, type_, unit, meaning, source)
+
+
+# YCSB properties as p_<name> columns (the driver's -p; zipfianconstant and seed have columns of their own)
+PROPERTY_TYPES = {
+    "recordcount": ("int", "items"), "operationcount": ("int", "requests"), "workload": ("str", ""),
+    "readproportion": ("float", "fraction"), "updateproportion": ("float", "fraction"),
+    "insertproportion": ("float", "fraction"), "readmodifywriteproportion": ("float", "fraction"),
+    "scanproportion": ("float", "fraction"), "requestdistribution": ("str", ""), "fieldcount": ("int", "count"),
+    "fieldlength": ("int", "bytes"), "fieldlengthdistribution": ("str", ""), "insertorder": ("str", ""),
+    "insertstart": ("int", "items"), "insertcount": ("int", "items"), "hotspotdatafraction": ("float", "fraction"),
+    "hotspotopnfraction": ("float", "fraction"), "readallfields": ("bool", ""), "writeallfields": ("bool", ""),
+    "zeropadding": ("int", "count"), "maxscanlength": ("int", "items"), "scanlengthdistribution": ("str", ""),
+    "threads": ("int", "count"), "warmupoperations": ("int", "requests"), "target": ("int", "ops/s"),
+    "valuekind": ("str", ""),
+}
+
+_CELL = [
+    _c("status", "str", "", "ok, or why the cell has no metrics (oom_killed)", HARNESS),
+    _c("error", "str", "", "what went wrong (failed cells only)", HARNESS),
+    _c("run_id", "str", "", "the run directory's name (--run-id)", HARNESS),
+    _c("spec", "str", "", "the spec's name", SPEC),
+    _c("cell_id", "str", "", "approach_workload_z<θ>_m<M/D>[_<grid key><value>]_r<repetition>", SPEC),
+    _c("cell_key", "str", "", "digest of every setting that defines the cell (cellkey.py); resume compares it", HARNESS),
+    _c("approach", "str", "", "the approach (approaches.py: a policy, tier and options)", SPEC),
+    _c("workload", "str", "", "the workload file's name", SPEC),
+    _c("zipf_theta", "float", "", "θ of the request distribution ([grid] zipf_theta)", SPEC),
+    _c("mem_ratio", "float", "ratio", "M/D: the item memory budget as a fraction of the data", SPEC),
+    _c("repetition", "int", "count", "repetition index r (0-based)", SPEC),
+    _c("seed", "int", "", "the request stream's seed (seed + r)", SPEC),
+    _c("mode", "str", "", "in-process (driver inside memcached-ac) or network (ycsb-mc over TCP)", SPEC),
+    _c("spill_device", "str", "", "where the spill files and swap file were: disk or ram (a zram device)", HARNESS),
+    _c("disk_device", "str", "", "the block device of the spill directory (vda, zram1, ...)", DISK),
+]
+_PLAN = [
+    _c("item_footprint", "int", "bytes", "bytes one record takes in memcached's slabs (measured or [memory])", PLAN),
+    _c("data_bytes", "int", "bytes", "D = recordcount × item_footprint", PLAN),
+    _c("item_memory_bytes", "int", "bytes", "memcached-ac -m (user-space approaches: the item budget; paging ones: "
+       "room for every item)", PLAN),
+    _c("item_budget_bytes", "int", "bytes", "⌈M/D × D⌉ in whole MiB: what OPT gets", PLAN),
+    _c("cgroup_limit_bytes", "int", "bytes", "the cell's cgroup memory limit = item budget + allowance", PLAN),
+    _c("cgroup_swap_bytes", "int", "bytes", "swap the cgroup may use (0: none; paging approaches)", PLAN),
+    _c("allowance_bytes", "int", "bytes", "memory beyond the item budget (server, hash table, book-keeping)", PLAN),
+    _c("allowance_source", "str", "", "spec, or the calibration it came from (calibrate.py)", PLAN),
+    _c("opt_capacity", "int", "items", "C: OPT's capacity in objects = item budget / footprint", PLAN),
+    _c("hashpower", "int", "count", "memcached's -o hashpower (sized so the table never grows)", PLAN),
+    _c("page_cluster", "int", "count", "vm.page-cluster during the cell (paging approaches: 0)", HARNESS),
+    _c("swap_file_bytes", "int", "bytes", "the swap file given to the cell (paging approaches)", HARNESS),
+]
+_RUN = [
+    _c("operations", "int", "requests", "requests of the measured run", DRIVER),
+    _c("run_duration_s", "float", "s", "wall time of the measured run", DRIVER),
+    _c("throughput_ops_s", "float", "ops/s", "operations / run_duration_s", DRIVER),
+    _c("load_duration_s", "float", "s", "wall time of the load phase", DRIVER),
+    _c("reads_total", "int", "requests", "reads of the measured run (read-modify-writes included)", DRIVER),
+    _c("hits", "int", "requests", "reads served from RAM with no disk I/O", DRIVER),
+    _c("disk_hits", "int", "requests", "reads served after a read from the spill store or a major page fault", DRIVER),
+    _c("misses", "int", "requests", "reads of an absent key (the stock cache: a dropped item)", DRIVER),
+    _c("errors", "int", "requests", "requests answered with an error", DRIVER),
+    _c("refills", "int", "requests", "look-aside stores after a read miss (approach memcached)", DRIVER),
+    _c("refill_errors", "int", "requests", "refills the server refused", DRIVER),
+    _c("hit_rate", "float", "fraction", "hits / (hits + disk hits + misses)", HARNESS),
+    _c("reads_accounted", "bool", "", "hits + disk hits + misses = reads_total", HARNESS),
+    _c("loss_pp", "float", "pp", "OPT's hit rate − hit_rate", HARNESS),
+    _c("cpu_user_s", "float", "s", "user CPU of memcached-ac in the run", DRIVER),
+    _c("cpu_sys_s", "float", "s", "system CPU of memcached-ac in the run", DRIVER),
+    _c("major_faults", "int", "count", "major page faults of memcached-ac in the run", DRIVER),
+    _c("minor_faults", "int", "count", "minor page faults of memcached-ac in the run", DRIVER),
+    _c("vol_ctx_switches", "int", "count", "voluntary context switches in the run", DRIVER),
+    _c("invol_ctx_switches", "int", "count", "involuntary context switches in the run", DRIVER),
+    _c("io_read_bytes", "int", "bytes", "bytes memcached-ac caused to be read from storage (/proc/PID/io read_bytes)", DRIVER),
+    _c("io_write_bytes", "int", "bytes", "bytes it caused to be written (/proc/PID/io write_bytes)", DRIVER),
+    _c("swap_ins", "int", "count", "pages swapped in, machine-wide (/proc/vmstat pswpin)", DRIVER),
+    _c("swap_outs", "int", "count", "pages swapped out, machine-wide (/proc/vmstat pswpout)", DRIVER),
+    _c("disk_read_ios", "int", "count", "reads completed by the spill device", DRIVER),
+    _c("disk_write_ios", "int", "count", "writes completed by the spill device", DRIVER),
+    _c("disk_read_bytes", "int", "bytes", "bytes the spill device read", DRIVER),
+    _c("disk_write_bytes", "int", "bytes", "bytes the spill device wrote", DRIVER),
+    _c("cpu_us_per_op", "float", "us", "(cpu_user_s + cpu_sys_s) / operations", HARNESS),
+    _c("disk_reads_per_op", "float", "ratio", "disk_read_ios / operations", HARNESS),
+    _c("disk_read_bytes_per_op", "float", "bytes", "disk_read_bytes / operations", HARNESS),
+    _c("major_faults_per_op", "float", "ratio", "major_faults / operations", HARNESS),
+    _c("ctx_switches_per_op", "float", "ratio", "(vol + invol context switches) / operations", HARNESS),
+    _c("read_amplification", "float", "ratio", "bytes the device read per byte of record or block the core asked "
+       "the tier for", HARNESS),
+    _c("resident_items_avg", "float", "items", "R: items in RAM over the run (mean of its start and end)", HARNESS),
+]
+for _op in ("read", "update"):
+    for _q, _what in (("mean", "mean"), ("p50", "median"), ("p99", "99th percentile")):
+        _RUN.append(_c(f"lat_{_op}_{_q}_us", "float", "us", f"{_what} latency of a {_op} in the run", DRIVER))
+
+# the server's stats anticache (policies/README.md documents each)
+_AC = [
+    ("mem_hits", "int", "requests", "accesses served from RAM (whole server life)"),
+    ("disk_hits", "int", "requests", "accesses that needed a read from the spill store (whole life)"),
+    ("misses", "int", "requests", "memcached's get_misses + touch_misses (whole life)"),
+    ("spilled_items", "int", "items", "items written to the cold tier"),
+    ("lost_items", "int", "items", "items dropped (memcached's evictions): 0 under anti-caching; the stock cache's drops"),
+    ("metadata_bytes", "int", "bytes", "book-keeping charged against -m now (policy tracking included)"),
+    ("item_memory_limit", "int", "bytes", "what the slab allocator gets of -m now"),
+    ("resident_items", "int", "items", "items in RAM now (memcached's curr_items counts these only)"),
+    ("stub_items", "int", "items", "items spilled now (records in the cold tier)"),
+    ("fetched_items", "int", "items", "spilled items brought back into RAM"),
+    ("bytes_written", "int", "bytes", "bytes the tier wrote"),
+    ("record_reads", "int", "count", "records read from the tier"),
+    ("block_reads", "int", "count", "whole blocks read (block merges, compaction)"),
+    ("io_errors", "int", "count", "spill-file reads or writes that failed"),
+    ("checksum_errors", "int", "count", "records that failed their checksum"),
+    ("read_major_faults", "int", "count", "paging tiers: major faults taken inside read windows"),
+    ("major_faults", "int", "count", "major faults of the process (RUSAGE_SELF)"),
+    ("refused_items", "int", "count", "allocations refused (sum of refused_*)"),
+    ("refused_disk_full", "int", "count", "refused: the spill file system was full"),
+    ("refused_io_error", "int", "count", "refused: a spill write failed"),
+    ("refused_table_full", "int", "count", "refused: the evicted table could take no more"),
+    ("refused_timeout", "int", "count", "refused: nothing to spill or borrow within ac_alloc_wait"),
+    ("pages_borrowed", "int", "count", "slab pages taken past the limit while being repaid"),
+    ("spilled_bytes", "int", "bytes", "bytes of items spilled"),
+    ("fetched_bytes", "int", "bytes", "bytes of items fetched back"),
+    ("read_through_items", "int", "items", "reads served from a record without bringing it in (logging)"),
+    ("migrate_reads_saved", "int", "count", "migrations that reused their first read"),
+    ("write_queue", "int", "count", "ac_write_queue: blocks a writer thread may hold"),
+    ("write_timeouts", "int", "count", "flushes that waited ac_alloc_wait for the writer and failed"),
+    ("policy", "str", "", "the policy in use"),
+    ("tier", "str", "", "the cold tier in use"),
+    ("merge", "str", "", "blocks tier: tuple or block merge"),
+    ("evicted_table_bytes", "int", "bytes", "blocks tier: the evicted table's memory now"),
+    ("block_size", "int", "bytes", "blocks tier: bytes per block"),
+    ("bloom_bytes", "int", "bytes", "tuples tier: its Bloom filters' memory"),
+    ("log_ring_bytes", "int", "bytes", "logging, effpaging: the access-log rings' memory"),
+    ("vma_granule_bytes", "int", "bytes", "vma: bytes protected and tracked as one"),
+    ("compression", "str", "", "codec of spilled values: none, lz4, zstd"),
+    ("compress_in_bytes", "int", "bytes", "value bytes offered to the codec"),
+    ("compress_out_bytes", "int", "bytes", "value bytes as stored"),
+    ("compress_skipped", "int", "count", "values stored as they were (would not shrink)"),
+    ("record_read_bytes", "int", "bytes", "bytes of records the core asked the tier for"),
+    ("block_read_bytes", "int", "bytes", "bytes of whole blocks the core asked the tier for"),
+    ("io_engine", "str", "", "the spill files' I/O engine in use (sync, threads, aio, uring)"),
+    ("io_direct", "str", "", "O_DIRECT record reads asked for: on or off"),
+    ("io_direct_files", "int", "count", "spill files read with O_DIRECT"),
+    ("io_reads", "int", "count", "reads through the I/O engine"),
+    ("io_read_bytes", "int", "bytes", "bytes read through the I/O engine"),
+    ("driver_depth", "int", "count", "in-process driver: requests each thread kept in flight"),
+    ("prefetch_reads", "int", "count", "reads sent ahead by the in-process driver"),
+    ("prefetch_used", "int", "count", "reads sent ahead that served a fetch"),
+    ("prefetch_unused", "int", "count", "reads sent ahead whose key was in RAM or gone"),
+    ("migrate_prefetch_reads", "int", "count", "a migration's reads sent ahead"),
+    ("migrate_prefetch_used", "int", "count", "a migration's reads sent ahead that it used"),
+    ("merged_blocks", "int", "count", "blocks merged whole back into RAM"),
+    ("merged_items", "int", "items", "items brought back by block merges"),
+    ("compact", "str", "", "blocks tier: lazy compaction by merge or copy"),
+    ("copied_blocks", "int", "count", "blocks whose live records lazy compaction copied on disk"),
+    ("copied_items", "int", "items", "records copied"),
+    ("copied_bytes", "int", "bytes", "bytes of records copied"),
+    ("compact_thread", "str", "", "lazy compaction in a compactor thread: on or off"),
+    ("compact_queued", "int", "count", "claims handed to the compactor thread"),
+]
+_AC_COLUMNS = [_c(f"ac_{n}", t, u, m, f"{SERVER} {n}") for n, t, u, m in _AC]
+
+_CELLWIDE = [
+    _c("cell_cpu_user_s", "float", "s", "user CPU of memcached-ac over the whole cell (wait4)", PROC),
+    _c("cell_cpu_sys_s", "float", "s", "system CPU over the whole cell (wait4)", PROC),
+    _c("cell_major_faults", "int", "count", "major faults over the whole cell (wait4)", PROC),
+    _c("cell_minor_faults", "int", "count", "minor faults over the whole cell (wait4)", PROC),
+    _c("cell_vol_ctx_switches", "int", "count", "voluntary context switches over the whole cell", PROC),
+    _c("cell_invol_ctx_switches", "int", "count", "involuntary context switches over the whole cell", PROC),
+    _c("cell_block_read_bytes", "int", "bytes", "block input over the whole cell (wait4 ru_inblock × 512)", PROC),
+    _c("cell_block_write_bytes", "int", "bytes", "block output over the whole cell (wait4 ru_oublock × 512)", PROC),
+    _c("cell_disk_read_ios", "int", "count", "reads the spill device completed over the whole cell", DISK),
+    _c("cell_disk_read_bytes", "int", "bytes", "bytes it read over the whole cell", DISK),
+    _c("cell_disk_read_latency_mean_us", "float", "us", "its mean read latency over the whole cell", DISK),
+    _c("cell_disk_write_ios", "int", "count", "writes it completed over the whole cell", DISK),
+    _c("cell_disk_write_bytes", "int", "bytes", "bytes it wrote over the whole cell", DISK),
+    _c("cell_wall_s", "float", "s", "wall time of the whole cell (cgroup set-up to clean-up)", HARNESS),
+    _c("wait4_maxrss_bytes", "int", "bytes", "peak RSS of the process tree wait4 reaped", PROC),
+    _c("peak_rss_bytes", "int", "bytes", "memcached-ac's VmHWM (last sample)", PROC),
+    _c("proc_utime_s", "float", "s", "memcached-ac's user time (last /proc/PID/stat sample)", PROC),
+    _c("proc_stime_s", "float", "s", "its system time (last sample)", PROC),
+    _c("proc_read_bytes", "int", "bytes", "its /proc/PID/io read_bytes (last sample)", PROC),
+    _c("proc_write_bytes", "int", "bytes", "its /proc/PID/io write_bytes (last sample)", PROC),
+    _c("proc_syscr", "int", "count", "its read system calls (last sample)", PROC),
+    _c("proc_syscw", "int", "count", "its write system calls (last sample)", PROC),
+    _c("perf_task_clock_s", "float", "s", "CPU time perf counted for the cell's server (software event)", PERF),
+    _c("perf_page_faults", "int", "count", "page faults perf counted", PERF),
+    _c("perf_major_faults", "int", "count", "major faults perf counted", PERF),
+    _c("perf_context_switches", "int", "count", "context switches perf counted", PERF),
+    _c("cg_peak_bytes", "int", "bytes", "the cgroup's peak usage (non-reclaimable part, sampled)", CG),
+    _c("cg_limit_hits", "int", "count", "times the cgroup hit its limit (v1 failcnt, v2 max events)", CG),
+    _c("cg_oom_kills", "int", "count", "processes the cgroup's OOM killer killed", CG),
+    _c("cg_pgmajfault", "int", "count", "major faults charged to the cgroup (memory.stat)", CG),
+    _c("cg_pgfault", "int", "count", "page faults charged to the cgroup (memory.stat)", CG),
+    _c("cg_usage_max_bytes", "int", "bytes", "the cgroup's peak usage with page cache (max_usage / peak)", CG),
+    _c("cg_swap_max_bytes", "int", "bytes", "the cgroup's peak swap usage", CG),
+]
+_OPT = [
+    _c("opt_requests", "int", "requests", "reads OPT scored (the run's reads)", OPT),
+    _c("opt_scored_writes", "int", "requests", "writes of the run (placed in memory, not scored)", OPT),
+    _c("opt_hits", "int", "requests", "Belady's OPT (bypass) hits at opt_capacity", OPT),
+    _c("opt_hit_rate", "float", "fraction", "opt_hits / opt_requests", OPT),
+    _c("opt_demand_hit_rate", "float", "fraction", "OPT with demand fetching (every miss enters)", OPT),
+    _c("lru_ref_hit_rate", "float", "fraction", "exact LRU at opt_capacity on the same history", OPT),
+    _c("skew_top1_share", "float", "fraction", "share of the run's requests that went to the top 1 % of keys", OPT),
+    _c("skew_top10_share", "float", "fraction", "share that went to the top 10 % of keys", OPT),
+    _c("skew_fitted_theta", "float", "", "Zipf θ fitted to the run's key frequencies", OPT),
+    _c("skew_requests", "int", "requests", "requests the skew was measured over", OPT),
+    _c("skew_distinct_keys", "int", "items", "distinct keys requested in the run", OPT),
+    _c("lru_c_hit_rate", "float", "fraction", "LRU(C): exact LRU at the OPT capacity", DECOMP),
+    _c("lru_r_hit_rate", "float", "fraction", "LRU(R): exact LRU at the items the approach held", DECOMP),
+    _c("loss_lru_pp", "float", "pp", "OPT(C) − LRU(C): what exact LRU loses", DECOMP),
+    _c("loss_overhead_pp", "float", "pp", "LRU(C) − LRU(R): what memory overhead costs", DECOMP),
+    _c("loss_policy_pp", "float", "pp", "LRU(R) − hit_rate: what the policy's choices cost", DECOMP),
+]
+_MACHINE = [
+    _c("git_revision", "str", "", "git describe of the checkout (-dirty: uncommitted changes)", MACHINE),
+    _c("binary_sha256", "str", "", "first 16 hex digits of memcached-ac's SHA-256", MACHINE),
+    _c("kernel", "str", "", "uname -r", MACHINE),
+    _c("cpu_model", "str", "", "the CPU's model name", MACHINE),
+    _c("cpus", "int", "count", "online CPUs", MACHINE),
+    _c("cgroup_version", "int", "", "1 or 2: the memory controller the cell ran under", CG),
+    _c("date", "datetime", "", "when the row was written (UTC)", HARNESS),
+]
+_PROPS = [_c(f"p_{k}", t, u, f"YCSB property {k} given to the driver", SPEC) for k, (t, u) in PROPERTY_TYPES.items()]
+
+SCHEMA: dict[str, Column] = {c.name: c for c in _CELL + _PROPS + _PLAN + _RUN + _AC_COLUMNS + _CELLWIDE + _OPT + _MACHINE}
+
+# run-level facts that are the same in every row of a run: kept in run.json, not in the rows
+RUN_LEVEL = ("harness_version", "perf_used", "trace")
+# names of older rows -> (name now, factor from the old unit to the new)
+RENAMED: dict[str, tuple[str, float]] = {
+    "item_memory_mb": ("item_memory_bytes", float(1 << 20)),
+    "cell_disk_avg_read_latency_ms": ("cell_disk_read_latency_mean_us", 1000.0),
+    "perf_task_clock": ("perf_task_clock_s", 0.001),
+    "wall_s": ("cell_wall_s", 1.0),
+}
+
+
+class SchemaError(ValueError):
+    pass
+
+
+def unknown(names: Iterable[str]) -> list[str]:
+    return [n for n in names if n not in SCHEMA]
+
+
+def upgrade(df: pd.DataFrame) -> pd.DataFrame:
+    """Rows of an older acbench in today's names and units; run-level columns dropped."""
+    out = df.drop(columns=[c for c in RUN_LEVEL if c in df.columns])
+    renamed = {new: pd.to_numeric(out[old], errors="coerce") * factor for old, (new, factor) in RENAMED.items()
+               if old in out.columns and new not in out.columns}
+    out = out.drop(columns=[old for old in RENAMED if old in out.columns])
+    return pd.concat([out, pd.DataFrame(renamed, index=out.index)], axis=1) if renamed else out
+
+
+def typed(df: pd.DataFrame, strict: bool = True) -> pd.DataFrame:
+    """df with every column in its schema type, in schema order (strict: an unknown column raises;
+    else it is kept at the end as it is)."""
+    extra = unknown(df.columns)
+    if extra and strict:
+        raise SchemaError(f"column(s) {', '.join(extra)} not in the column dictionary (acbench/columns.py): "
+                          "add them there with type, unit, meaning and source")
+    cols = {name: _as(df[name], SCHEMA[name].type, name) for name in SCHEMA if name in df.columns}
+    cols.update({name: df[name] for name in extra})
+    return pd.DataFrame(cols, index=df.index)
+
+
+def _as(s: pd.Series, type_: str, name: str) -> pd.Series:
+    try:
+        if type_ == "datetime":
+            return pd.to_datetime(s, utc=True, format="ISO8601").dt.as_unit("us")
+        if type_ == "int":
+            v = pd.to_numeric(s, errors="raise")
+            return v.round().astype("Int64") if v.dtype.kind == "f" else v.astype("Int64")
+        if type_ == "float":
+            return pd.to_numeric(s, errors="raise").astype("float64")
+        if type_ == "bool":
+            if s.dtype == object or pd.api.types.is_string_dtype(s):
+                s = s.map(lambda x: x if not isinstance(x, str) else {"true": True, "false": False}[x.strip().lower()])
+            return s.astype("boolean")
+        return s.astype("string")
+    except (ValueError, TypeError, KeyError) as e:
+        raise SchemaError(f"column {name}: values are not {type_} ({e})") from None
+
+
+def markdown() -> str:
+    lines = ["| column | type | unit | meaning | source |", "|---|---|---|---|---|"]
+    for c in SCHEMA.values():
+        lines.append(f"| `{c.name}` | {c.type} | {c.unit} | {c.meaning} | {c.source} |")
+    return "\n".join(lines) + "\n"
+
+
+def as_records() -> list[dict[str, Any]]:
+    return [{"name": c.name, "type": c.type, "unit": c.unit, "meaning": c.meaning, "source": c.source}
+            for c in SCHEMA.values()]
