@@ -59,11 +59,15 @@ struct ycsb_config {
     int readallfields, writeallfields;
     int valuekind;                      /* enum ycsb_valuekind */
     int scanlength_zipfian;
+    int fieldlengthdist;                /* fieldlengthdistribution: 0 = constant, the only one */
     int lookaside;                      /* ours: refill misses (ycsb_run.h) */
     uint64_t seed;
     char workload[128];                 /* YCSB class name: accepted, unused */
     char name[64];                      /* basename of the last -P file */
     char diskstats_device[32];          /* ours: "" = no disk counters */
+    /* YCSB properties accepted and ignored (they mean nothing here), comma-separated,
+     * each once; ycsb_config_finish warns about them once on stderr */
+    char ignored[512];
 };
 
 void ycsb_config_defaults(struct ycsb_config *c);

@@ -27,6 +27,20 @@ static const char *const dist_names[] = {"uniform", "zipfian", "latest", "hotspo
 static const char *const order_names[] = {"ordered", "hashed", NULL};
 static const char *const kind_names[] = {"ycsb", "text", "zeros", NULL};
 static const char *const scanlen_names[] = {"uniform", "zipfian", NULL};
+static const char *const fieldlen_names[] = {"constant", NULL};
+
+/* YCSB 0.17 properties (CoreWorkload, the client, the measurements, the
+ * memcached binding's memcached.*) that mean nothing for this driver: accepted
+ * so that YCSB's own workload files run unedited, named once in a warning. */
+static const char *const ignored_props[] = {
+    "table", "fieldnameprefix", "readallfieldsbyname", "dataintegrity", "minscanlength",
+    "measurementtype", "measurement.interval", "measurement.raw.output_file",
+    "measurement.raw.no_summary", "measurement.trackjvm", "histogram.buckets",
+    "hdrhistogram.percentiles", "hdrhistogram.fileoutput", "hdrhistogram.output.path",
+    "timeseries.granularity", "status.interval", "maxexecutiontime", "exporter", "exportfile",
+    "core_workload_insertion_retry_limit", "core_workload_insertion_retry_interval", "db",
+    "dotransactions", "threadcount.warmup", NULL};
+#define IGNORED_PREFIX "memcached."
 
 #define OFF(f) offsetof(struct ycsb_config, f)
 #define STRSZ(f) sizeof(((struct ycsb_config *)0)->f)
@@ -57,6 +71,8 @@ static const struct prop props[] = {
     {"scanlengthdistribution", K_ENUM, OFF(scanlength_zipfian), 0, 0, 0, 0, scanlen_names, 0},
     {"seed", K_U64, OFF(seed), 0, 0, 0, 0, NULL, 0},
     {"threads", K_INT, OFF(threads), 1, 1024, 0, 0, NULL, 0},
+    {"threadcount", K_INT, OFF(threads), 1, 1024, 0, 0, NULL, 0},   /* YCSB's name of threads */
+    {"fieldlengthdistribution", K_ENUM, OFF(fieldlengthdist), 0, 0, 0, 0, fieldlen_names, 0},
     {"warmupoperations", K_INT, OFF(warmupoperations), 0, I32MAX, 0, 0, NULL, 0},
     {"target", K_NUM, OFF(target), 0, 1e12, 0, 0, NULL, 0},
     {"valuekind", K_ENUM, OFF(valuekind), 0, 0, 0, 0, kind_names, 0},
@@ -133,6 +149,9 @@ static void accepted(const struct prop *p, char *buf, size_t n)
         buf[0] = '\0';
         for (int i = 0; p->names[i] != NULL && used < n; i++)
             used += (size_t)snprintf(buf + used, n - used, "%s%s", i ? ", " : "", p->names[i]);
+        if (p->off == OFF(fieldlengthdist) && used < n)
+            snprintf(buf + used, n - used, " (every value is fieldcount x fieldlength bytes; "
+                     "uniform, zipfian and histogram lengths are not implemented)");
         break;
     }
     case K_STR:
@@ -152,9 +171,28 @@ static int looks_negative(const char *v)
     return *v == '-';
 }
 
+/* key is one of ignored_props: noted once in c->ignored */
+static int ignore(struct ycsb_config *c, const char *key)
+{
+    int known = strncmp(key, IGNORED_PREFIX, strlen(IGNORED_PREFIX)) == 0;
+    for (int i = 0; !known && ignored_props[i] != NULL; i++)
+        known = strcmp(ignored_props[i], key) == 0;
+    if (!known)
+        return 0;
+    size_t kn = strlen(key), used = strlen(c->ignored);
+    for (const char *s = c->ignored; (s = strstr(s, key)) != NULL; s += kn)
+        if ((s == c->ignored || s[-2] == ',') && (s[kn] == ',' || s[kn] == '\0'))
+            return 1;
+    if (used + kn + 3 < sizeof(c->ignored))
+        snprintf(c->ignored + used, sizeof(c->ignored) - used, "%s%s", used ? ", " : "", key);
+    return 1;
+}
+
 int ycsb_config_set(struct ycsb_config *c, const char *key, const char *value, char *err,
                     size_t errlen)
 {
+    if (ignore(c, key))
+        return 0;
     const struct prop *p = NULL;
     for (size_t i = 0; i < NPROPS; i++)
         if (strcmp(props[i].name, key) == 0)
@@ -165,7 +203,8 @@ int ycsb_config_set(struct ycsb_config *c, const char *key, const char *value, c
         for (size_t i = 0; i < NPROPS && used < sizeof(list); i++)
             used += (size_t)snprintf(list + used, sizeof(list) - used, "%s%s", i ? ", " : "",
                                      props[i].name);
-        return fail(err, errlen, "unknown property '%s'; accepted: %s", key, list);
+        return fail(err, errlen, "unknown property '%s'; accepted: %s (and YCSB's own properties "
+                    "that mean nothing here, ignored with a warning: see README)", key, list);
     }
     char acc[256];
     accepted(p, acc, sizeof(acc));
@@ -319,9 +358,6 @@ int ycsb_config_load_file(struct ycsb_config *c, const char *path, char *err, si
 
 int ycsb_config_finish(struct ycsb_config *c, char *err, size_t errlen)
 {
-    if (c->scanproportion > 0)
-        return fail(err, errlen, "scanproportion=%g: scan is not supported by memcached; "
-                    "accepted: scanproportion=0", c->scanproportion);
     double sum = c->readproportion + c->updateproportion + c->insertproportion +
                  c->readmodifywriteproportion + c->scanproportion;
     if (fabs(sum - 1.0) > 1e-9)
@@ -366,6 +402,13 @@ int ycsb_config_finish(struct ycsb_config *c, char *err, size_t errlen)
     if (c->diskstats_device[0] != '\0' &&
         ycsb_diskstats_check(c->diskstats_device, err, errlen) != 0)
         return -1;
+    if (c->ignored[0] != '\0')
+        fprintf(stderr, "ycsb: warning: ignored YCSB properties that have no effect here: %s\n",
+                c->ignored);
+    if (c->scanproportion > 0)
+        fprintf(stderr, "ycsb: warning: scanproportion=%g: memcached has no range scan; each scan "
+                "is counted as not implemented and sends nothing (YCSB's memcached binding answers "
+                "NOT_IMPLEMENTED)\n", c->scanproportion);
     return 0;
 }
 

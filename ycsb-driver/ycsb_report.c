@@ -3,7 +3,7 @@
 #include "ycsb_run.h"
 
 static const char *const op_names[YCSB_OP_TYPES] = {"read", "update", "insert",
-                                                    "readmodifywrite"};
+                                                    "readmodifywrite", "scan"};
 
 static void latency_json(const struct ycsb_hist *h, struct ycsb_json *j, const char *key)
 {
@@ -21,7 +21,9 @@ static void latency_json(const struct ycsb_hist *h, struct ycsb_json *j, const c
     ycsb_json_end_object(j);
 }
 
-void ycsb_phase_json(const struct ycsb_phase_result *p, struct ycsb_json *j, const char *key)
+/* failed: the run stopped, so no duration, throughput or latency (they would
+ * look like a result); the counts say how far it got */
+static void phase_json(const struct ycsb_phase_result *p, struct ycsb_json *j, const char *key, int failed)
 {
     uint64_t total = 0, errors = 0;
     for (int i = 0; i < YCSB_OP_TYPES; i++) {
@@ -30,9 +32,12 @@ void ycsb_phase_json(const struct ycsb_phase_result *p, struct ycsb_json *j, con
     }
     ycsb_json_begin_object(j, key);
     ycsb_json_u64(j, "operations", total);
-    ycsb_json_double(j, "duration_s", p->duration_s);
-    ycsb_json_double(j, "throughput_ops_per_s",
-                     p->duration_s > 0 ? (double)total / p->duration_s : 0.0);
+    if (!failed) {
+        ycsb_json_double(j, "duration_s", p->duration_s);
+        ycsb_json_double(j, "throughput_ops_per_s",
+                         p->duration_s > 0 ? (double)total / p->duration_s : 0.0);
+    }
+    ycsb_json_u64(j, "not_implemented", p->not_implemented);
     ycsb_json_begin_object(j, "ops");
     for (int i = 0; i < YCSB_OP_TYPES; i++)
         ycsb_json_u64(j, op_names[i], p->ops[i]);
@@ -50,11 +55,13 @@ void ycsb_phase_json(const struct ycsb_phase_result *p, struct ycsb_json *j, con
     ycsb_json_u64(j, "refills", p->refills);
     ycsb_json_u64(j, "refill_errors", p->refill_errors);
     ycsb_json_end_object(j);
-    ycsb_json_begin_object(j, "latency_us");
-    for (int i = 0; i < YCSB_OP_TYPES; i++)
-        if (p->hist[i].count > 0)
-            latency_json(&p->hist[i], j, op_names[i]);
-    ycsb_json_end_object(j);
+    if (!failed) {
+        ycsb_json_begin_object(j, "latency_us");
+        for (int i = 0; i < YCSB_OP_TYPES; i++)
+            if (p->hist[i].count > 0)
+                latency_json(&p->hist[i], j, op_names[i]);
+        ycsb_json_end_object(j);
+    }
     if (p->have_resources)
         ycsb_resources_json(&p->resources, j, "resources");
     if (p->server_start != NULL)
@@ -62,21 +69,30 @@ void ycsb_phase_json(const struct ycsb_phase_result *p, struct ycsb_json *j, con
     ycsb_json_end_object(j);
 }
 
+void ycsb_phase_json(const struct ycsb_phase_result *p, struct ycsb_json *j, const char *key)
+{
+    phase_json(p, j, key, 0);
+}
+
 void ycsb_result_json(const struct ycsb_workload *w, const struct ycsb_run_opts *o,
                       const struct ycsb_result *res, const char *mode, struct ycsb_json *j)
 {
+    int failed = res->error[0] != '\0';
     ycsb_json_begin_object(j, NULL);
+    ycsb_json_str(j, "status", failed ? "failed" : "ok");
+    if (failed)
+        ycsb_json_str(j, "error", res->error);
     ycsb_json_str(j, "mode", mode);
     ycsb_json_str(j, "backend", o->ops->name);
     ycsb_json_u64(j, "threads", res->threads);
     ycsb_json_u64(j, "batch", res->batch);
     ycsb_config_json(&w->cfg, j, "config");
     if (res->load.ran)
-        ycsb_phase_json(&res->load, j, "load");
+        phase_json(&res->load, j, "load", failed);
     if (res->warmup.ran)
-        ycsb_phase_json(&res->warmup, j, "warmup");
+        phase_json(&res->warmup, j, "warmup", failed);
     if (res->run.ran)
-        ycsb_phase_json(&res->run, j, "run");
+        phase_json(&res->run, j, "run", failed);
     if (o->ops->server_stats != NULL) {
         char err[256] = "";
         ycsb_json_begin_object(j, "server");

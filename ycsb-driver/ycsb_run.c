@@ -66,6 +66,7 @@ static void phase_result_merge(struct ycsb_phase_result *into, const struct ycsb
     into->read_miss += f->read_miss;
     into->refills += f->refills;
     into->refill_errors += f->refill_errors;
+    into->not_implemented += f->not_implemented;
 }
 
 /* a barrier whose party count can shrink (if a thread fails to start) */
@@ -193,6 +194,10 @@ static void throttle(struct worker *wk, int phase, size_t n)
 static void account(struct ycsb_phase_result *r, int type, int status, int hit, uint64_t ns)
 {
     r->ops[type]++;
+    if (type == YCSB_OP_SCAN) {       /* no range scan in memcached: nothing was sent */
+        r->not_implemented++;
+        return;
+    }
     if (status != YCSB_OK) {
         r->errors[type]++;
         return;
@@ -232,6 +237,10 @@ static int do_sync(struct worker *wk, const struct ycsb_op *op, struct ycsb_phas
     char key[YCSB_KEY_MAX];
     size_t klen = ycsb_key(key, op->keynum, w->cfg.insertorder_hashed, (int)w->cfg.zeropadding);
     int hit = 0, rc;
+    if (op->type == YCSB_OP_SCAN) {
+        account(r, op->type, YCSB_OK, 0, 0);
+        return YCSB_OK;
+    }
     if (op->type != YCSB_OP_READ)
         ycsb_value_fill(wk->values, w->value_size, w->cfg.valuekind, w->cfg.seed, op->keynum,
                         op->version);
@@ -361,12 +370,21 @@ static int batch_exec(struct worker *wk, size_t at, size_t n, struct ycsb_phase_
     return YCSB_OK;
 }
 
-/* Generates the next n operations into the batch at `at` (throttled). */
-static void batch_gen(struct worker *wk, int phase, size_t at, size_t n)
+/* Generates the next n operations into the batch at `at` (throttled); the
+ * scans among them are counted (not implemented) and left out: returns how
+ * many requests the batch holds. */
+static size_t batch_gen(struct worker *wk, int phase, size_t at, size_t n, struct ycsb_phase_result *r)
 {
     throttle(wk, phase, n);
-    for (size_t k = 0; k < n; k++)
-        ycsb_opgen_next(&wk->gen, &wk->opsbuf[at + k]);
+    size_t kept = 0;
+    for (size_t k = 0; k < n; k++) {
+        ycsb_opgen_next(&wk->gen, &wk->opsbuf[at + kept]);
+        if (wk->opsbuf[at + kept].type == YCSB_OP_SCAN)
+            account(r, YCSB_OP_SCAN, YCSB_OK, 0, 0);
+        else
+            kept++;
+    }
+    return kept;
 }
 
 /* The batch's operations are done with (their insert keys acknowledged). */
@@ -380,15 +398,19 @@ static void batch_done(struct worker *wk, size_t at, size_t n)
 
 /* The chunk's next batch [*i, last) into the buffers at `at`, generated and
  * filled: its size (0 at the chunk's end). */
-static size_t batch_next(struct worker *wk, int phase, size_t at, uint64_t *i, uint64_t last)
+static size_t batch_next(struct worker *wk, int phase, size_t at, uint64_t *i, uint64_t last,
+                         struct ycsb_phase_result *r)
 {
-    if (*i >= last)
-        return 0;
-    size_t n = last - *i < wk->sh->batch ? (size_t)(last - *i) : wk->sh->batch;
-    batch_gen(wk, phase, at, n);
-    batch_fill(wk, at, n);
-    *i += n;
-    return n;
+    while (*i < last) {
+        size_t n = last - *i < wk->sh->batch ? (size_t)(last - *i) : wk->sh->batch;
+        *i += n;
+        size_t kept = batch_gen(wk, phase, at, n, r);
+        if (kept > 0) {
+            batch_fill(wk, at, kept);
+            return kept;
+        }
+    }
+    return 0;
 }
 
 /* Pipelined batches of one chunk [i, last): while one batch is executed the
@@ -398,10 +420,10 @@ static size_t batch_next(struct worker *wk, int phase, size_t at, uint64_t *i, u
 static int run_pipelined(struct worker *wk, int phase, uint64_t i, uint64_t last, struct ycsb_phase_result *r)
 {
     struct shared *sh = wk->sh;
-    size_t cur = 0, n = aborted(sh) ? 0 : batch_next(wk, phase, cur, &i, last);
+    size_t cur = 0, n = aborted(sh) ? 0 : batch_next(wk, phase, cur, &i, last, r);
     while (n > 0) {
         size_t next = cur == 0 ? sh->batch : 0;
-        size_t nn = batch_next(wk, phase, next, &i, last);
+        size_t nn = batch_next(wk, phase, next, &i, last, r);
         if (nn > 0)
             sh->o->ops->prepare(wk->tctx, &wk->reqs[next], nn);
         int rc = batch_exec(wk, cur, n, r);
@@ -439,20 +461,25 @@ static void run_phase(struct worker *wk, int phase)
             size_t n = batched ? sh->batch : 1;
             if (n > last - i)
                 n = (size_t)(last - i);
-            batch_gen(wk, phase, 0, n);
+            i += n;
             int rc = YCSB_OK;
             if (batched) {
-                batch_fill(wk, 0, n);
-                rc = batch_exec(wk, 0, n, r);
+                size_t kept = batch_gen(wk, phase, 0, n, r);
+                if (kept > 0) {
+                    batch_fill(wk, 0, kept);
+                    rc = batch_exec(wk, 0, kept, r);
+                }
+                batch_done(wk, 0, kept);
             } else {
+                throttle(wk, phase, 1);
+                ycsb_opgen_next(&wk->gen, &wk->opsbuf[0]);
                 rc = do_sync(wk, &wk->opsbuf[0], r);
+                batch_done(wk, 0, 1);
             }
-            batch_done(wk, 0, n);
             if (rc == YCSB_ERR_FATAL) {
                 fatal(wk);
                 return;
             }
-            i += n;
         }
     }
 }
@@ -495,9 +522,11 @@ int ycsb_run(struct ycsb_workload *w, const struct ycsb_run_opts *o, struct ycsb
     res->threads = sh.threads;
     res->batch = sh.batch;
 
+    res->error[0] = '\0';
     struct worker *wks = calloc(sh.threads, sizeof(*wks));
     if (wks == NULL) {
         snprintf(err, errlen, "out of memory for %u driver threads", sh.threads);
+        snprintf(res->error, sizeof(res->error), "%s", err);
         return -1;
     }
     pthread_mutex_init(&sh.err_lock, NULL);
@@ -579,5 +608,7 @@ int ycsb_run(struct ycsb_workload *w, const struct ycsb_run_opts *o, struct ycsb
     free(wks);
     gate_destroy(&sh.barrier);
     pthread_mutex_destroy(&sh.err_lock);
+    if (rc != 0)
+        snprintf(res->error, sizeof(res->error), "%s", err);
     return rc;
 }

@@ -18,6 +18,11 @@
  * with read-modify-writes as reads, then one batch of the refills, then one
  * of the read-modify-writes' writes, so the order per key is the same.
  *
+ * scanproportion > 0: memcached has no range scan, so a scan is counted in
+ * ops.scan and not_implemented and nothing is sent (YCSB's memcached binding
+ * answers NOT_IMPLEMENTED); it still draws its start key, so the other
+ * requests are the ones YCSB would send.
+ *
  * The main thread snapshots the process's and the machine's resource
  * counters (ycsb_resources.h) where it takes a phase's start and end times;
  * the difference is the phase's "resources".
@@ -53,6 +58,7 @@ struct ycsb_phase_result {
     uint64_t read_hit, read_disk_hit, read_miss;
     /* lookaside: refill stores issued after misses, and those that failed */
     uint64_t refills, refill_errors;
+    uint64_t not_implemented;               /* scans: nothing sent */
     double duration_s;
     int have_resources;
     struct ycsb_resources resources;        /* the phase's window */
@@ -66,6 +72,7 @@ struct ycsb_phase_result {
 struct ycsb_result {
     struct ycsb_phase_result load, warmup, run;
     unsigned threads, batch;
+    char error[512];          /* why the run stopped ("" when it did not): the JSON's "error" */
 };
 
 /* CLOCK_MONOTONIC in ns */

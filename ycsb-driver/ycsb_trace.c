@@ -89,7 +89,8 @@ void ycsb_trace_decode_record(const unsigned char in[YCSB_TRACE_RECORD],
 }
 
 int ycsb_trace_generate(struct ycsb_workload *w, const char *path,
-                        uint64_t counts[YCSB_OP_TYPES], char *err, size_t errlen)
+                        uint64_t counts[YCSB_OP_TYPES], uint64_t *warmup_written, char *err,
+                        size_t errlen)
 {
     if (counts != NULL)
         memset(counts, 0, YCSB_OP_TYPES * sizeof(counts[0]));
@@ -115,6 +116,9 @@ int ycsb_trace_generate(struct ycsb_workload *w, const char *path,
     ok = ok && buf != NULL;
     struct ycsb_opgen g;
     ycsb_opgen_init(&g, w);
+    uint64_t written = 0;
+    if (warmup_written != NULL)
+        *warmup_written = 0;
     const int phases[2] = {YCSB_PHASE_WARMUP, YCSB_PHASE_RUN};
     for (int pi = 0; pi < 2 && ok; pi++) {
         uint64_t total = ycsb_workload_phase_ops(w, phases[pi]);
@@ -131,6 +135,11 @@ int ycsb_trace_generate(struct ycsb_workload *w, const char *path,
             }
             if (counts != NULL)
                 counts[op.type]++;
+            if (op.type == YCSB_OP_SCAN)     /* no range scan in memcached: no request */
+                continue;
+            written++;
+            if (warmup_written != NULL && phases[pi] == YCSB_PHASE_WARMUP)
+                (*warmup_written)++;
             struct ycsb_trace_record r = {(uint64_t)op.keynum, (uint32_t)w->value_size,
                                           (uint8_t)op.type};
             ycsb_trace_encode_record(buf + nbuf * YCSB_TRACE_RECORD, &r);
@@ -143,6 +152,11 @@ int ycsb_trace_generate(struct ycsb_workload *w, const char *path,
     if (ok && nbuf > 0)
         ok = fwrite(buf, YCSB_TRACE_RECORD, nbuf, f) == nbuf;
     free(buf);
+    if (ok && written != h.request_count) {     /* scans left out: the header says what is there */
+        h.request_count = written;
+        ycsb_trace_encode_header(hdr, &h);
+        ok = fseek(f, 0, SEEK_SET) == 0 && fwrite(hdr, 1, sizeof(hdr), f) == sizeof(hdr);
+    }
     if (fclose(f) != 0)
         ok = 0;
     if (!ok) {

@@ -12,7 +12,7 @@ int ycsb_workload_init(struct ycsb_workload *w, const struct ycsb_config *cfg, c
     w->value_size = ycsb_config_value_size(c);
 
     /* CoreWorkload.createOperationGenerator: only positive proportions, in
-     * this order (scan is rejected by ycsb_config_finish) */
+     * this order (read, update, insert, scan, read-modify-write) */
     ycsb_discrete_init(&w->opchooser);
     if (c->readproportion > 0)
         ycsb_discrete_add(&w->opchooser, c->readproportion, YCSB_OP_READ);
@@ -20,6 +20,8 @@ int ycsb_workload_init(struct ycsb_workload *w, const struct ycsb_config *cfg, c
         ycsb_discrete_add(&w->opchooser, c->updateproportion, YCSB_OP_UPDATE);
     if (c->insertproportion > 0)
         ycsb_discrete_add(&w->opchooser, c->insertproportion, YCSB_OP_INSERT);
+    if (c->scanproportion > 0)
+        ycsb_discrete_add(&w->opchooser, c->scanproportion, YCSB_OP_SCAN);
     if (c->readmodifywriteproportion > 0)
         ycsb_discrete_add(&w->opchooser, c->readmodifywriteproportion, YCSB_OP_RMW);
 

@@ -288,6 +288,8 @@ def _in_process(cell: Cell, plan: MemoryPlan, props: dict[str, Any], run: dict[s
     except (FileNotFoundError, json.JSONDecodeError) as e:
         _raise_if_oom(group, plan)
         raise CellError(f"memcached-ac wrote no readable results JSON ({e})") from None
+    if driver.get("status", "ok") != "ok":
+        raise CellError(f"the in-process driver failed: {driver.get('error')}")
     out = _driver_metrics(driver, "run")
     _finish_common(out, sampler, rusage, cell_dir, use_perf)
     out["opt_skip_requests"] = int(cell.properties.get("warmupoperations", 0))
@@ -442,7 +444,10 @@ def _network(cell: Cell, plan: MemoryPlan, props: dict[str, Any], run: dict[str,
         if cp.returncode != 0:
             raise CellError(f"ycsb-mc --phase {phase} exited with status {cp.returncode}: "
                             f"{_tail(cell_dir / 'stderr.txt')}")
-        return json.loads(out.read_text())
+        res = json.loads(out.read_text())
+        if res.get("status", "ok") != "ok":
+            raise CellError(f"ycsb-mc --phase {phase} failed: {res.get('error')}")
+        return res
 
     client("load", cell_dir / "load.json")
     # warm-up and run as two calls, so every counter is a run-only delta; each phase draws from

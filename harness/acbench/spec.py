@@ -191,6 +191,36 @@ def workload_dirs(path: Path) -> list[Path]:
     return out
 
 
+def _file_properties(f: str) -> dict[str, str]:
+    """key=value lines of a YCSB property file (comments and blank lines skipped)."""
+    out: dict[str, str] = {}
+    for line in Path(f).read_text(errors="replace").splitlines():
+        s = line.strip()
+        if not s or s[0] in "#!":
+            continue
+        m = re.match(r"([^=:]+?)\s*[=:]\s*(.*)$", s)     # the first '=' or ':' separates, as in Java
+        if m:
+            out[m.group(1)] = m.group(2)
+    return out
+
+
+def _check_no_scans(path: Path, fixed: dict[str, Any], grid: dict[str, list[Any]]) -> None:
+    """memcached has no range scan (the driver counts scans as not implemented and sends nothing):
+    a cell of such a workload would measure a different mix than it says."""
+    given = grid.get("scanproportion") or [fixed.get("scanproportion")]
+    for name, f in grid["workload"]:
+        for v in given:
+            sp = v if v is not None else _file_properties(f).get("scanproportion", "0")
+            try:
+                scans = float(sp) > 0
+            except (TypeError, ValueError):
+                scans = False      # the driver names a malformed value itself
+            if scans:
+                raise _err(path, "[grid] workload", f"{name}: scanproportion = {sp}: memcached has no range scan "
+                           "(the driver would count each scan as not implemented and send nothing); accepted: "
+                           "workloads with scanproportion = 0")
+
+
 def find_workload(path: Path, name: Any) -> tuple[str, str]:
     """(name, absolute file) of a [grid] workload entry: a path, or a file name found in workload_dirs."""
     if not isinstance(name, str) or not name:
@@ -265,6 +295,7 @@ def parse_spec(data: dict[str, Any], path: Path) -> Spec:
     if clash:
         raise _err(path, "[grid]", f"{clash[0]} is also in [fixed]; set it in one place only")
     _check_theta_one(path, fixed, grid)
+    _check_no_scans(path, fixed, grid)
     props = {**fixed, **{k: grid[k][0] for k in grid if k not in GRID_KEYS}}
     if "recordcount" not in props:
         raise _err(path, "[fixed] recordcount", "missing; the data size D = recordcount × item "

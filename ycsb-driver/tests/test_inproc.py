@@ -90,7 +90,7 @@ def test_result_to_file(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize("opts,sets,message", [
     ((), ("recordcount=ten",), "recordcount"),
-    ((), ("scanproportion=0.5", "readproportion=0.5"), "scan is not supported by memcached"),
+    ((), ("fieldlengthdistribution=uniform",), "uniform, zipfian and histogram lengths are not implemented"),
     ((), ("nosuchproperty=1",), "nosuchproperty"),
     (("ac_driver_set=recordcount",), (), "ac_driver_set takes one workload property as key=value"),
 ])

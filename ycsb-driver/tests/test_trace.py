@@ -120,9 +120,11 @@ def fails(exe: Path, *args: str) -> tuple[int, str]:
 
 def test_errors(ycsb_trace: Path, tmp_path: Path) -> None:
     out = str(tmp_path / "x")
-    assert fails(ycsb_trace, "-P", str(WORKLOADS / "workloade"), "-o", out) == (
-        1, "ycsb-trace: scanproportion=0.95: scan is not supported by memcached; "
-           "accepted: scanproportion=0\n")
+    assert fails(ycsb_trace, "-P", str(WORKLOADS / "workloade"), "-p", "fieldlengthdistribution=histogram",
+                 "-o", out) == (
+        1, "ycsb-trace: property 'fieldlengthdistribution': 'histogram' is not accepted; accepted: constant "
+           "(every value is fieldcount x fieldlength bytes; uniform, zipfian and histogram lengths are not "
+           "implemented)\n")
     assert fails(ycsb_trace, "-p", "readproportion=2", "-o", out) == (
         1, "ycsb-trace: property 'readproportion': '2' is out of range; accepted: a number "
            "from 0 to 1\n")
