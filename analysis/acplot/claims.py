@@ -262,7 +262,7 @@ def uvmm_best(df: pd.DataFrame) -> str:
     return REPRODUCED if not out else contradicted(f"{len(out)} slice/metric(s) not best; {out[0]}")
 
 
-# Seed 000's block claims compare lru with a variant that differs in one setting only
+# DeBrabant et al.'s (VLDB 2013) block claims compare lru with a variant that differs in one setting only
 # (harness/acbench/approaches.py; experiments/blocks-paper.toml): block merge, and blocks of 4 MiB
 # against lru's 1 MiB. Other approaches over blocks (alru-hstore, lru-lz4, ...) differ in more.
 MERGE_PAIR = ("lru", "lru-block-merge")

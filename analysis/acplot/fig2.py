@@ -8,6 +8,10 @@ from pathlib import Path
 import pandas as pd
 
 from acplot.loss import ResultsError
+from acplot.style import PALETTE
+
+# one hatch per metric, so that the bars part in grayscale too
+HATCHES = ("", "//", "..", "xx", "\\\\")
 
 METRICS = (("instructions_overhead_pct", "instructions"), ("l1i_overhead_pct", "L1I misses"),
            ("l1d_overhead_pct", "L1D misses"), ("time_overhead_pct", "time"))
@@ -42,8 +46,6 @@ def load_fig2(path: Path) -> pd.DataFrame:
 def plot_fig2(df: pd.DataFrame, stem: Path) -> list[Path]:
     """Grouped bars: one group per tracking method (the baseline left out), one bar per metric,
     overhead in % of the baseline; a symmetric-log axis when one bar exceeds 300 %."""
-    import matplotlib
-    matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     rows = df[df["tracking_method"] != "none"].reset_index(drop=True)
@@ -51,7 +53,8 @@ def plot_fig2(df: pd.DataFrame, stem: Path) -> list[Path]:
     width = 0.8 / len(METRICS)
     for k, (col, label) in enumerate(METRICS):
         xs = [i + (k - (len(METRICS) - 1) / 2) * width for i in range(len(rows))]
-        ax.bar(xs, rows[col].fillna(0.0), width, label=label, color=f"C{k}")
+        ax.bar(xs, rows[col].fillna(0.0), width, label=label, color=PALETTE[k % len(PALETTE)],
+               hatch=HATCHES[k % len(HATCHES)], edgecolor="white", linewidth=0)
     ax.set_xticks(range(len(rows)))
     ax.set_xticklabels(rows["tracking_method"], rotation=20, ha="right")
     ax.axhline(0, color="black", linewidth=0.6)

@@ -6,31 +6,30 @@ import os
 from fractions import Fraction
 from pathlib import Path
 
-import matplotlib
+import matplotlib.pyplot as plt
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from acplot.cells import approach_order  # noqa: E402
-from acplot.loss import ResultsError  # noqa: E402
-from acplot.style import approach_styles, legend_above  # noqa: E402
+from acplot.cells import approach_order
+from acplot.loss import ResultsError
+from acplot.style import approach_styles, legend_above, plot_line
 
 MEM_RATIOS = (0.75, 0.5, 0.25)
 
 
 def plot_loss_grid(table: pd.DataFrame, out: str | os.PathLike[str], workload: str | None = None,
-                   mem_ratios: tuple[float, ...] = MEM_RATIOS) -> list[Path]:
+                   mem_ratios: tuple[float, ...] = MEM_RATIOS, title: str | None = None) -> list[Path]:
     """Draws loss_pp against zipf_theta (one panel per memory ratio, one line
     per approach) and writes OUT.png and OUT.pdf; returns both paths. Rows of
-    several workloads need `workload` to pick one. Repeated cells are averaged."""
+    several workloads need `workload` to pick one. Repeated cells are averaged.
+    title: above the legend (e.g. acplot.style.scale_title of the rows)."""
     if "loss_pp" not in table.columns:
         raise ResultsError("the table has no loss_pp column: build it with loss_table() first")
-    return plot_grid(table, out, "loss_pp", "loss vs OPT (pp)", workload, mem_ratios)
+    return plot_grid(table, out, "loss_pp", "loss vs OPT (pp)", workload, mem_ratios, title)
 
 
 def plot_grid(table: pd.DataFrame, out: str | os.PathLike[str], value: str, ylabel: str,
-              workload: str | None = None, mem_ratios: tuple[float, ...] = MEM_RATIOS) -> list[Path]:
+              workload: str | None = None, mem_ratios: tuple[float, ...] = MEM_RATIOS,
+              title: str | None = None) -> list[Path]:
     """The same grid for any column `value` of the table (e.g. hit_rate)."""
     if value not in table.columns:
         raise ResultsError(f"the table has no {value} column")
@@ -49,7 +48,7 @@ def plot_grid(table: pd.DataFrame, out: str | os.PathLike[str], value: str, ylab
         for approach in approach_order(list(map(str, panel["approach"].unique()))):
             rows = panel[panel["approach"].astype(str) == approach]
             line = rows.groupby("zipf_theta", sort=True)[value].mean()
-            ax.plot(line.index, line.values, label=approach, **styles[approach])
+            plot_line(ax, line.index, line.values, approach, styles[approach])
         ax.set_title(f"memory = {Fraction(ratio).limit_denominator(16)} of data")
         ax.set_xlabel("skew θ")
         ax.grid(alpha=0.3)
@@ -61,7 +60,8 @@ def plot_grid(table: pd.DataFrame, out: str | os.PathLike[str], value: str, ylab
                 handles.append(h)
                 labels.append(lab)
     fig.tight_layout()
-    legend_above(fig, handles, labels)
+    legend_above(fig, handles, labels, title=title if title is not None else
+                 (f"workload {workload}" if workload is not None else None))
     base = Path(out)
     base.parent.mkdir(parents=True, exist_ok=True)
     paths = [base.with_name(base.name + ".png"), base.with_name(base.name + ".pdf")]

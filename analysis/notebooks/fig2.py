@@ -11,7 +11,7 @@
 # %% [markdown]
 # # Fig 2 — CPU overhead of access tracking
 #
-# Seed 002, §IV-B-2: what each access-tracking method adds, per access, to the in-memory request
+# Zhang et al. (ICDE 2015), §IV-B-2: what each access-tracking method adds, per access, to the in-memory request
 # path (everything in RAM, the same YCSB reads), in % of stock memcached: instructions, L1
 # instruction-cache misses, L1 data-cache misses (callgrind's cache simulator: this machine has no
 # hardware counters) and time (runs without instrumentation, median of several). Written by

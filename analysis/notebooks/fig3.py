@@ -11,7 +11,7 @@
 # %% [markdown]
 # # Fig 3 — hit rate and loss against OPT
 #
-# Seed 002, §IV-C, Fig 3: the loss in hit rate of each approach against Belady's optimum (OPT)
+# Zhang et al. (ICDE 2015), §IV-C, Fig 3: the loss in hit rate of each approach against Belady's optimum (OPT)
 # under the same memory budget, over the skew θ (x axis) and memory/data M/D (one panel each).
 # hit rate = hits / reads (a read not served from RAM is a disk hit, or for the `memcached`
 # baseline a miss); loss = 100 × (OPT − hit rate) in percentage points. One figure per workload.
@@ -26,6 +26,7 @@ from acplot import loss_table
 from acplot.cells import by_cell
 from acplot.grid import plot_grid
 from acplot.runs import describe_run, figure_rows, figures_dir, hit_rate_rows, load_run
+from acplot.style import scale_title
 
 # one row per cell (RAM device preferred: experiments/README.md): the paper's approaches over YCSB's
 # values where the data does not fit (acplot.runs.figure_rows)
@@ -54,7 +55,8 @@ loss.round(2)
 # %%
 ratios = tuple(sorted(table["mem_ratio"].unique(), reverse=True))
 for wl in sorted(table["workload"].unique()):
-    png, _ = plot_grid(table, out / f"fig3-hitrate-{wl}", "hit_rate", "hit rate", workload=wl, mem_ratios=ratios)
+    png, _ = plot_grid(table, out / f"fig3-hitrate-{wl}", "hit_rate", "hit rate", workload=wl, mem_ratios=ratios,
+                       title=scale_title(df[df["workload"] == wl], wl))
     display(Image(filename=str(png)))
 
 # %%

@@ -11,7 +11,7 @@
 # %% [markdown]
 # # Fig 4 — throughput, CPU and I/O
 #
-# Seed 002, §IV-F, Fig 4: throughput of each approach (log axis), CPU time per operation and disk
+# Zhang et al. (ICDE 2015), §IV-F, Fig 4: throughput of each approach (log axis), CPU time per operation and disk
 # reads per operation against memory/data M/D, one row of panels per skew θ, one figure per
 # workload. Every per-operation figure covers the measured run only (harness/README.md).
 # Only cells whose spill directory and swap file were on the disk are drawn: a grid on the RAM

@@ -11,7 +11,7 @@
 # %% [markdown]
 # # Tables II and III — memory overhead of tracking and book-keeping
 #
-# Seed 002, §IV-B-1 (Table II) and §IV-D-1 (Table III), measured on the running server: its
+# Zhang et al. (ICDE 2015), §IV-B-1 (Table II) and §IV-D-1 (Table III), measured on the running server: its
 # `stats anticache` at the end of each cell's measured run (the rows' `ac_*` columns). Per
 # approach: tracking bytes per item held in RAM and book-keeping bytes per spilled item, each also
 # as the overhead ratio of the paper's Eq. (1), R_extra / (R_extra + R_useful), next to the paper's

@@ -7,15 +7,12 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-import matplotlib
+import matplotlib.pyplot as plt
+import pandas as pd
 
-matplotlib.use("Agg")
-import matplotlib.pyplot as plt  # noqa: E402
-import pandas as pd  # noqa: E402
-
-from acplot import loss_table, plot_loss_grid  # noqa: E402
-from acplot.cells import approach_order  # noqa: E402
-from acplot.style import approach_styles, legend_above  # noqa: E402
+from acplot import loss_table, plot_loss_grid
+from acplot.cells import approach_order
+from acplot.style import approach_styles, legend_above, plot_line, scale_title
 
 FIG4_PANELS = (("throughput_ops_s", "throughput (ops/s)"),
                ("cpu_us_per_op", "CPU (µs per op)"),
@@ -43,7 +40,8 @@ def plot_fig3(df: pd.DataFrame, outdir: Path) -> list[Path]:
     ratios = tuple(sorted(table["mem_ratio"].unique(), reverse=True))
     paths: list[Path] = []
     for wl in sorted(table["workload"].unique()):
-        paths += plot_loss_grid(table, outdir / f"fig3-{wl}", workload=wl, mem_ratios=ratios)
+        paths += plot_loss_grid(table, outdir / f"fig3-{wl}", workload=wl, mem_ratios=ratios,
+                                title=scale_title(df[df["workload"] == wl], wl))
     return paths
 
 
@@ -59,14 +57,15 @@ def fig4_frame(df: pd.DataFrame) -> pd.DataFrame:
     return out
 
 
-DECOMP = (("loss_lru_pp", "exact LRU vs OPT", "#9ecae1"), ("loss_overhead_pp", "memory overhead", "#fdae6b"),
-          ("loss_policy_pp", "policy vs exact LRU", "#d62728"))
+# the three parts: colour-blind-safe colours of different lightness, and a hatch each for grayscale
+DECOMP = (("loss_lru_pp", "exact LRU vs OPT", "#88CCEE", ""), ("loss_overhead_pp", "memory overhead", "#DDCC77", "//"),
+          ("loss_policy_pp", "policy vs exact LRU", "#882255", "xx"))
 
 
 def plot_decomposition(df: pd.DataFrame, outdir: Path) -> list[Path]:
     """Per workload, a grid θ × M/D of stacked bars per approach (negative parts below 0);
     a black tick marks the total loss."""
-    need = ["approach", "zipf_theta", "mem_ratio", "workload", "loss_pp"] + [c for c, _, _ in DECOMP]
+    need = ["approach", "zipf_theta", "mem_ratio", "workload", "loss_pp"] + [c for c, _, _, _ in DECOMP]
     if any(c not in df.columns for c in need):
         return []     # results from before the decomposition: nothing to draw
     data = df.dropna(subset=need)
@@ -85,10 +84,11 @@ def plot_decomposition(df: pd.DataFrame, outdir: Path) -> list[Path]:
                 x = range(len(approaches))
                 pos = [0.0] * len(approaches)
                 neg = [0.0] * len(approaches)
-                for col, label, color in DECOMP:
+                for col, label, color, hatch in DECOMP:
                     vals = means[col].fillna(0).tolist()
                     bottoms = [pos[k] if v >= 0 else neg[k] for k, v in enumerate(vals)]
-                    ax.bar(x, vals, bottom=bottoms, color=color, label=label, width=0.7)
+                    ax.bar(x, vals, bottom=bottoms, color=color, label=label, width=0.7, hatch=hatch,
+                           edgecolor="white", linewidth=0)
                     for k, v in enumerate(vals):
                         if v >= 0:
                             pos[k] += v
@@ -104,7 +104,7 @@ def plot_decomposition(df: pd.DataFrame, outdir: Path) -> list[Path]:
                     ax.set_ylabel("loss vs OPT (pp)")
                 ax.grid(axis="y", alpha=0.3)
         handles, labels = axes[0][0].get_legend_handles_labels()
-        fig.suptitle(f"workload {wl}: loss = [OPT(C) − LRU(C)] + [LRU(C) − LRU(R)] + [LRU(R) − approach]",
+        fig.suptitle(f"{scale_title(wdf, wl)}: loss = [OPT(C) − LRU(C)] + [LRU(C) − LRU(R)] + [LRU(R) − approach]",
                      y=0.995, fontsize=9)
         fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.955), ncol=4, frameon=False,
                    fontsize=8)
@@ -147,7 +147,7 @@ def plot_fig4(df: pd.DataFrame, outdir: Path) -> list[Path]:
                 for approach in approach_order(list(map(str, tdf["approach"].unique()))):
                     rows = tdf[tdf["approach"].astype(str) == approach]
                     line = rows.groupby("mem_ratio", sort=True)[col].mean()
-                    ax.plot(line.index, line.values, label=approach, **styles[approach])
+                    plot_line(ax, line.index, line.values, approach, styles[approach])
                 if col == "throughput_ops_s":
                     ax.set_yscale("log")     # anti-caching next to all-in-RAM spans decades
                 ax.set_xlabel("memory / data (M/D)")
@@ -156,6 +156,6 @@ def plot_fig4(df: pd.DataFrame, outdir: Path) -> list[Path]:
                 ax.grid(alpha=0.3)
         handles, labels = axes[0][0].get_legend_handles_labels()
         fig.tight_layout()
-        legend_above(fig, handles, labels, title=f"workload {wl}")
+        legend_above(fig, handles, labels, title=scale_title(wdf, wl))
         paths += _save(fig, outdir, f"fig4-{wl}")
     return paths
