@@ -80,6 +80,15 @@ def _fill(fd: int, size: int) -> str:
     return "write-zeros"
 
 
+def _absolute(path: Path | str) -> Path:
+    """A swap file is named by its absolute path: a relative one would land wherever the caller
+    happens to be (and /proc/swaps lists absolute paths only)."""
+    if not os.path.isabs(path):
+        raise AcgError(f"--path: {str(path)!r} is relative; accepted: an absolute path, e.g. "
+                       f"{os.path.join('/var/tmp', os.path.basename(str(path)) or 'acg.swap')}")
+    return Path(os.path.normpath(path))
+
+
 def swap_on(path: Path | str, size: int, priority: int | None = None, *,
             run_dir: Path | str | None = None, mountinfo: Path = MOUNTINFO,
             owned: bool = False) -> dict:
@@ -90,7 +99,7 @@ def swap_on(path: Path | str, size: int, priority: int | None = None, *,
     swap_off, `cleanup_swaps()` / `acg cleanup` swapoff and delete it. Without it (the CLI's
     `swap on`) the file stays until `swap off`.
     """
-    path = Path(os.path.abspath(path))
+    path = _absolute(path)
     reg = Registry(run_dir)
     owner = _owner() if owned else {}
     if size < MIN_SWAP:
@@ -172,7 +181,7 @@ def _remove_file(path: Path, reg: Registry) -> None:
 
 def swap_off(path: Path | str, *, run_dir: Path | str | None = None) -> dict:
     """swapoff and delete a swap file acg created; refuses any other file."""
-    path = Path(os.path.abspath(path))
+    path = _absolute(path)
     reg = Registry(run_dir)
     if not path.exists():
         if reg.swap_info(path) is not None:

@@ -84,6 +84,19 @@ def test_refuses_a_file_it_did_not_create(acg, swapdir):
     assert path.read_text() == "keep me\n"
 
 
+def test_refuses_a_relative_path(acg, swapdir):
+    """A relative --path would put (and activate) swap wherever acg is started: refused, nothing made."""
+    r = subprocess.run([sys.executable, "-c", "import sys; from acg_lib.cli import main; sys.exit(main(sys.argv[1:]))",
+                        "swap", "on", "--size", "8M", "--path", "relative.swap"], cwd=swapdir, capture_output=True,
+                       text=True, env={**os.environ, "PYTHONPATH": str(Path(__file__).resolve().parents[1])})
+    assert (r.returncode, r.stderr) == (2, "acg: --path: 'relative.swap' is relative; accepted: an absolute "
+                                           "path, e.g. /var/tmp/relative.swap\n")
+    assert not (swapdir / "relative.swap").exists()
+    assert not any(p.endswith("relative.swap") for p in active_swaps())
+    r = acg.run("swap", "off", "--path", "relative.swap")
+    assert r.returncode == 2 and "'relative.swap' is relative" in r.stderr
+
+
 def test_refuses_a_second_swapon(acg, swapdir):
     path = swapdir / "swapfile"
     assert acg.run("swap", "on", "--size", "8M", "--path", str(path)).returncode == 0

@@ -10,6 +10,8 @@ app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
     pretty_exceptions_enable=False,
+    # help texts are plain text: "[run]" names a spec table, it is no markup
+    rich_markup_mode=None,
 )
 
 

@@ -33,7 +33,12 @@ BOUNDS_NOTE = (
 
 
 class OptError(RuntimeError):
-    """A trace or resource problem, with a message for the user."""
+    """What was asked cannot be computed: a bad trace, argument or combination (exit 2)."""
+
+
+class OptMemoryError(OptError):
+    """The computation does not fit in the memory limit (exit 1: the input was fine)."""
+
 
 
 def _counts(hits: int, reads: int) -> dict[str, Any]:
@@ -139,6 +144,7 @@ def analyse(trace_path: str | os.PathLike[str], capacities: list[int], byte_capa
         msg = str(e)
         if "memory limit" in msg:
             msg += f" (limit from {source}" + (")" if source == "--max-memory" else "; set one with --max-memory)")
+            raise OptMemoryError(msg) from e
         raise OptError(msg) from e
     report["memory_limit"] = {"bytes": limit, "source": source}
     return report

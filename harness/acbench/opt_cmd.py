@@ -11,7 +11,7 @@ from typing import Optional
 import typer
 from rich.console import Console
 
-from acbench.opt import OptError, analyse
+from acbench.opt import OptError, OptMemoryError, analyse
 from acbench.units import UsageError, parse_capacities, parse_size
 
 _err = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -72,7 +72,7 @@ def opt(
                          reads_only=reads_only, score_from=first, preload_writes=preload)
     except OptError as e:
         _err.print(f"acbench opt: error: {e}", markup=False)
-        raise typer.Exit(1)
+        raise typer.Exit(1 if isinstance(e, OptMemoryError) else 2)
     typer.echo(json.dumps(report, indent=2))
 
 

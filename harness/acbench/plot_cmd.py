@@ -22,11 +22,16 @@ def plot(run_dir: Path = typer.Argument(..., help="A run directory of `acbench r
         df = load_results(run_dir)
         if df.empty:
             raise ResultsError(f"{run_dir}: no rows")
+        if "status" in df.columns and not (df["status"].fillna("ok") == "ok").any():
+            counts = df["status"].value_counts()
+            raise ResultsError(f"{run_dir}: no finished cell to plot: {len(df)} cells, "
+                               + ", ".join(f"{n} {s}" for s, n in counts.items())
+                               + " (each cell's error.txt under cells/ says why)")
         outdir = out or (run_dir if run_dir.is_dir() else run_dir.parent) / "figures"
         paths = plot_fig3(df, outdir) + plot_decomposition(df, outdir) + plot_fig4(df, outdir)
     except (ResultsError, PlotError, AcplotError) as e:
         _err.print(f"acbench plot: error: {e}", markup=False)
-        raise typer.Exit(1)
+        raise typer.Exit(2)
     for p in paths:
         typer.echo(str(p))
 

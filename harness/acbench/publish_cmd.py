@@ -38,10 +38,10 @@ def publish(run: Path = typer.Argument(..., help="A run directory of `acbench ru
         meta = RunDir(Path(run)).read_meta()
     except ResultsError as e:
         _err.print(f"acbench publish: error: {e}", markup=False)
-        raise typer.Exit(1)
+        raise typer.Exit(2)
     if df.empty:
         _err.print(f"acbench publish: error: {run}: no rows to publish", markup=False)
-        raise typer.Exit(1)
+        raise typer.Exit(2)
     stale = stale_rows(df)
     if stale.any():
         print(f"left out {int(stale.sum())} rows on the RAM device of approaches that may not use it "

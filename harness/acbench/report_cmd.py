@@ -74,7 +74,7 @@ def report(run: Path = typer.Argument(..., help="A run directory of `acbench run
             raise ResultsError(f"{run}: no rows")
     except ResultsError as e:
         _err.print(f"acbench report: error: {e}", markup=False)
-        raise typer.Exit(1)
+        raise typer.Exit(2)
     console = Console(width=max(Console().width, 170))
     console.print(table(df, f"{run}: loss against OPT in percentage points, decomposed"))
     console.print("LRU part = OPT(C) − LRU(C): what exact LRU loses with the budget C; overhead part = "

@@ -51,7 +51,8 @@ def run(
     run_set: Optional[list[str]] = typer.Option(
         None, "--run-set", help="Override one [run] setting of the spec, checked as the spec's own "
         "(repeatable), e.g. --run-set io_engine=uring --run-set driver_depth=32 --run-set io_direct=true; "
-        "a run directory resumes only with the settings it started with."),
+        "like every setting it is part of each cell's identity: a finished cell run with another value is "
+        "not reused."),
 ) -> None:
     """Run every cell of SPEC: one row per cell in RESULTS/<spec>/<run-id>/cells.{parquet,csv}."""
     if run_id is not None and (not run_id or "/" in run_id or run_id in (".", "..")):

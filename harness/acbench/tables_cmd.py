@@ -25,7 +25,7 @@ def tables(run: Path = typer.Argument(..., help="A run directory of `acbench run
         cells = overhead_cells(load_run(run))
     except ResultsError as e:
         _err.print(f"acbench tables: error: {e}", markup=False)
-        raise typer.Exit(1)
+        raise typer.Exit(2)
     t2, t3 = overhead_summary(cells, 2), overhead_summary(cells, 3)
     fmt = {"float_format": lambda v: f"{v:.3f}", "index": False}
     typer.echo("Table II: access tracking (bytes per resident item; Eq. (1) in %)")

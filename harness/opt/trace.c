@@ -76,7 +76,20 @@ static int parse_oracle(struct ac_trace *t, const unsigned char *p, uint64_t siz
                        "of the %u-byte record", path, (unsigned long long)size, ORA_REC);
     if (check_count(size / ORA_REC, path, err, errlen))
         return -1;
-    t->n = size / ORA_REC;
+    /* libCacheSim's next_access_vtime (bytes 16..23): the index of the object's next request in
+     * this trace, or -1 (INT64_MAX in some writers) for none. Anything else is not an
+     * oracleGeneral trace (a text file whose size happens to be a multiple of 24, say). */
+    uint64_t n = size / ORA_REC;
+    for (uint64_t i = 0; i < n; i++) {
+        int64_t nav;
+        memcpy(&nav, p + i * ORA_REC + 16, sizeof nav);
+        if (nav != -1 && nav != INT64_MAX && (nav <= (int64_t)i || (uint64_t)nav >= n))
+            return ac_fail(err, errlen, "%s: not an oracleGeneral trace: record %llu has next_access_vtime "
+                           "%lld, accepted: -1 (no next request) or the index of a later request "
+                           "(%llu..%llu)", path, (unsigned long long)i, (long long)nav,
+                           (unsigned long long)i + 1, (unsigned long long)(n - 1));
+    }
+    t->n = n;
     t->recs = p;
     set_layout(t, AC_FMT_ORACLE);
     return 0;

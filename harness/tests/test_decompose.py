@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import math
+from pathlib import Path
 import random
 
 import numpy as np
@@ -140,4 +141,19 @@ def test_report_prints_the_decomposed_table(tmp_path) -> None:
     # the stock cache drops items by design: not flagged
     assert "lost" not in next(ln for ln in r.output.splitlines() if ln.strip("│ ").startswith("memcached"))
     r = CliRunner().invoke(app, ["report", str(tmp_path / "nope.csv")])
-    assert r.exit_code == 1 and "no such file" in r.output
+    assert r.exit_code == 2 and "no such file" in r.output
+
+
+def test_plot_of_a_run_with_no_finished_cell(tmp_path: Path) -> None:
+    """Every cell OOM-killed: plot says so (and exits 2), not that columns are missing."""
+    from typer.testing import CliRunner
+
+    from acbench.cli import app
+    from acbench.results import RunDir
+    rd = RunDir(tmp_path / "run")
+    for cid in ("a", "b"):
+        rd.append({"cell_id": cid, "status": "oom_killed", "approach": "lru", "error": "oom_killed: ..."})
+    r = CliRunner().invoke(app, ["plot", str(rd.path)])
+    assert r.exit_code == 2
+    assert "no finished cell to plot: 2 cells, 2 oom_killed (each cell's error.txt under cells/ says why)" in \
+        " ".join(r.output.split())

@@ -101,11 +101,13 @@ def test_forced_format(actrace: Path, oracle: Path) -> None:
     assert code == 0 and json.loads(out)["format"] == "actrace"
     # an oracleGeneral file read as ACTRACE has no magic
     code, _, err = cli(str(oracle), "-c", "1", "--format", "actrace")
-    assert code == 1
+    assert code == 2
     assert err.strip() == f'acbench opt: error: {oracle}: bad magic: expected "ACTRACE1"'
-    # 16*7 + 128 = 240 bytes is a multiple of 24: forced oracleGeneral reads it as 10 records
-    code, out, _ = cli(str(actrace), "-c", "1", "--format", "oraclegeneral")
-    assert code == 0 and json.loads(out)["requests"] == 10
+    # 16*7 + 128 = 240 bytes is a multiple of 24, but its "records" are no oracleGeneral records
+    code, out, err = cli(str(actrace), "-c", "1", "--format", "oraclegeneral")
+    assert (code, out) == (2, "")
+    assert err.startswith(f"acbench opt: error: {actrace}: not an oracleGeneral trace: record 0 has "
+                          "next_access_vtime ")
 
 
 def write(path: Path, data: bytes) -> str:
@@ -132,11 +134,19 @@ def test_bad_files(tmp_path: Path, actrace: Path) -> None:
                         "{p}: header says 7 requests but the file has 128 bytes of records (16 bytes each)"),
         "oracle truncated": (b"\0" * 50, "oraclegeneral",
                              "{p}: truncated oracleGeneral trace: 50 bytes is not a multiple of the 24-byte record"),
+        # 48 bytes of text: a multiple of 24, but no next-request index makes sense
+        "text": (b"this is a text file of exactly forty-eight byte\n", "auto",
+                 "{p}: not an oracleGeneral trace: record 0 has next_access_vtime 7286936824556383337, accepted: "
+                 "-1 (no next request) or the index of a later request (1..1)"),
+        "next access backwards": (b"\0" * 16 + (0).to_bytes(8, "little", signed=True) + b"\0" * 16
+                                  + (-1).to_bytes(8, "little", signed=True), "auto",
+                                  "{p}: not an oracleGeneral trace: record 0 has next_access_vtime 0, accepted: -1 "
+                                  "(no next request) or the index of a later request (1..1)"),
     }
     for name, (data, fmt, msg) in cases.items():
         p = write(tmp_path / name.replace(" ", "_"), data)
         code, out, err = cli(p, "-c", "1", "--format", fmt)
-        assert (code, out) == (1, ""), name
+        assert (code, out) == (2, ""), name
         assert err.strip() == "acbench opt: error: " + msg.format(p=p), name
     missing = str(tmp_path / "nope")
     code, _, err = cli(missing, "-c", "1")
@@ -176,7 +186,7 @@ def test_bad_capacities(actrace: Path, args: list[str], msg: str) -> None:
 
 def test_nothing_requested(actrace: Path) -> None:
     code, _, err = cli(str(actrace))
-    assert code == 1
+    assert code == 2
     assert err.strip() == "acbench opt: error: nothing to compute: give --capacity (objects) and/or --bytes (bytes)"
 
 

@@ -231,7 +231,7 @@ def test_plot(run: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
 
 def test_plot_bad_dir(tmp_path: Path) -> None:
     cp = acbench("plot", str(tmp_path))
-    assert cp.returncode == 1
+    assert cp.returncode == 2
     assert "no cells.parquet (is this a run directory of `acbench run`?)" in cp.stderr
 
 
@@ -321,4 +321,4 @@ def test_publish(run: tuple[Path, Path, subprocess.CompletedProcess], tmp_path: 
     rows = pd.DataFrame({"approach": ["lru", "alru", "alru", "memcached"], "spill_device": ["ram", "ram", "disk", None]})
     assert stale_rows(rows).tolist() == [False, True, False, False]
     cp = acbench("publish", str(tmp_path / "none"), str(dest))
-    assert cp.returncode == 1 and "acbench publish: error: " in cp.stderr and "no such file or directory" in cp.stderr
+    assert cp.returncode == 2 and "acbench publish: error: " in cp.stderr and "no such file or directory" in cp.stderr

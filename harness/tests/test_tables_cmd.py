@@ -43,8 +43,8 @@ def test_tables_printed_and_written(tmp_path: Path) -> None:
 
 def test_tables_errors(tmp_path: Path) -> None:
     cp = acbench("tables", str(tmp_path / "missing"))
-    assert cp.returncode == 1 and "acbench tables: error: " in cp.stderr and "no such file or directory" in cp.stderr
+    assert cp.returncode == 2 and "acbench tables: error: " in cp.stderr and "no such file or directory" in cp.stderr
     pd.DataFrame(ROWS).drop(columns=["ac_bloom_bytes"]).to_csv(tmp_path / "old.csv", index=False)
     cp = acbench("tables", str(tmp_path / "old.csv"))
-    assert cp.returncode == 1
+    assert cp.returncode == 2
     assert "results lack column(s) ac_bloom_bytes needed for Tables II and III" in cp.stderr
