@@ -7,7 +7,9 @@ export TOP
 COMPONENTS := $(foreach d,policies ycsb-driver harness cgroups,$(if $(wildcard $(d)/Makefile),$(d)))
 SRC := $(BUILD)/upstream/memcached-1.6.18
 PY_PKGS := pytest pymemcache
-TEST_DEB_PKGS := libmemcached-tools
+# tools the READMEs' commands use: nc (printf 'stats anticache\r\n' | nc -q1 127.0.0.1 PORT),
+# memcached's client tools (memccapable, memcaslap)
+TOOL_DEB_PKGS := netcat-openbsd libmemcached-tools
 
 .PHONY: all deps test test-upstream test-upstream-none test-upstream-lru test-upstream-alru test-upstream-logging test-integration test-fuzz demo demo-server bench clean paper-smoke paper soak fuzz
 all: deps
@@ -15,6 +17,9 @@ all: deps
 	@for d in $(COMPONENTS); do $(MAKE) -C $$d all || exit 1; done
 
 deps:
+	@missing=""; for p in $(TOOL_DEB_PKGS); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -n "$$missing" ]; then echo "installing:$$missing"; apt-get update -qq && \
+	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
 	$(MAKE) -C memcached deps
 	@for d in $(COMPONENTS); do $(MAKE) -C $$d deps || exit 1; done
 	@python3 -c "import pytest, pymemcache" 2>/dev/null || pip install -q $(PY_PKGS)
