@@ -92,6 +92,16 @@ class MemoryGroup:
             raise AcgError(report["error"])
 
     # --- processes ---
+    @property
+    def children(self) -> tuple[subprocess.Popen, ...]:
+        """The processes started by popen() and those given to track()."""
+        return tuple(self._children)
+
+    def track(self, proc: subprocess.Popen) -> None:
+        """A process started outside the group that lives and dies with it (e.g. a profiler
+        wrapping the group's process): listed in children, waited for by remove() once killed."""
+        self._children.append(proc)
+
     def add_pid(self, pid: int) -> None:
         """Move a running process in (its already-charged memory stays where it was)."""
         self.backend.add_pid(self.path, pid)

@@ -49,7 +49,6 @@ import json
 import math
 import os
 import shutil
-import signal
 import subprocess
 import sys
 import tempfile
@@ -461,7 +460,7 @@ def _probe(approach: Approach, req: Request, n: int, tries: int, p: memory.Memor
         peak_usage = peaks["usage_max"] or 0
         peak_kmem = peaks["kmem_max"] if peaks["kmem_max"] is not None else max((x.kmem for x in samples), default=0)
     finally:
-        _cleanup(group, proc, paging, spill_parent)
+        _cleanup(group, paging, spill_parent)
     err = errf.read_text().strip()[-400:] if errf.exists() else ""
     if kills:
         raise _ProbeOom(f"OOM-killed at limit {p.limit_bytes}")
@@ -493,23 +492,10 @@ def _probe(approach: Approach, req: Request, n: int, tries: int, p: memory.Memor
                  round(time.monotonic() - t0, 2))
 
 
-def _cleanup(group: Any, proc: subprocess.Popen | None, paging: PagingSetup | None, spill_parent: Path | None) -> None:
-    """Kill what runs in the group by PID, remove the group, undo paging, delete the files; every step
-    runs even if an earlier one failed (the first failure is raised)."""
-    first: BaseException | None = None
-    try:
-        if group.created and group.path.exists():
-            for pid in group.backend.procs(group.path):
-                try:
-                    os.kill(pid, signal.SIGKILL)
-                except ProcessLookupError:
-                    pass
-        if proc is not None and proc.returncode is None:
-            proc.kill()
-            proc.wait()
-    except BaseException as e:  # noqa: BLE001 - keep cleaning up
-        first = e
-    first = cell.release(group, paging, first)
+def _cleanup(group: Any, paging: PagingSetup | None, spill_parent: Path | None) -> None:
+    """Stop the probe as a cell stops (cell.stop), then delete its files (the probe's spill directory
+    is reused by the next probe); the first failure is raised."""
+    first = cell.stop(group, paging)
     leftovers.prune_processes()
     if spill_parent is not None:
         for sub in ("spill", "swap"):

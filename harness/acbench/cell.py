@@ -80,7 +80,7 @@ def _server_pid(group: Any, wrapper_pid: int, perf: bool) -> int | None:
 
 def _kill_all(group: Any) -> list[int]:
     killed = []
-    for p in group._children:          # perf (outside the group) by its PID
+    for p in group.children:          # perf (outside the group) by its PID
         if p.poll() is None and p.pid not in group.backend.procs(group.path):
             p.kill()
             killed.append(p.pid)
@@ -168,16 +168,17 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
     return out
 
 
-def _cleanup(group: Any, spill_parent: Path, stderr: Any, paging: PagingSetup | None = None) -> None:
-    """Kill by PID, remove the group, swapoff and delete the swap file, restore
-    vm.page-cluster, delete the spill directory; each step runs even if an earlier one
-    failed (the first failure is raised at the end)."""
+def stop(group: Any, paging: PagingSetup | None, log: Any = lambda text: None) -> BaseException | None:
+    """Kill by PID what runs in the group and the processes tracked beside it (perf), wait for
+    them, remove the group, swapoff and delete the swap file, restore vm.page-cluster; each step
+    runs even if an earlier one failed. Returns the first failure. A cell and a calibration probe
+    both stop this way; each then removes its own files."""
     first: BaseException | None = None
     try:
         killed = _kill_all(group) if group.created else []
         if killed:
-            stderr.write(f"acbench: killed {killed}\n")
-        for p in group._children:
+            log(f"acbench: killed {killed}\n")
+        for p in group.children:
             if p.returncode is None:
                 try:
                     p.wait(timeout=10)
@@ -185,7 +186,12 @@ def _cleanup(group: Any, spill_parent: Path, stderr: Any, paging: PagingSetup | 
                     pass
     except BaseException as e:  # noqa: BLE001 - keep cleaning up
         first = e
-    first = release(group, paging, first, stderr.write)
+    return release(group, paging, first, log)
+
+
+def _cleanup(group: Any, spill_parent: Path, stderr: Any, paging: PagingSetup | None = None) -> None:
+    """stop() the cell, then delete its spill directory; the first failure is raised at the end."""
+    first = stop(group, paging, stderr.write)
     shutil.rmtree(spill_parent, ignore_errors=True)
     if not spill_parent.exists():
         leftovers.untrack_dir(spill_parent)
@@ -226,7 +232,7 @@ def _start(group: Any, cmd: list[str], cell_dir: Path, stderr: Any, use_perf: bo
         (cell_dir / "command.txt").write_text(" ".join(cmd) + "\n")
         proc = subprocess.Popen(cmd, stdout=stderr, stderr=stderr, stdin=subprocess.DEVNULL,
                                 start_new_session=True)
-        group._children.append(proc)
+        group.track(proc)
         leftovers.track_process(proc.pid, Path(cmd[0]).name)
     else:
         (cell_dir / "command.txt").write_text(" ".join(cmd) + "\n")

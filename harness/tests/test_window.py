@@ -154,12 +154,12 @@ def test_cli_round_trip(tmp_path: Path) -> None:
                                 "e.g. 1000"),
     (["--score-from", "1.5"], 2, "invalid --score-from '1.5': expected a whole number of requests (0 or more), "
                                  "e.g. 1000"),
-    (["--score-from", "8"], 1, "--score-from 8 is beyond the trace: it has 7 requests (accepted: 0 .. 7)"),
+    (["--score-from", "8"], 2, "--score-from 8 is beyond the trace: it has 7 requests (accepted: 0 .. 7)"),
     (["--preload-writes", "x"], 2, "invalid --preload-writes 'x': expected a whole number of records (0 or more), "
                                    "e.g. 1000"),
     (["--preload-writes", "-5"], 2, "invalid --preload-writes '-5': expected a whole number of records "
                                     "(0 or more), e.g. 1000"),
-    (["--preload-writes", "3", "--reads-only"], 1,
+    (["--preload-writes", "3", "--reads-only"], 2,
      "--preload-writes cannot be combined with --reads-only: the reads-only model drops every write, "
      "the preload's inserts included"),
     (["--preload-writes", "3", "--max-memory", "100"], 1,
@@ -183,7 +183,7 @@ def test_cli_score_from_end_and_bad_op(tmp_path: Path) -> None:
         {"hits": 0, "misses": 0, "hit_rate": 0.0}
     traceio.write_actrace(path, traceio.actrace_records([1, 1, 1], 1, [0, 4, 0]))
     code, out, err = cli(str(path), "-c", "1")
-    assert (code, out) == (1, "")
+    assert (code, out) == (2, "")
     assert err.strip() == ("acbench opt: error: request 1 has op 4: ACTRACE ops are 0 read, 1 update, "
                            "2 insert, 3 read-modify-write")
 
