@@ -175,7 +175,7 @@ def test_ac_help_lists_every_option_with_its_default_and_exits():
     assert r.stderr == "", "a default in the table is not the initial value, or help printed to stderr"
     blocks = option_blocks(r.stdout)
     keys = OPTIONS.split(", ")
-    assert list(blocks) == keys + ["ac_help"]
+    assert list(blocks) == keys + ["ac_help", "ac_list"]
     for key in keys:
         assert "default: " in blocks[key] and "accepted: " in blocks[key], blocks[key]
     assert "default: 1M, or -m/16 if smaller; accepted: a size from 4K to 64M" in blocks["ac_block_size"]
