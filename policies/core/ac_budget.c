@@ -21,7 +21,7 @@
  * Pages memcached releases are freed only after the page epoch moved on under
  * the spill lock (policies keep item pointers as hints; ac_services.h), to the
  * policy's own page source when it has one (ac_policy.h page_release).
- * Uses: ac_state. */
+ * Uses: ac_options, ac_state. */
 #include "memcached.h"
 #include "ac_internal.h"
 #include <stdlib.h>

@@ -2,7 +2,7 @@
  * shape taken once, the book-keeping charged, the threads started), shutdown
  * at a failed start, and `stats anticache`; the services of ac_services.h
  * about the slab memory.
- * Uses: ac_hooks, ac_park, ac_fetch, ac_compact, ac_budget, ac_prefetch, ac_state
+ * Uses: ac_hooks, ac_park, ac_compact, ac_budget, ac_record, ac_prefetch, ac_state
  * (and beside the chain: ac_options, ac_registry, ac_io, ac_spilldir). */
 #include "memcached.h"
 #include "ac_internal.h"

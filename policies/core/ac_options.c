@@ -8,7 +8,7 @@
  * option writes a value derived from another back into ac_opts (a 0 in
  * block_size, evicted_max, log_keys, bloom_keys, eff_memory means "derived at
  * start", by the component that uses it).
- * Uses: ac_registry (beside the chain of the request path). */
+ * Uses: ac_registry, ac_size (beside the chain of the request path). */
 #include "memcached.h"
 #include "ac_internal.h"
 #include "ac_size.h"

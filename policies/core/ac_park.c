@@ -37,7 +37,7 @@
  * driver (ac_driver_depth does its own reads in flight), kernel-paged
  * policies, and any get when the connection's queue table has no room
  * (upstream's proxy and extstore queues both in use).
- * Uses: ac_prefetch, ac_state. */
+ * Uses: ac_prefetch, ac_options, ac_state. */
 #include "memcached.h"
 #include "ac_internal.h"
 #include <pthread.h>

@@ -2,7 +2,7 @@
  * the approach names that stand for a pair), the pairs that can work
  * (capabilities: what a policy needs of a tier, what a tier offers; ac_tier.h),
  * and what -h, -o ac_help and -o ac_list say of them.
- * Uses: nothing of the core (beside the chain: ac_options uses it). */
+ * Uses: nothing of the core (beside the chain; the option parser reads it). */
 #include "memcached.h"
 #include "ac_internal.h"
 #include <stdio.h>

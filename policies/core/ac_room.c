@@ -44,7 +44,7 @@
  * only take free chunks: a spill round would take them (the coldest) first.
  * How an allocation may get room is its lookup's (struct ac_lookup alloc,
  * the lookup being materialized when memcached's allocator calls in).
- * Uses: ac_spill, ac_budget, ac_state. */
+ * Uses: ac_spill, ac_budget, ac_record, ac_options, ac_state. */
 #include "memcached.h"
 #include "ac_internal.h"
 #include <time.h>

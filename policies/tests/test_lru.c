@@ -6,6 +6,9 @@
  * small stand-in of tests/fake/memcached.h (head = MRU, tail = LRU). */
 #include "memcached.h"
 #include "../core/ac_policy.h"
+#include "../policy/test_hooks.h"
+
+extern const struct ac_policy_ops ac_policy_lru;   /* the policy under test (core/ac_components.def lists it) */
 #include "../policy/lru_list.h"
 #include "check.h"
 #include "set_option.h"
