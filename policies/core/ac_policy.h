@@ -11,7 +11,7 @@
 
 /* Mandatory: name, summary, default_tier, tier_shapes, on_insert, on_access,
  * on_remove, pick_victims, metadata_bytes. Every other member may be NULL
- * (false, 0): fixed_bytes (nothing allocated at start), init, on_merged (left
+ * (false, 0): in_process_only, fixed_bytes (nothing allocated at start), init, on_merged (left
  * as inserted), stats, shutdown, page_alloc and page_release (memcached's
  * malloc), options. */
 struct ac_policy_ops {
@@ -26,6 +26,9 @@ struct ac_policy_ops {
     unsigned tier_needs;
     /* Its -o ac_* options (ac_opt.h); unused entries NULL. */
     const struct ac_opt_table *options[AC_MAX_OPT_TABLES];
+    /* It runs only with the in-process driver (no network clients: vma's
+     * protected memory cannot be read by the kernel for a socket). */
+    bool   in_process_only;
     /* A read of a spilled item brings it back into RAM (H-Store); false: it is
      * served from its record and stays cold until the policy migrates it
      * (Siberia). Modifies always bring it back. */

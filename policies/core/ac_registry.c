@@ -240,7 +240,8 @@ void ac_list_json(void) {
         json_caps(p->tier_shapes);
         printf(", \"tier_needs\": ");
         json_caps(p->tier_needs);
-        printf(", \"fetch_on_read\": %s, \"tiers\": [", p->fetch_on_read ? "true" : "false");
+        printf(", \"network\": %s, \"fetch_on_read\": %s, \"tiers\": [", p->in_process_only ? "false" : "true",
+               p->fetch_on_read ? "true" : "false");
         size_t k = valid_tiers(p, v);
         for (size_t j = 0; j < k; j++) {
             printf("%s", j ? ", " : "");

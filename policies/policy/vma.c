@@ -377,6 +377,7 @@ const struct ac_policy_ops ac_policy_vma = {
     .default_tier = "blocks",
     .tier_shapes = AC_CAP_SPILL,
     .options = { &vma_options },
+    .in_process_only = true,
     .fetch_on_read = true,
     .fixed_bytes = vma_fixed_bytes,
     .init = vma_init,
