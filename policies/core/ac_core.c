@@ -100,7 +100,7 @@ int ac_init(size_t *item_limit) {
         settings.slab_reassign = false;
     }
     /* Equal provisioning: the book-keeping allocated at start comes out of
-     * the item memory (what grows later is charged as it grows, ac_room.c). */
+     * the item memory (what grows later is charged as it grows, ac_budget.c). */
     size_t tier_bytes = ac.tier_fixed = t->fixed_bytes(settings.maxbytes);
     size_t policy_bytes = p->fixed_bytes != NULL ? p->fixed_bytes(settings.maxbytes) : 0;
     ac.fixed_charge = tier_bytes + policy_bytes;

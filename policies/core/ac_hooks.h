@@ -21,7 +21,7 @@ extern void *ac_slab_base;
  * the book-keeping's memory. Returns -1 after printing why. */
 int ac_init(size_t *item_limit);
 /* `cache_memlimit`: -m becomes bytes, the budget for items and book-keeping;
- * the slab allocator gets what is left after the book-keeping (ac_room.c).
+ * the slab allocator gets what is left after the book-keeping (ac_budget.c).
  * false when the slab memory is preallocated (-L), as upstream's. */
 bool ac_set_budget(size_t bytes);
 /* An allocation of ntotal bytes in class id found no free chunk

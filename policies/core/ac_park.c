@@ -136,7 +136,9 @@ static void serve(struct fetcher *f, struct parked *p) {
  * lookup takes the bytes read ahead when they are still the record's. So no
  * parked read waits under an item lock, and the reads of a batch overlap as
  * far as the ac_io engine lets them (sync: one after the other). A tier
- * without reads ahead (tuples) is read in the lookup. */
+ * without reads ahead (spill->read_start NULL) is read in the lookup; both
+ * tiers here have them (tuples: its index looked up under the key's lock,
+ * the record read with nothing held). */
 static void *fetch_loop(void *arg) {
     struct fetcher *f = arg;
     /* what a worker thread sets up for itself: its logger (also this thread's

@@ -3,8 +3,9 @@
  * tail with LRU_PULL_EVICT and gives up after 10 tries.
  *
  * Under anti-caching an allocation must not fail while the spill store can
- * take more (DESIGN.md §4). The patched do_item_alloc_pull calls ac_alloc when
- * slabs_alloc found no free chunk in the class:
+ * take more (policies/README.md, "Making room, never refusing while the store
+ * has room"). The patched do_item_alloc_pull calls ac_alloc when slabs_alloc
+ * found no free chunk in the class:
  *
  * 1. Under the spill lock it tries the allocation again, else spills a block of
  *    the class's coldest items (ac_make_room_locked, ac_spill.c, whose outcome

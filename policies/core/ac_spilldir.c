@@ -26,7 +26,7 @@
 #include <unistd.h>
 
 /* A file a tier of ours creates in the directory (each tier declares its
- * files: ac_tier_ops.files). */
+ * files: struct ac_tier files). */
 struct find_name { const char *name; bool found; };
 
 static void match_name(const char *ours, void *arg) {

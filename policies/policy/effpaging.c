@@ -24,7 +24,7 @@
  * Locking more than the cgroup allows ends in an OOM kill, not an error, so a
  * configuration that does not fit under the limit with that margin is refused
  * at start with the numbers. Reads are classified by the thread's major
- * faults, as for ospaging (ac_core.c). */
+ * faults, as for ospaging (core/ac_hooks.c). */
 #include "memcached.h"
 #include "ac_policy.h"
 #include "ac_services.h"

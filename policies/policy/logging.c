@@ -22,7 +22,7 @@
  *   tail (oldest insert first), and an early classification is requested.
  * - Cold tier: any that spills; by default "tuples" (Siberia's cold store,
  *   tier/tuples.c). A read of a cold item is served from its record without
- *   moving it into RAM (fetch_on_read false: a transient copy, ac_spill.c); a
+ *   moving it into RAM (fetch_on_read false: a transient copy, core/ac_fetch.c); a
  *   modify brings it in; hot keys come back by migration.
  *
  * Memory charged against -m (fixed_bytes, at start), ac_log_charge: "all"

@@ -34,7 +34,7 @@ uint32_t hash(const void *key, size_t length) {
     return h;
 }
 
-/* the page epoch (ac_room.c): moves on when a slab page is freed */
+/* the page epoch (ac_budget.c): moves on when a slab page is freed */
 static unsigned epoch;
 unsigned ac_page_epoch(void) { return epoch; }
 

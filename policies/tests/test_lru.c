@@ -126,7 +126,7 @@ static void test_sampled(void) {
 }
 
 /* Block-mates a block merge brought back without a request go to the LRU
- * end (H-Store, seed 000 §3.4): they are the next victims, in the order they
+ * end (H-Store, DeBrabant et al. VLDB 2013 §3.4): they are the next victims, in the order they
  * were merged (the last merged is the coldest), ahead of every item inserted
  * or accessed before; an access afterwards makes one MRU as usual. */
 static void test_merged_cold_end(void) {
