@@ -146,6 +146,36 @@ void ac_list_components(void) {
         printf("       %-10s%s\n", tiers[i]->name, tiers[i]->summary);
 }
 
+/* The members core/ac_policy.h and core/ac_tier.h say must be set: the first
+ * one missing, or NULL. */
+static const char *policy_lacks(const struct ac_policy_ops *p) {
+    return p->summary == NULL ? "summary" : p->default_tier == NULL ? "default_tier"
+         : (p->tier_shapes & AC_CAP_SHAPES) == 0 ? "tier_shapes" : p->on_insert == NULL ? "on_insert"
+         : p->on_access == NULL ? "on_access" : p->on_remove == NULL ? "on_remove"
+         : p->pick_victims == NULL ? "pick_victims" : p->metadata_bytes == NULL ? "metadata_bytes" : NULL;
+}
+
+static const char *tier_lacks(const struct ac_tier *t) {
+    if (t->caps & AC_CAP_EVICT)
+        return NULL;                      /* tier none: nothing of its own runs */
+    const struct ac_spill_ops *s = t->spill;
+    const struct ac_page_ops *g = t->page;
+    return t->summary == NULL ? "summary" : t->files == NULL ? "files" : t->fixed_bytes == NULL ? "fixed_bytes"
+         : t->open == NULL ? "open" : t->close == NULL ? "close" : t->charged_bytes == NULL ? "charged_bytes"
+         : t->get_stats == NULL ? "get_stats"
+         : (t->caps & AC_CAP_SPILL) && s == NULL ? "spill"
+         : (t->caps & AC_CAP_PAGE) && g == NULL ? "page"
+         : s != NULL && (s->put == NULL || s->find == NULL || s->peek == NULL || s->maybe == NULL || s->read == NULL
+                         || s->drop == NULL) ? "one of spill's put, find, peek, maybe, read, drop"
+         : (t->caps & AC_CAP_READ_AHEAD) && (s == NULL || s->read_token == NULL || s->read_start == NULL
+                                             || s->read_valid == NULL) ? "spill's reads ahead (read_ahead)"
+         : (t->caps & AC_CAP_BLOCKS) && (s == NULL || s->read_block == NULL || s->begin_merge == NULL
+                                         || s->merge_done == NULL) ? "spill's block merges (blocks)"
+         : (t->caps & AC_CAP_MOVE) && (s == NULL || s->move == NULL) ? "spill's move (move)"
+         : g != NULL && (g->map == NULL || g->thread_page_ins == NULL) ? "one of page's map, thread_page_ins"
+         : NULL;
+}
+
 int ac_resolve(const char *pname, const char *tname, const struct ac_policy_ops **p, const struct ac_tier **t) {
     const char *given = pname;
     int a = alias_of(pname);
@@ -167,6 +197,13 @@ int ac_resolve(const char *pname, const char *tname, const struct ac_policy_ops 
         tier_list(*p, list, sizeof(list));
         fprintf(stderr, "memcached-ac: ac_policy=%s cannot work over ac_tier=%s; valid tiers for policy %s: %s\n",
                 given, tname, pname, list);
+        return -1;
+    }
+    const char *lacks;
+    if ((lacks = policy_lacks(*p)) != NULL || (lacks = tier_lacks(*t)) != NULL) {
+        fprintf(stderr, "memcached-ac: %s %s does not set %s, which core/%s says it must\n",
+                policy_lacks(*p) != NULL ? "policy" : "tier", policy_lacks(*p) != NULL ? (*p)->name : (*t)->name,
+                lacks, policy_lacks(*p) != NULL ? "ac_policy.h" : "ac_tier.h");
         return -1;
     }
     return 0;

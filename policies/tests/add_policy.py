@@ -9,6 +9,8 @@ rest of build/obj/policies and upstream's objects reused, then linked. The
 binary must list the policy in -o ac_list, and a server of it over its default
 tier must spill (a small -m, four times as much written), read every value
 back byte-exact and bring spilled items back, lose nothing, and stop cleanly.
+Then the same policy without a member the README calls mandatory (on_access)
+must be refused at start with a message naming it.
 
 Usage: add_policy.py TOP   (needs `make -C memcached all` done in TOP)"""
 from __future__ import annotations
@@ -187,6 +189,17 @@ def main() -> int:
             f.write(line + "\n")
         binary = build(scratch, name)
         run(binary, name, scratch)
+        # a member the README calls mandatory left out: refused at start, named
+        lacking = code.replace("    .on_access = fifo_no_op,\n", "")
+        check(lacking != code, "the README's block has no .on_access line to leave out")
+        (scratch / "policies" / "policy" / f"{name}.c").write_text(lacking)
+        shutil.rmtree(scratch / "obj")
+        binary = build(scratch, name)
+        r = subprocess.run([str(binary), "-U", "0", "-p", "0", "-m", "8", "-u", "root", "-o",
+                            f"ac_policy={name},ac_spill_dir={scratch}/spill2"], stdin=subprocess.DEVNULL,
+                           capture_output=True, text=True, timeout=30)
+        want = f"memcached-ac: policy {name} does not set on_access, which core/ac_policy.h says it must\n"
+        check(r.returncode != 0 and r.stderr == want, f"a policy without on_access: exit {r.returncode}, {r.stderr!r}")
     print(f"add_policy: policy {name} added as the README says, built and run in {time.monotonic() - t0:.1f} s")
     print(f"add_policy: {passed} passed, {failed} failed")
     return 1 if failed else 0
