@@ -107,7 +107,15 @@ def declared_uses(src: Path, core: set[str]) -> set[str] | None:
     return {w for w in re.findall(r"\b(ac_\w+|cgmem)\b", m.group(1)) if w in core}
 
 
+def self_check() -> None:
+    """the circle finder finds circles (and only them)"""
+    assert cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert cycles({"a": {"b"}, "b": {"a"}, "c": {"d"}, "d": {"c"}}) == [["a", "b"], ["c", "d"]]
+    assert cycles({"a": {"b", "c"}, "b": {"c"}, "c": set()}) == []
+
+
 def main() -> int:
+    self_check()
     archive, core_dir = Path(sys.argv[1]), Path(sys.argv[2])
     core = {p.stem for p in core_dir.glob("*.c")}
     objs = members(archive)
