@@ -1,8 +1,8 @@
 /* libFuzzer target: the bytes are the string of memcached-ac's `-o` option,
  * handed to our ac_* parser (policies/core/ac_options.c) the way memcached's -o
  * loop does: for every comma-separated suboption starting with "ac_",
- * ac_parse_option() gets the rest of the list (but for a bare ac_help,
- * which exits).
+ * ac_parse_option() gets the rest of the list (but for a bare ac_help or
+ * ac_list, which print and exit).
  * Checked for every input:
  *  - no crash, no sanitizer report (ac_options.c is built with
  *    -fsanitize=integer here as well: a wrapped multiplication in a range
@@ -123,9 +123,10 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size) {
     FILE *saved_stderr = stderr;
     for (char *p = in; *p != '\0';) {
         char *comma = strchr(p, ',');
-        /* ac_help prints the options and exits 0 by design (memcached/tests/
-         * test_startup.py checks it): not a finding, skipped */
-        bool help = strncmp(p, "ac_help", 7) == 0 && (p[7] == ',' || p[7] == '\0');
+        /* ac_help and ac_list print and exit 0 by design (memcached/tests/
+         * test_startup.py checks them): not a finding, skipped */
+        bool help = (strncmp(p, "ac_help", 7) == 0 || strncmp(p, "ac_list", 7) == 0) &&
+                    (p[7] == ',' || p[7] == '\0');
         if (ac_is_option(p) && !help) {
             fflush(cap);
             size_t before = msglen;

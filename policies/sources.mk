@@ -5,5 +5,5 @@
 # include "store/...", "policy/..." from policies/.
 AC_DIRS := core policy tier store
 AC_SRCS := $(foreach d,$(AC_DIRS),$(wildcard $(TOP)/policies/$(d)/*.c))
-AC_HDRS := $(foreach d,$(AC_DIRS),$(wildcard $(TOP)/policies/$(d)/*.h))
+AC_HDRS := $(foreach d,$(AC_DIRS),$(wildcard $(TOP)/policies/$(d)/*.h $(TOP)/policies/$(d)/*.def))
 AC_INC := -I$(TOP)/policies/core -I$(TOP)/policies

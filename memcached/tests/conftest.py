@@ -12,6 +12,8 @@ from pathlib import Path
 import pytest
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
+from ac_list import ac_list, spill_pairs, spill_policies  # noqa: E402
 from mc_helpers import BIN, Server, start_server  # noqa: E402
 from paging import page_cluster0, swap, var_tmp  # noqa: E402,F401  (fixtures of the paging tests)
 
@@ -21,11 +23,16 @@ def pytest_configure(config):
         raise pytest.UsageError(f"{BIN} is missing: run `make -C memcached all` first")
 
 
-# The policies that spill (over their default tier): tests of the make-room path run once per policy.
-SPILL_POLICIES = ["lru", "alru", "logging"]
-# Every (policy, tier) pair that spills, "policy" alone for its default tier: the no-loss
-# suite (mixed commands, 8 clients, ENOSPC) runs once per pair.
-SPILL_PAIRS = ["lru", "alru", "logging", "lru+tuples", "alru+tuples", "logging+blocks"]
+# The sets come from the binary under test (-o ac_list, memcached/ac_list.py): a policy or tier
+# added to core/ac_components.def is tested without a line here.
+COMPONENTS = ac_list(str(BIN)) if BIN.exists() else {"policies": [], "tiers": [], "pairs": [], "aliases": []}
+# The policies that spill and serve the network (over their default tier): tests of the
+# make-room path run once per policy (lru, alru, logging).
+SPILL_POLICIES = spill_policies(COMPONENTS)
+# Every such (policy, tier) pair, "policy" alone for its default tier: the no-loss suite
+# (mixed commands, 8 clients, ENOSPC) runs once per pair (lru, alru, logging, lru+tuples,
+# alru+tuples, logging+blocks).
+SPILL_PAIRS = spill_pairs(COMPONENTS)
 
 
 def pair_options(pair: str) -> dict[str, str]:

@@ -1,5 +1,5 @@
 """Where a block merge puts the items it brings back without a request: at the
-cold end (H-Store, seed 000 §3.4, §5.1), so they are the next victims unless
+cold end (H-Store, DeBrabant et al. VLDB 2013 §3.4, §5.1), so they are the next victims unless
 they are asked for; the requested item is the hottest.
 
 Scripted on a real server: one slab class (1000-byte values), 4 KiB blocks

@@ -4,6 +4,7 @@ emptied with the right modes, never taken over when it holds foreign files, and
 removed at exit."""
 from __future__ import annotations
 
+import json
 import os
 import re
 import socket
@@ -175,7 +176,7 @@ def test_ac_help_lists_every_option_with_its_default_and_exits():
     assert r.stderr == "", "a default in the table is not the initial value, or help printed to stderr"
     blocks = option_blocks(r.stdout)
     keys = OPTIONS.split(", ")
-    assert list(blocks) == keys + ["ac_help"]
+    assert list(blocks) == keys + ["ac_help", "ac_list"]
     for key in keys:
         assert "default: " in blocks[key] and "accepted: " in blocks[key], blocks[key]
     assert "default: 1M, or -m/16 if smaller; accepted: a size from 4K to 64M" in blocks["ac_block_size"]
@@ -409,3 +410,32 @@ def test_every_valid_pair_starts_and_says_what_it_runs(server, tmp_path, pair, p
         assert not spill.exists(), "a tier without files made the spill directory"
     srv.stop()
     assert not spill.exists(), "the spill directory outlived the server"
+
+
+def test_ac_list_prints_the_components_and_the_pairs_that_work_as_json():
+    r = run_help("-o", "ac_list")
+    assert r.returncode == 0 and r.stderr == "", r.stderr
+    listing = json.loads(r.stdout)
+    assert set(listing) == {"policies", "tiers", "pairs", "aliases"}
+    assert [p["name"] for p in listing["policies"]] == list(POLICIES[:-1])      # ospaging is an alias
+    assert [t["name"] for t in listing["tiers"]] == list(TIERS)
+    assert listing["aliases"] == [{"name": "ospaging", "policy": "none", "tier": "swap"}]
+    shapes = {t["name"]: t["shape"] for t in listing["tiers"]}
+    assert shapes == {"none": "evict", "blocks": "spill", "tuples": "spill", "swap": "page", "mmapfile": "page"}
+    caps = {t["name"]: set(t["caps"]) for t in listing["tiers"]}
+    assert caps["swap"] == {"page", "anon"} and caps["mmapfile"] == {"page", "files"}
+    assert caps["blocks"] >= {"spill", "blocks", "read_ahead", "move", "files"}
+    assert caps["tuples"] >= {"spill", "read_ahead", "files"} and "blocks" not in caps["tuples"]
+    # the valid tiers of each policy, its default first: the same as the refusal messages say
+    tiers = {p["name"]: p["tiers"] for p in listing["policies"]}
+    assert tiers == {"none": ["none", "swap", "mmapfile"], "lru": ["blocks", "tuples"],
+                     "alru": ["blocks", "tuples"], "logging": ["tuples", "blocks"], "effpaging": ["swap"],
+                     "vma": ["blocks", "tuples"]}
+    pairs = {(p["policy"], p["tier"]): p["default"] for p in listing["pairs"]}
+    assert pairs == {(p, t): i == 0 for p, ts in tiers.items() for i, t in enumerate(ts)}
+    net = {p["name"]: p["network"] for p in listing["policies"]}
+    assert net["vma"] is False and all(v for k, v in net.items() if k != "vma")
+    opts = {p["name"]: p["options"] for p in listing["policies"]}
+    assert opts["lru"] == ["ac_lru_sample"] and "ac_log_alpha" in opts["logging"]
+    assert "ac_block_size" in next(t["options"] for t in listing["tiers"] if t["name"] == "blocks")
+    assert run_help("-o", "ac_list=1").stderr == "memcached-ac: ac_list takes no value (-o ac_list)\n"

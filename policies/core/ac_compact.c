@@ -2,10 +2,10 @@
  * below ac_compact_fill, and where.
  *
  * A fetch, or a migration, that leaves its block below the threshold claims
- * it (tier->begin_merge). How (-o ac_compact):
+ * it (spill->begin_merge). How (-o ac_compact):
  *  - merge (default): H-Store's lazy compaction (DeBrabant et al., VLDB 2013
  *    §3.4): the block is read whole and its live records come back into RAM,
- *    at the cold end, into free chunks only (ac_merge_block, ac_spill.c);
+ *    at the cold end, into free chunks only (ac_merge_block, ac_materialize.c);
  *  - copy: the background compaction that paper proposes as future work
  *    (§6.2: "compacts blocks without un-evicting the tuples ... updating the
  *    appropriate Evicted Table entries"): the block is read whole and each
@@ -37,7 +37,8 @@
  * (merges), copied_blocks (blocks whose every live record was copied or
  * left to a later claim; not those a failed write stopped), copied_items,
  * copied_bytes, copy_skipped (records left where they were: key locked,
- * write failed). */
+ * write failed).
+ * Uses: ac_materialize, ac_state. */
 #include "memcached.h"
 #include "ac_internal.h"
 #include "ac_opt.h"
@@ -83,7 +84,7 @@ static struct {
 } cq = { .mu = PTHREAD_MUTEX_INITIALIZER, .cv = PTHREAD_COND_INITIALIZER };
 
 /* One record of a block being copied (lazy compaction by copy): appended to
- * the open block and its entry moved there under its key's lock (tier->move:
+ * the open block and its entry moved there under its key's lock (spill->move:
  * the entry points at the new place at once, no second entry, so a full
  * evicted table does not stop it). False: the open block could not be
  * written, the rest of the block stays. */
@@ -99,7 +100,7 @@ static bool copy_record(const struct ac_walk *w, void *arg) {
             break;
         }
         bool live = ac_spilled_at(w->fp, &w->loc);
-        int rc = live ? ac.tier->move(w->fp, w->rec, w->r.len, &w->loc, &to) : -1;
+        int rc = live ? ac.spill->move(w->fp, w->rec, w->r.len, &w->loc, &to) : -1;
         item_trylock_unlock(lk);
         if (rc == 0) {
             AC_COUNT(copied_items, 1);
@@ -109,7 +110,7 @@ static bool copy_record(const struct ac_walk *w, void *arg) {
         }
         if (rc != AC_TIER_FULL)
             break;
-        if (ac.tier->flush() != 0) {       /* the open block could not be written: the rest stays */
+        if (ac.spill->flush() != 0) {       /* the open block could not be written: the rest stays */
             AC_COUNT(copy_skipped, 1);
             go_on = false;
             break;
@@ -128,15 +129,16 @@ bool ac_compact_copies(void) {
     return opts.copy != 0;
 }
 
-static void run_claim(uint32_t block, bool copy) {
+static void run_claim(struct ac_scratch *s, uint32_t block, bool copy) {
     if (copy)
         copy_block(block);
     else
-        ac_merge_block(block);
+        ac_merge_block(s, block);
 }
 
 static void *compact_main(void *arg) {
     (void)arg;
+    struct ac_scratch *s = &ac_thread()->scratch;
     pthread_mutex_lock(&cq.mu);
     for (;;) {
         while (cq.n == 0)
@@ -145,7 +147,7 @@ static void *compact_main(void *arg) {
         cq.head = (cq.head + 1) % COMPACT_QUEUE;
         cq.n--;
         pthread_mutex_unlock(&cq.mu);
-        run_claim(c.block, c.copy);
+        run_claim(s, c.block, c.copy);
         pthread_mutex_lock(&cq.mu);
     }
     return NULL;
@@ -165,7 +167,7 @@ int ac_compact_start(void) {
     return 0;
 }
 
-void ac_compact(uint32_t block, bool lazy) {
+void ac_compact(struct ac_scratch *s, uint32_t block, bool lazy) {
     bool copy = lazy && opts.copy;
     if (cq.started) {
         pthread_mutex_lock(&cq.mu);
@@ -181,7 +183,7 @@ void ac_compact(uint32_t block, bool lazy) {
             return;
     }
     __atomic_add_fetch(&cq.in_place, 1, __ATOMIC_RELAXED);
-    run_claim(block, copy);
+    run_claim(s, block, copy);
 }
 
 void ac_compact_stats(ADD_STAT add_stats, void *c) {

@@ -1,5 +1,9 @@
-/* memcached-ac core: start-up, the hook entry points that are not about moving
- * data (ac_spill.c does that), hit counting and `stats anticache`. */
+/* memcached-ac core: start-up (the policy and the tier chosen, the tier's
+ * shape taken once, the book-keeping charged, the threads started), shutdown
+ * at a failed start, and `stats anticache`; the services of ac_services.h
+ * about the slab memory.
+ * Uses: ac_hooks, ac_park, ac_compact, ac_budget, ac_record, ac_prefetch, ac_state
+ * (and beside the chain: ac_options, ac_registry, ac_io, ac_spilldir). */
 #include "memcached.h"
 #include "ac_internal.h"
 #include "ac_spilldir.h"
@@ -8,124 +12,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/stat.h>
 #include <unistd.h>
-
-bool ac_enabled = false;
-void *ac_slab_base = NULL;
-struct ac_state ac;
-struct ac_counters ac_cnt;
-
-/* Hit counters are bumped on every access: one cache line per worker thread,
- * so threads do not share a counter line (more threads than slots share slots,
- * hence the atomic add). Summed by `stats anticache`. */
-#define HIT_SLOTS 64
-struct hit_slot {
-    uint64_t mem_hits, disk_hits;
-    char pad[64 - 2 * sizeof(uint64_t)];
-};
-static struct hit_slot hit_slots[HIT_SLOTS];
-static unsigned next_hit_slot;
-static __thread struct hit_slot *my_hit_slot;
-static __thread uint64_t my_disk_hits;      /* this thread's, for the in-process driver */
-
-uint64_t ac_thread_disk_hits(void) {
-    return my_disk_hits;
-}
-
-static struct hit_slot *hit_slot(void) {
-    if (my_hit_slot == NULL)
-        my_hit_slot = &hit_slots[__atomic_fetch_add(&next_hit_slot, 1, __ATOMIC_RELAXED) % HIT_SLOTS];
-    return my_hit_slot;
-}
-
-/* Kernel-paged policies: major faults of this thread at the start of its
- * current lookup; external: the in-process driver opened the window itself
- * (ac_fault_window_begin) and counts the read when it closes it. */
-static __thread long fault_start;
-static __thread bool fault_external, fault_accessed;
-
-static long thread_major_faults(void) {
-    struct rusage ru;
-    if (getrusage(RUSAGE_THREAD, &ru) != 0)
-        return 0;
-    return ru.ru_majflt;
-}
-
-bool ac_kernel_paged(void) {
-    return ac_enabled && !ac_tier_spills();
-}
-
-void ac_fault_mark(void) {
-    if (!fault_external)
-        fault_start = thread_major_faults();
-}
-
-void ac_fault_window_begin(void) {
-    fault_external = true;
-    fault_accessed = false;
-    fault_start = thread_major_faults();
-}
-
-/* Kernel-paged policies: major faults taken while serving reads (a read may
- * take more than one: an item straddling a page boundary, a hash bucket). */
-static uint64_t read_faults;
-
-static void count_faults(long delta) {
-    if (delta > 0)
-        __atomic_add_fetch(&read_faults, (uint64_t)delta, __ATOMIC_RELAXED);
-}
-
-static void count_hit(bool disk) {
-    struct hit_slot *s = hit_slot();
-    if (disk) {
-        __atomic_add_fetch(&s->disk_hits, 1, __ATOMIC_RELAXED);
-        my_disk_hits++;
-    } else
-        __atomic_add_fetch(&s->mem_hits, 1, __ATOMIC_RELAXED);
-}
-
-int ac_fault_window_end(void) {
-    fault_external = false;
-    if (!fault_accessed)
-        return -1;
-    fault_accessed = false;
-    long delta = thread_major_faults() - fault_start;
-    count_faults(delta);
-    count_hit(delta != 0);
-    return delta != 0;
-}
-
-/* Network reads: the reply is copied from the item after the hook returns,
- * so the hook reads one byte of every page the item occupies (header, key,
- * value, chunks) inside the measured window. */
-static void touch_pages(const void *p, size_t n) {
-    const volatile char *b = p;
-    uintptr_t page = 4096;
-    for (uintptr_t a = (uintptr_t)b; a < (uintptr_t)b + n; a = (a & ~(page - 1)) + page)
-        (void)*(const volatile char *)a;
-    if (n > 0)
-        (void)b[n - 1];
-}
-
-static void touch_item(item *it) {
-    if ((it->it_flags & ITEM_CHUNKED) == 0) {
-        touch_pages(it, ITEM_ntotal(it));
-        return;
-    }
-    touch_pages(it, ITEM_schunk(it) - (char *)it + sizeof(item_chunk));
-    for (item_chunk *ch = (item_chunk *)ITEM_schunk(it); ch != NULL; ch = ch->next)
-        touch_pages(ch, sizeof(*ch) + (size_t)ch->used);
-}
-
-static void hit_totals(uint64_t *mem, uint64_t *disk) {
-    *mem = *disk = 0;
-    for (int i = 0; i < HIT_SLOTS; i++) {
-        *mem += __atomic_load_n(&hit_slots[i].mem_hits, __ATOMIC_RELAXED);
-        *disk += __atomic_load_n(&hit_slots[i].disk_hits, __ATOMIC_RELAXED);
-    }
-}
 
 /* The spill directory is ours when the tier keeps files there. */
 static bool has_dir(void) {
@@ -143,28 +33,32 @@ static void ac_at_exit(void) {
  * thread of memcached's uses it yet). */
 static void ac_shutdown(void) {
     ac_park_stop();                      /* no fetcher reads while the tier closes */
-    ac_room_shutdown();                  /* no page moves while the tier closes */
+    ac_budget_shutdown();                /* no page moves while the tier closes */
     if (ac.policy != NULL && ac.policy->shutdown != NULL)
         ac.policy->shutdown();
     ac.tier->close();                    /* removes its files */
-    if (ac_tier_spills())
+    if (ac.spill != NULL)
         ac_io_stop();
     if (has_dir())
         rmdir(ac.dir);
 }
 
-size_t ac_charged_bytes(void) {
-    return ac.fixed_charge + ac.tier->charged_bytes();
+void *ac_slab_memory(size_t len, bool random) {
+    if (ac_slab_base == NULL && ac.page != NULL)
+        ac_slab_base = ac.page->map(len, random);
+    return ac_slab_base;
 }
 
-void *ac_slab_memory(size_t len, bool random) {
-    if (ac_slab_base == NULL)
-        ac_slab_base = ac.tier->map(len, random);
-    return ac_slab_base;
+void ac_slab_memory_forget(void) {
+    ac_slab_base = NULL;
 }
 
 size_t ac_slab_limit(void) {
     return ac.item_limit;
+}
+
+void ac_slab_limit_set(size_t bytes) {
+    ac.item_limit = bytes;
 }
 
 bool ac_in_process(void) {
@@ -180,19 +74,21 @@ int ac_init(size_t *item_limit) {
         settings.socketpath = NULL;
     }
     const struct ac_policy_ops *p;
-    const struct ac_tier_ops *t;
-    if (ac_resolve(&p, &t) != 0 || ac_options_check_used(p, t) != 0)
+    const struct ac_tier *t;
+    if (ac_resolve(ac_opts.policy, ac_opts.tier, &p, &t) != 0 || ac_options_check_used(p, t) != 0)
         return -1;
-    if (t == &ac_tier_none)
+    if (t->caps & AC_CAP_EVICT)
         return 0;                        /* the stock cache */
     ac.policy = p;
     ac.tier = t;
+    ac.spill = t->spill;                 /* the tier's shape: taken here, once */
+    ac.page = t->page;
     pthread_mutex_init(&ac.spill_lock, NULL);
 
     /* Anti-caching keeps its own order: memcached's segmented LRU
      * (HOT/WARM/COLD) is off, every item lives in the COLD list. */
     settings.lru_segmented = false;
-    if (!ac_tier_spills()) {
+    if (ac.page != NULL) {
         if (settings.memory_file != NULL) {
             fprintf(stderr, "memcached-ac: ac_tier=%s cannot be combined with -e (restartable memory):"
                     " both provide the slab memory\n", t->name);
@@ -204,7 +100,7 @@ int ac_init(size_t *item_limit) {
         settings.slab_reassign = false;
     }
     /* Equal provisioning: the book-keeping allocated at start comes out of
-     * the item memory (what grows later is charged as it grows, ac_room.c). */
+     * the item memory (what grows later is charged as it grows, ac_budget.c). */
     size_t tier_bytes = ac.tier_fixed = t->fixed_bytes(settings.maxbytes);
     size_t policy_bytes = p->fixed_bytes != NULL ? p->fixed_bytes(settings.maxbytes) : 0;
     ac.fixed_charge = tier_bytes + policy_bytes;
@@ -224,11 +120,11 @@ int ac_init(size_t *item_limit) {
         snprintf(ac.dir, sizeof(ac.dir), "/var/tmp/memcached-ac.%d", (int)getpid());
     if (has_dir() && ac_spilldir_prepare(ac.dir) != 0)
         return -1;
-    if (ac_tier_spills())
+    if (ac.spill != NULL)
         ac_io_init();                    /* before the tier's threads and files */
     char err[512];
     if (t->open(ac.dir, settings.maxbytes, err, sizeof(err)) != 0) {
-        if (ac_tier_spills())
+        if (ac.spill != NULL)
             ac_io_stop();
         fprintf(stderr, "memcached-ac: ac_tier=%s: %s\n", t->name, err);
         if (has_dir())
@@ -243,53 +139,26 @@ int ac_init(size_t *item_limit) {
         ac_shutdown();
         return -1;
     }
-    if (ac_page_source_set() && settings.memory_file != NULL) {
+    if (p->page_alloc != NULL && settings.memory_file != NULL) {
         fprintf(stderr, "memcached-ac: ac_policy=%s gives the slab pages from its own mapping and cannot be"
                 " combined with -e (restartable memory preallocates them)\n", p->name);
         ac_shutdown();
         return -1;
     }
-    /* kernel tiers: the slab memory, unless the policy mapped it (effpaging's
+    /* paging tiers: the slab memory, unless the policy mapped it (effpaging's
      * hot and cold regions), which may also have raised the item memory */
-    if (!ac_tier_spills() && ac_slab_memory(ac.item_limit, true) == NULL) {
+    if (ac.page != NULL && ac_slab_memory(ac.item_limit, true) == NULL) {
         ac_shutdown();
         return -1;
     }
     *item_limit = ac.item_limit;
-    if (ac_room_init() != 0) {
+    if (ac_budget_init() != 0) {
         ac_shutdown();
         return -1;
     }
     atexit(ac_at_exit);
     ac_enabled = true;
     return 0;
-}
-
-void ac_item_linked(item *it, uint32_t hv) {
-    (void)hv;
-    if (ac_tier_spills())
-        ac_drop_stale_copies(it);
-    ac.policy->on_insert(it);
-}
-
-void ac_item_unlinked(item *it) {
-    ac.policy->on_remove(it);
-}
-
-void ac_item_accessed(item *it) {
-    it->it_flags |= ITEM_FETCHED;
-    if (!ac_tier_spills()) {
-        if (fault_external) {
-            fault_accessed = true;      /* counted when the driver closes its window */
-        } else {
-            touch_item(it);
-            long delta = thread_major_faults() - fault_start;
-            count_faults(delta);
-            count_hit(delta != 0);
-        }
-    } else
-        count_hit(ac_take_fetched(it));
-    ac.policy->on_access(it);
 }
 
 /* Collects memcached's own "evictions" counter: with an anti-caching policy
@@ -324,7 +193,7 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     struct slab_stats sl;
     slab_stats_aggregate(&ts, &sl);
     uint64_t mem_hits, disk_hits;
-    hit_totals(&mem_hits, &disk_hits);
+    ac_hit_totals(&mem_hits, &disk_hits);
     if (!ac_enabled)
         mem_hits = sl.get_hits + sl.touch_hits;
     APPEND_STAT("mem_hits", "%llu", (unsigned long long)mem_hits);
@@ -368,14 +237,15 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("migrate_reads_saved", "%llu", (unsigned long long)AC_READ(migrate_reads_saved));
     APPEND_STAT("spill_failures", "%llu", (unsigned long long)AC_READ(spill_failures));
     APPEND_STAT("overwritten_unread", "%llu", (unsigned long long)AC_READ(overwritten_unread));
-    APPEND_STAT("compression", "%s", ac_enabled && ac_tier_spills() ? ac_compression() : "none");
+    APPEND_STAT("compression", "%s", ac_enabled && ac.spill != NULL ? ac_compression() : "none");
     APPEND_STAT("compress_in_bytes", "%llu", (unsigned long long)AC_READ(compress_in_bytes));
     APPEND_STAT("compress_out_bytes", "%llu", (unsigned long long)AC_READ(compress_out_bytes));
     APPEND_STAT("compress_skipped", "%llu", (unsigned long long)AC_READ(compress_skipped));
-    if (ac_enabled && ac_tier_spills()) {
+    if (ac_enabled && ac.spill != NULL) {
         ac_io_stats(add_stats, c);
+        APPEND_STAT("driver_depth", "%llu", (unsigned long long)(ac_in_process() ? ac_opts.driver_depth : 0));
         ac_prefetch_stats(add_stats, c);
-        if (ac.tier->begin_merge != NULL)
+        if (ac.spill->begin_merge != NULL)
             ac_compact_stats(add_stats, c);
         ac_park_stats(add_stats, c);
     }
@@ -385,6 +255,7 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("refused_io_error", "%llu", (unsigned long long)AC_READ(refused_io_error));
     APPEND_STAT("refused_table_full", "%llu", (unsigned long long)AC_READ(refused_table_full));
     APPEND_STAT("refused_timeout", "%llu", (unsigned long long)AC_READ(refused_timeout));
+    APPEND_STAT("refused_nomem", "%llu", (unsigned long long)AC_READ(refused_nomem));
     APPEND_STAT("alloc_room_taken", "%llu", (unsigned long long)AC_READ(alloc_room_taken));
     APPEND_STAT("alloc_waits", "%llu", (unsigned long long)AC_READ(alloc_waits));
     APPEND_STAT("pages_borrowed", "%llu", (unsigned long long)AC_READ(pages_borrowed));
@@ -394,7 +265,7 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     /* items dropped: 0 under anti-caching; for the stock cache (policy none) its evictions */
     APPEND_STAT("lost_items", "%llu", (unsigned long long)evictions);
     struct rusage ru;
-    APPEND_STAT("read_major_faults", "%llu", (unsigned long long)__atomic_load_n(&read_faults, __ATOMIC_RELAXED));
+    APPEND_STAT("read_major_faults", "%llu", (unsigned long long)ac_read_page_ins());
     APPEND_STAT("major_faults", "%llu", getrusage(RUSAGE_SELF, &ru) == 0 ? (unsigned long long)ru.ru_majflt : 0ULL);
     if (ac_enabled) {
         APPEND_STAT("spill_dir", "%s", has_dir() ? ac.dir : "");

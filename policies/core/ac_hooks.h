@@ -1,38 +1,27 @@
-/* The calls the patched memcached makes into memcached-ac (memcached/patches/).
- * Every call site is guarded by ac_enabled, so ac_policy=none runs upstream code. */
+/* The calls the patched memcached (memcached/patches/) and the in-process
+ * driver (ycsb-driver/inproc/) make into memcached-ac. Every call site in
+ * memcached is guarded by ac_enabled (false for the stock cache: upstream code
+ * runs), except ac_init, ac_usage and the -o parsing (ac_is_option,
+ * ac_parse_option), which run before anything is enabled, ac_main_loop_starting
+ * (the in-process driver runs with any policy) and the in-process driver's
+ * calls. */
 #ifndef AC_HOOKS_H
 #define AC_HOOKS_H
 #include "ac_options.h"
+#include "ac_services.h"         /* also what the in-process driver uses of them */
+#include "policy/regions.h"      /* effpaging's slab regions, which the patched slabs.c serves */
 
 extern bool ac_enabled;          /* an anti-caching policy is active */
-/* Set by ac_init for a kernel-paged policy (ospaging): the memory the slab
+/* Set by ac_init for a paging tier (ospaging, effpaging): the memory the slab
  * allocator carves its pages from (one mapping of -m bytes), else NULL. */
 extern void *ac_slab_base;
-
-/* Policies with two regions of slab memory (effpaging, regions.c): a hot
- * region [ac_hot_lo, ac_hot_hi) and a cold one. slabs.c keeps the free chunks
- * of each region on a list of their own and takes a chunk or a new page from
- * the region ac_region_want() names for this thread (AC_WANT_HOT, else cold),
- * then, unless AC_WANT_STRICT, from the other one. Set at start-up, before
- * slabs_init. */
-extern bool ac_slab_regions;
-extern char *ac_hot_lo, *ac_hot_hi;
-#define AC_WANT_HOT 1u
-#define AC_WANT_STRICT 2u
-static inline bool ac_region_hot(const void *p) {
-    return (const char *)p >= ac_hot_lo && (const char *)p < ac_hot_hi;
-}
-unsigned int ac_region_want(void);
-void ac_region_set(unsigned int want);
-/* A slab page of size bytes from the wanted region (slabs_lock held), or NULL. */
-void *ac_region_page(size_t size);
 
 /* Start-up, before slabs_init: opens the spill store and sizes the evicted
  * table; *item_limit (memory for the slab allocator, -m on entry) is lowered by
  * the book-keeping's memory. Returns -1 after printing why. */
 int ac_init(size_t *item_limit);
 /* `cache_memlimit`: -m becomes bytes, the budget for items and book-keeping;
- * the slab allocator gets what is left after the book-keeping (ac_room.c).
+ * the slab allocator gets what is left after the book-keeping (ac_budget.c).
  * false when the slab memory is preallocated (-L), as upstream's. */
 bool ac_set_budget(size_t bytes);
 /* An allocation of ntotal bytes in class id found no free chunk
@@ -46,7 +35,7 @@ bool ac_borrow_page(void);
  * is freed once no policy's item-pointer hint can still lead into it. */
 void ac_page_free(void *page);
 /* slabs.c memory_allocate (malloc mode): a slab page of size bytes, from the
- * policy's page source when it set one (vma: its protected mapping), else
+ * policy's own page source when it has one (vma: its protected mapping), else
  * malloc. NULL when there is none. */
 void *ac_page_alloc(size_t size);
 /* assoc_find, then the evicted table: a spilled item is read back, verified and
@@ -58,8 +47,7 @@ item *ac_item_find(const char *key, size_t nkey, uint32_t hv, bool do_update);
  * spilled old value is dropped without reading it, by the key's 64-bit
  * fingerprint (policies/README.md: "Overwrites"). */
 void ac_item_overwrite(const char *key, size_t nkey, uint32_t hv);
-/* The item is a transient copy (slab class 0, which memcached never uses). */
-#define AC_ITEM_TRANSIENT(it) ((it)->slabs_clsid == 0)
+/* AC_ITEM_TRANSIENT(it) (ac_services.h): the item is a transient copy. */
 void ac_item_free(item *it);
 /* A lookup that will modify the item (touch) cannot use a transient copy:
  * releases it and returns NULL with the error to answer set. */
@@ -68,8 +56,8 @@ item *ac_item_for_update(item *it);
  * answer, or NULL. Set only by the hooks above that return a bare pointer to
  * memcached (ac_item_find, ac_item_for_update, ac_alloc): a NULL from them
  * reads as "absent" to upstream's callers, and widening item_get/item_alloc
- * would touch some forty call sites. Inside memcached-ac errors are return
- * values (enum ac_error, ac_internal.h). */
+ * would touch some forty call sites. Inside memcached-ac errors travel in the
+ * lookup's context (struct ac_lookup, ac_internal.h). */
 const char *ac_lookup_error(void);
 /* The same, and forgets it: the error has been answered. */
 const char *ac_take_lookup_error(void);
@@ -105,24 +93,25 @@ void ac_main_loop_starting(void);
 int ac_item_fill(item *it, const char *src, size_t n);
 /* Reads of this thread that were served after a spill-store read, so far. */
 uint64_t ac_thread_disk_hits(void);
-/* Kernel-paged policies: a read is a disk hit when this thread's major-fault
- * count (getrusage RUSAGE_THREAD) rose while it was served. The in-process
- * driver brackets the lookup and the value copy itself: begin before
- * item_get, end after the copy. end counts the read as a memory or disk hit
- * and returns 1 (disk hit), 0 (hit) or -1 (no item was accessed: a miss). */
+/* Paging tiers: a read is a disk hit when the pages this thread waited for
+ * (the kernel tiers: its major faults) rose while it was served. The
+ * in-process driver brackets the lookup and the value copy itself: begin
+ * before item_get, end after the copy. end counts the read as a memory or
+ * disk hit and returns 1 (disk hit), 0 (hit) or -1 (no item was accessed: a
+ * miss). */
 bool ac_kernel_paged(void);
 /* Reads of spilled records kept in flight by a driver thread (ac_prefetch.c,
- * -o ac_driver_depth). new: this thread's, with a ring of depth requests
- * (NULL with why in err). begin: the read of key's spilled record goes out;
- * its slot, or -1 (in RAM, absent, or the tier cannot). wait: until a slot's
- * read completed. batch: waits for everything and starts a new batch. The
- * lookup (item_get) then uses the bytes read when they are still the record's,
- * from the prefetcher this thread made last or named with use (a thread with
- * two, one batch being served while the next one's reads are in flight). */
+ * -o ac_driver_depth). new: a prefetcher with a ring of depth requests (NULL
+ * with why in err). begin: the read of key's spilled record goes out; its
+ * slot, or -1 (in RAM, absent, or the tier cannot). wait: until a slot's read
+ * completed. batch: waits for everything and starts a new batch. use: the
+ * lookups (item_get) of this thread take the bytes p read when they are still
+ * the record's (NULL: none; a thread with two serves one batch while the next
+ * one's reads are in flight); a thread names NULL before it frees the one in
+ * use. */
 struct ac_prefetcher;
 struct ac_prefetcher *ac_prefetcher_new(unsigned depth, char *err, size_t errlen);
 void ac_prefetcher_use(struct ac_prefetcher *p);
-void ac_prefetcher_free(struct ac_prefetcher *p);
 int ac_prefetch_begin(struct ac_prefetcher *p, const char *key, size_t nkey);
 void ac_prefetch_wait(struct ac_prefetcher *p, int slot);
 void ac_prefetch_batch(struct ac_prefetcher *p);

@@ -1,6 +1,7 @@
 /* The spill files' I/O engine (store/io_engine.h) as the spilling tiers see
  * it: its options (ac_io, ac_io_threads, ac_fault), its start with the
- * fallback said on stderr, and its lines of `stats anticache`. */
+ * fallback said on stderr, and its lines of `stats anticache`.
+ * Uses: ac_options (its parsers' helpers). */
 #include "memcached.h"
 #include "ac_internal.h"
 #include "store/io_engine.h"

@@ -3,7 +3,7 @@
  * sets, its default as text, a line of help) wrapped in an ac_opt_table that
  * names the component and points to that struct. The core's table is in
  * ac_options.c (its values: ac_opts); a policy or a tier keeps its table and
- * its values in its own file and points to the table from its ops
+ * its values in its own file and points to the table from its descriptor
  * (ac_policy.h, ac_tier.h: .options). ac_options.c parses, checks, prints -h
  * and -o ac_help from all of them, starts every field from its default, and
  * refuses at start an option given for a component that is not in use. */
@@ -82,7 +82,7 @@ bool ac_opt_digits(const char *v, uint64_t *out, const char **end);
 bool ac_opt_duration(const char *v, unsigned allowed, uint64_t min_ns, uint64_t max_ns, uint64_t *ns);
 int ac_opt_refuse(const struct ac_opt *opt, const char *v);
 
-/* ac_registry.c: every table once (the core's first, then each policy's and
+/* ac_options.c: every table once (the core's first, then each policy's and
  * each tier's in registry order); returns how many, at most max. */
 size_t ac_option_tables(const struct ac_opt_table **out, size_t max);
 /* The core's own table (ac_options.c). */

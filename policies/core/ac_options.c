@@ -7,7 +7,8 @@
  * component that is not in use. A value is only ever the one given: no
  * option writes a value derived from another back into ac_opts (a 0 in
  * block_size, evicted_max, log_keys, bloom_keys, eff_memory means "derived at
- * start", by the component that uses it). */
+ * start", by the component that uses it).
+ * Uses: ac_registry, ac_size (beside the chain of the request path). */
 #include "memcached.h"
 #include "ac_internal.h"
 #include "ac_size.h"
@@ -19,14 +20,29 @@
 
 struct ac_options ac_opts;
 
-size_t ac_default_keys(size_t bytes) {
-    /* an eighth of the memory for a table of 28 bytes per slot (logging's
-     * estimate table, policy/classify.c) at 90 % load, slots a power of two */
-    uint64_t slots = 16;
-    while ((slots * 2) * 28 <= bytes / 8)
-        slots *= 2;
-    size_t keys = (size_t)((double)slots * 0.9);
-    return keys < 1024 ? 1024 : keys;
+/* Adds each of a component's tables unless it is there already (shared). */
+static void add_tables(const struct ac_opt_table *const *list, const struct ac_opt_table **out, size_t *n,
+                       size_t max) {
+    for (size_t k = 0; k < AC_MAX_OPT_TABLES && list[k] != NULL; k++) {
+        bool seen = false;
+        for (size_t j = 0; j < *n; j++)
+            seen |= out[j] == list[k];
+        if (!seen && *n < max)
+            out[(*n)++] = list[k];
+    }
+}
+
+size_t ac_option_tables(const struct ac_opt_table **out, size_t max) {
+    size_t n = 0;
+    if (max > 0)
+        out[n++] = &ac_core_options;
+    const struct ac_policy_ops *p;
+    for (size_t i = 0; (p = ac_policy_at(i)) != NULL; i++)
+        add_tables(p->options, out, &n, max);
+    const struct ac_tier *t;
+    for (size_t i = 0; (t = ac_tier_at(i)) != NULL; i++)
+        add_tables(t->options, out, &n, max);
+    return n;
 }
 
 /* ---- the core's table -------------------------------------------------------- */
@@ -456,7 +472,7 @@ static bool has_table(const struct ac_opt_table *const *list, const struct ac_op
     return false;
 }
 
-int ac_options_check_used(const struct ac_policy_ops *p, const struct ac_tier_ops *t) {
+int ac_options_check_used(const struct ac_policy_ops *p, const struct ac_tier *t) {
     for (size_t i = 0; i < n_given; i++) {
         const struct ac_opt_table *owner = given_owner[i];
         if (owner == &ac_core_options || has_table(p->options, owner) || has_table(t->options, owner))
@@ -468,7 +484,7 @@ int ac_options_check_used(const struct ac_policy_ops *p, const struct ac_tier_op
     return 0;
 }
 
-void ac_options_bookkeeping(const struct ac_policy_ops *p, const struct ac_tier_ops *t, char *buf, size_t n) {
+void ac_options_bookkeeping(const struct ac_policy_ops *p, const struct ac_tier *t, char *buf, size_t n) {
     buf[0] = '\0';
     const struct ac_opt_table *const *lists[2] = { p->options, t->options };
     for (size_t l = 0; l < 2; l++)
@@ -493,6 +509,8 @@ static void print_options(void) {
         }
     }
     printf("   - %-20sprint these options and the policies and tiers, then exit\n", "ac_help");
+    printf("   - %-20sprint the policies, tiers, their capabilities and the pairs that work as JSON, then exit\n",
+           "ac_list");
     ac_list_components();
 }
 
@@ -533,6 +551,14 @@ int ac_parse_option(const char *arg) {
             return -1;
         }
         ac_help();
+    }
+    if (klen == strlen("ac_list") && strncmp(kv, "ac_list", klen) == 0) {
+        if (eq != NULL) {
+            fprintf(stderr, "memcached-ac: ac_list takes no value (-o ac_list)\n");
+            return -1;
+        }
+        ac_list_json();
+        exit(EXIT_SUCCESS);
     }
     const struct ac_opt_table *owner;
     const struct ac_opt *opt = option_named(kv, klen, &owner);

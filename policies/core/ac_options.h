@@ -37,7 +37,8 @@ bool ac_is_option(const char *kv);
 /* Parses "ac_key=value" into ac_opts; prints an error naming what is accepted
  * and returns -1 on bad input. "ac_help" prints every option (its range, its
  * default, a line of help) and the policies and tiers to stdout, and exits 0
- * (memcached's -o loop has no other way to stop with success). */
+ * (memcached's -o loop has no other way to stop with success); "ac_list"
+ * prints ac_list_json's and exits 0. */
 int ac_parse_option(const char *kv);
 /* Prints the ac_* suboptions for memcached -h: the same list as ac_help. */
 void ac_usage(void);
@@ -49,10 +50,11 @@ const char *ac_tier_names(void);
 bool ac_policy_known(const char *name);
 bool ac_tier_known(const char *name);
 void ac_list_components(void);
+/* -o ac_list: the policies (capabilities they need, default tier, the tiers
+ * they work over, options), the tiers (shape, capabilities, files, options),
+ * every pair that works and the approach names, as one JSON object on stdout
+ * (policies/README.md, "-o ac_list"). */
+void ac_list_json(void);
 /* Calls fn for the name of every file any tier keeps in a spill directory. */
 void ac_all_tier_files(void (*fn)(const char *name, void *arg), void *arg);
-/* The default of ac_log_keys for bytes of memory: keys logging's estimate
- * table tracks in an eighth of it; also the tuple tier's filter size. */
-size_t ac_default_keys(size_t bytes);
-
 #endif

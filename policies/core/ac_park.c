@@ -7,15 +7,17 @@
  *
  * How a lookup becomes parked: proto_text.c begins the command (ac_park_begin:
  * may anything of it be parked?) and allows each key's lookup (ac_park_allow)
- * just before limited_get; ac_item_find (ac_spill.c) takes the permission and, when
- * the key is not in RAM but the tier may hold it (tier->maybe: memory only),
- * returns NULL with this thread's lookup marked parked instead of reading;
- * proto_text.c then calls ac_park, which queues the key on the connection's
- * IO queue with the key's response object. The miss upstream counts for it
- * is turned into a hit when the value comes back.
+ * just before limited_get (the permission is the thread record's, ac_thread:
+ * memcached's code lies between); ac_item_find (ac_hooks.c) puts it into the
+ * lookup's context, and ac_fetch, when the key is not in RAM but the tier may
+ * hold it (spill->maybe: memory only), returns NULL with the lookup marked
+ * parked instead of reading; proto_text.c then calls ac_park, which queues the
+ * key on the connection's IO queue with the key's response object. The miss
+ * upstream counts for it is turned into a hit when the value comes back (the
+ * hooks patch has no room for a lookup that is neither).
  *
  * A fetcher does what a worker did before: item_get with its own connection
- * and thread state, i.e. the ordinary fetch path (ac_spill.c) with its locks,
+ * and thread state, i.e. the ordinary fetch path (ac_fetch.c) with its locks,
  * checks and errors -- but with the record's bytes read ahead, without the
  * item lock, for up to FETCH_BATCH keys at once (fetch_loop). So a fetch racing with a delete, an overwrite or another
  * fetch of the same key behaves exactly as two workers would, and concurrent
@@ -34,7 +36,8 @@
  * touch is part of the lookup), meta and binary commands, the in-process
  * driver (ac_driver_depth does its own reads in flight), kernel-paged
  * policies, and any get when the connection's queue table has no room
- * (upstream's proxy and extstore queues both in use). */
+ * (upstream's proxy and extstore queues both in use).
+ * Uses: ac_prefetch, ac_options, ac_state. */
 #include "memcached.h"
 #include "ac_internal.h"
 #include <pthread.h>
@@ -82,13 +85,6 @@ _Static_assert(offsetof(struct parked, resp) == offsetof(io_pending_t, resp), "i
 _Static_assert(offsetof(struct parked, c) == offsetof(io_pending_t, c), "io_pending_t's head");
 _Static_assert(offsetof(struct parked, thread) == offsetof(io_pending_t, thread), "io_pending_t's head");
 
-enum { PARK_NONE, PARK_ALLOWED, PARK_PARKED };
-static __thread int tl_state;
-/* the command being parsed on this thread: its first response, and its parked
- * keys' parked_cmd once one is parked */
-static __thread mc_resp *tl_first;
-static __thread struct parked_cmd *tl_cmd;
-
 /* A fetcher thread, with what a worker has (its connection and thread state
  * for item_get) and its own queue of parked keys. */
 struct fetcher {
@@ -114,8 +110,10 @@ static struct {
 
 /* One parked key: the ordinary lookup, then the key is back. */
 static void serve(struct fetcher *f, struct parked *p) {
+    struct ac_thread *th = ac_thread();
     p->it = item_get(p->key, p->nkey, &f->c, DO_UPDATE);
-    p->err = p->it == NULL ? ac_take_lookup_error() : NULL;
+    p->err = p->it == NULL ? th->error : NULL;
+    th->error = NULL;
     __atomic_add_fetch(p->it != NULL ? &pk.fetched : p->err != NULL ? &pk.failed : &pk.missed, 1,
                        __ATOMIC_RELAXED);
     __atomic_sub_fetch(&pk.waiting, 1, __ATOMIC_RELAXED);
@@ -138,7 +136,9 @@ static void serve(struct fetcher *f, struct parked *p) {
  * lookup takes the bytes read ahead when they are still the record's. So no
  * parked read waits under an item lock, and the reads of a batch overlap as
  * far as the ac_io engine lets them (sync: one after the other). A tier
- * without reads ahead (tuples) is read in the lookup. */
+ * without reads ahead (spill->read_start NULL) is read in the lookup; both
+ * tiers here have them (tuples: its index looked up under the key's lock,
+ * the record read with nothing held). */
 static void *fetch_loop(void *arg) {
     struct fetcher *f = arg;
     /* what a worker thread sets up for itself: its logger (also this thread's
@@ -155,6 +155,7 @@ static void *fetch_loop(void *arg) {
     struct ac_prefetcher *pf = ac_prefetcher_new(FETCH_BATCH, why, sizeof(why));
     if (pf == NULL)
         fprintf(stderr, "memcached-ac: a fetcher thread reads each parked key in its lookup: %s\n", why);
+    ac_thread()->pf = pf;                    /* its lookups take the bytes read ahead */
     struct parked *batch[FETCH_BATCH];
     int slot[FETCH_BATCH];
     for (;;) {
@@ -183,6 +184,7 @@ static void *fetch_loop(void *arg) {
         if (pf != NULL)
             ac_prefetch_batch(pf);
     }
+    ac_thread()->pf = NULL;
     ac_prefetcher_free(pf);
     return NULL;
 }
@@ -372,40 +374,35 @@ static io_queue_t *conn_queue(conn *c) {
 }
 
 bool ac_park_begin(conn *c, bool touch) {
-    tl_state = PARK_NONE;
-    tl_first = c->resp;                        /* the first key's response */
-    tl_cmd = NULL;
-    if (touch || ac_opts.park_threads == 0 || !ac_tier_spills() || c->protocol != ascii_prot || c->sfd < 0)
+    struct ac_thread *th = ac_thread();
+    th->park = AC_PARK_NONE;
+    th->park_first = c->resp;                  /* the first key's response */
+    th->park_cmd = NULL;
+    if (touch || ac_opts.park_threads == 0 || ac.spill == NULL || c->protocol != ascii_prot || c->sfd < 0)
         return false;
     pthread_once(&pk.once, start_fetchers);
     return pk.n > 0 && conn_queue(c) != NULL;
 }
 
 void ac_park_allow(conn *c) {
-    if (tl_cmd != NULL)
-        tl_cmd->last = c->resp;                /* this key's response: the command's last so far */
-    tl_state = PARK_ALLOWED;
-}
-
-bool ac_park_take(void) {
-    bool allowed = tl_state == PARK_ALLOWED;
-    tl_state = PARK_NONE;
-    return allowed;
-}
-
-void ac_park_mark(void) {
-    tl_state = PARK_PARKED;
+    struct ac_thread *th = ac_thread();
+    struct parked_cmd *cmd = th->park_cmd;
+    if (cmd != NULL)
+        cmd->last = c->resp;                   /* this key's response: the command's last so far */
+    th->park = AC_PARK_ALLOWED;
 }
 
 void ac_park(conn *c, mc_resp *resp, const char *key, size_t nkey, bool cas) {
-    bool parked = tl_state == PARK_PARKED;
-    tl_state = PARK_NONE;
+    struct ac_thread *th = ac_thread();
+    bool parked = th->park == AC_PARK_PARKED;
+    th->park = AC_PARK_NONE;
     if (!parked)
         return;
+    struct parked_cmd *cur = th->park_cmd;         /* the command's, once a key of it is parked */
     io_queue_t *q = conn_queue(c);
     struct parked *p = q != NULL ? do_cache_alloc(c->thread->io_cache) : NULL;
     char *k = p != NULL ? malloc(nkey) : NULL;
-    struct parked_cmd *cmd = k == NULL ? NULL : tl_cmd != NULL ? tl_cmd : calloc(1, sizeof(*cmd));
+    struct parked_cmd *cmd = k == NULL ? NULL : cur != NULL ? cur : calloc(1, sizeof(*cmd));
     if (cmd == NULL) {
         /* no memory to park it: read it here, as without parking */
         __atomic_add_fetch(&pk.sync_fallbacks, 1, __ATOMIC_RELAXED);
@@ -418,10 +415,10 @@ void ac_park(conn *c, mc_resp *resp, const char *key, size_t nkey, bool cas) {
             answer(&now);
         return;
     }
-    if (tl_cmd == NULL) {                      /* the command's first parked key */
-        cmd->first = tl_first;
+    if (cur == NULL) {                      /* the command's first parked key */
+        cmd->first = th->park_first;
         cmd->last = resp;                      /* ac_park_allow moves it on, key by key */
-        tl_cmd = cmd;
+        th->park_cmd = cmd;
     }
     cmd->keys++;
     memcpy(k, key, nkey);

@@ -3,18 +3,19 @@
  *
  * A batch of requests starts with ac_prefetch_begin for each read: under the
  * key's lock it learns whether the key is spilled and where (the tier's book-
- * keeping, no I/O), and sends the read of that record out on the thread's
- * ring (tier->read_start) with nothing held. The requests are then served in
+ * keeping, no I/O), and sends the read of that record out on the prefetcher's
+ * ring (spill->read_start) with nothing held. The requests are then served in
  * order, as with depth 1, through the ordinary lookup (item_get ->
- * ac_item_find -> fetch): before a request is served its read is waited for,
- * and fetch takes the bytes from here instead of reading (ac_prefetched) when
- * the record is still live at the same place and its space was not taken
- * again meanwhile (tier->read_valid) -- otherwise it reads as usual. So the
- * policy sees the same calls in the same order as at depth 1; only the waits
- * for the device overlap. A key asked for twice in a batch is read once. A
- * driver thread keeps two prefetchers: the next batch's reads go out on one
- * while the current batch is served from the other (ac_prefetcher_use names
- * the one ac_prefetched looks in).
+ * ac_item_find -> ac_fetch, whose struct ac_lookup carries the prefetcher the
+ * thread named with ac_prefetcher_use): before a request is served its read
+ * is waited for, and the record is taken from here instead of read
+ * (ac_prefetched, from ac_read_record_at) when it is still live at the same
+ * place and its space was not taken again meanwhile (spill->read_valid) --
+ * otherwise it is read as usual. So the policy sees the same calls in the
+ * same order as at depth 1; only the waits for the device overlap. A key
+ * asked for twice in a batch is read once. A driver thread keeps two
+ * prefetchers: the next batch's reads go out on one while the current batch
+ * is served from the other.
  *
  * Counted in `stats anticache`: prefetch_reads (reads sent), prefetch_used
  * (reads that served a fetch), prefetch_unused (reads that did not: the key
@@ -26,7 +27,8 @@
  * ac_migrate_in): it knows a fingerprint and a place, not the key, so the read
  * is sent without the key's lock and its bytes are used only when they check
  * out under that lock. Its reads are counted apart (migrate_prefetch_reads,
- * _used, _unused): its batch may be open when the counts are read. */
+ * _used, _unused): its batch may be open when the counts are read.
+ * Uses: ac_state. */
 #include "memcached.h"
 #include "ac_internal.h"
 #include <errno.h>
@@ -63,8 +65,6 @@ struct ac_prefetcher {
     bool broken;                     /* the ring could not be reaped: no more reads ahead */
 };
 
-static __thread struct ac_prefetcher *tl_pf;
-
 static struct ac_prefetcher *prefetcher_new(unsigned depth, uint64_t *count, char *err, size_t errlen) {
     struct ac_prefetcher *p = calloc(1, sizeof(*p));
     int e = ENOMEM;
@@ -72,7 +72,6 @@ static struct ac_prefetcher *prefetcher_new(unsigned depth, uint64_t *count, cha
             (p->ring = ac_io_ring_new(depth, &e)) != NULL) {
         p->depth = depth;
         p->count = count;
-        tl_pf = p;
         return p;
     }
     snprintf(err, errlen, "a ring of %u requests for the %s engine: %s", depth, ac_io_name(ac_io_kind()),
@@ -89,10 +88,6 @@ struct ac_prefetcher *ac_prefetcher_new(unsigned depth, char *err, size_t errlen
 
 struct ac_prefetcher *ac_prefetcher_new_migration(unsigned depth, char *err, size_t errlen) {
     return prefetcher_new(depth, counts[1], err, errlen);
-}
-
-void ac_prefetcher_use(struct ac_prefetcher *p) {
-    tl_pf = p;
 }
 
 #define REAP_MAX 64
@@ -150,8 +145,6 @@ void ac_prefetcher_free(struct ac_prefetcher *p) {
     free(p->slot);
     if (!p->broken)
         ac_io_ring_free(p->ring);
-    if (tl_pf == p)
-        tl_pf = NULL;
     free(p);
 }
 
@@ -173,7 +166,7 @@ static int send_read(struct ac_prefetcher *p, uint64_t fp, const struct ac_loc *
     s->used = false;
     memset(&s->req, 0, sizeof(s->req));
     s->req.data = s;
-    int rc = ac.tier->read_start(&s->loc, s->buf, p->ring, &s->req, token);
+    int rc = ac.spill->read_start(&s->loc, s->buf, p->ring, &s->req, token);
     if (rc < 0)
         return -1;
     s->state = rc == 1 ? PF_DONE : PF_FLIGHT;
@@ -185,7 +178,7 @@ static int send_read(struct ac_prefetcher *p, uint64_t fp, const struct ac_loc *
 }
 
 static bool can_send(const struct ac_prefetcher *p) {
-    return ac_enabled && ac_tier_spills() && ac.tier->read_start != NULL && p->n < p->depth && !p->broken;
+    return ac_enabled && ac.spill != NULL && ac.spill->read_start != NULL && p->n < p->depth && !p->broken;
 }
 
 int ac_prefetch_begin(struct ac_prefetcher *p, const char *key, size_t nkey) {
@@ -196,12 +189,12 @@ int ac_prefetch_begin(struct ac_prefetcher *p, const char *key, size_t nkey) {
         if (p->slot[i].fp == fp)
             return (int)i;               /* asked for twice: one read */
     uint32_t hv = hash(key, nkey);
-    struct ac_loc locs[4];
+    struct ac_loc locs[AC_LOCS];
     uint64_t token = 0;
     item_lock(hv);
-    int n = assoc_find(key, nkey, hv) != NULL ? 0 : ac.tier->peek(fp, locs, 4);
+    int n = assoc_find(key, nkey, hv) != NULL ? 0 : ac.spill->peek(fp, locs, AC_LOCS);
     if (n > 0)
-        token = ac.tier->read_token(&locs[0]);   /* while the record is known live there */
+        token = ac.spill->read_token(&locs[0]);   /* while the record is known live there */
     item_unlock(hv);
     if (n <= 0)
         return -1;                       /* in RAM, or not stored */
@@ -212,23 +205,22 @@ int ac_prefetch_at(struct ac_prefetcher *p, uint64_t fp, const struct ac_loc *lo
     if (!can_send(p))
         return -1;
     for (unsigned i = 0; i < p->n; i++)
-        if (p->slot[i].fp == fp && p->slot[i].loc.block == loc->block && p->slot[i].loc.offset == loc->offset)
+        if (p->slot[i].fp == fp && ac_loc_same(&p->slot[i].loc, loc))
             return (int)i;
     /* no key lock: the token may already name a later tenant of the place;
      * whoever takes the bytes checks them under the key's lock (read_valid) */
-    return send_read(p, fp, loc, ac.tier->read_token(loc));
+    return send_read(p, fp, loc, ac.spill->read_token(loc));
 }
 
-char *ac_prefetched(uint64_t fp, const struct ac_loc *loc) {
-    struct ac_prefetcher *p = tl_pf;
+char *ac_prefetched(struct ac_prefetcher *p, uint64_t fp, const struct ac_loc *loc) {
     if (p == NULL)
         return NULL;
     for (unsigned i = 0; i < p->n; i++) {
         struct ac_prefetch *s = &p->slot[i];
-        if (s->fp != fp || s->loc.block != loc->block || s->loc.offset != loc->offset || s->loc.len != loc->len)
+        if (s->fp != fp || !ac_loc_same(&s->loc, loc))
             continue;
         ac_prefetch_wait(p, (int)i);
-        if (!s->ok || !ac.tier->read_valid(loc, s->token))
+        if (!s->ok || !ac.spill->read_valid(loc, s->token))
             return NULL;
         if (!s->used && s->io)
             __atomic_add_fetch(&p->count[PF_USED], 1, __ATOMIC_RELAXED);
@@ -239,7 +231,6 @@ char *ac_prefetched(uint64_t fp, const struct ac_loc *loc) {
 }
 
 void ac_prefetch_stats(ADD_STAT add_stats, void *c) {
-    APPEND_STAT("driver_depth", "%llu", (unsigned long long)(ac_in_process() ? ac_opts.driver_depth : 0));
     static const char *const names[2][3] = {
         { "prefetch_reads", "prefetch_used", "prefetch_unused" },
         { "migrate_prefetch_reads", "migrate_prefetch_used", "migrate_prefetch_unused" },

@@ -5,7 +5,8 @@
  * divides d1..df (then it is odd: it does not end in 0) and f <= u. So more
  * fraction digits than u (at most 40, for T) are refused at once, and the
  * fraction is doubled u times as a decimal digit string: each doubling carries
- * 0 or 1 into the bytes, and the digits left over must be all zero. */
+ * 0 or 1 into the bytes, and the digits left over must be all zero.
+ * Uses: nothing of the core. */
 #include "ac_size.h"
 #include <stddef.h>
 

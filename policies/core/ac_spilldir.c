@@ -11,7 +11,8 @@
  *
  * The check runs on a descriptor opened with O_NOFOLLOW|O_DIRECTORY, so what
  * is checked is what the path named then. After it the directory is 0700 and
- * ours: nobody else can add, remove or rename entries inside it. */
+ * ours: nobody else can add, remove or rename entries inside it.
+ * Uses: ac_registry (the files every tier keeps). */
 #include "ac_spilldir.h"
 #include "ac_options.h"
 #include <dirent.h>
@@ -25,7 +26,7 @@
 #include <unistd.h>
 
 /* A file a tier of ours creates in the directory (each tier declares its
- * files: ac_tier_ops.files). */
+ * files: struct ac_tier files). */
 struct find_name { const char *name; bool found; };
 
 static void match_name(const char *ours, void *arg) {

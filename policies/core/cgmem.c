@@ -4,7 +4,8 @@
  * (/sys/fs/cgroup/memory, the hierarchical limit of memory.stat, which takes
  * the parents' limits into account) and v2's memory.max (the lowest on the
  * path from the group to the root, since a parent's limit bounds its
- * children), at /sys/fs/cgroup or /sys/fs/cgroup/unified (hybrid layout). */
+ * children), at /sys/fs/cgroup or /sys/fs/cgroup/unified (hybrid layout).
+ * Uses: nothing of the core (a service of ac_services.h). */
 #include "memcached.h"
 #include "ac_internal.h"
 #include <stdio.h>

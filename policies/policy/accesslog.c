@@ -1,3 +1,5 @@
+/* The access-log rings of accesslog.h: sampled accesses recorded per thread
+ * without a lock, drained by the classifier thread. */
 #include "accesslog.h"
 #include <stdlib.h>
 #include <string.h>

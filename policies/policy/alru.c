@@ -29,6 +29,8 @@
  * is charged for its clock bytes and pools only (README: fair comparison). */
 #include "memcached.h"
 #include "ac_policy.h"
+#include "ac_services.h"
+#include "test_hooks.h"
 #include "victim_checks.h"
 #include <stddef.h>
 #include <string.h>
@@ -269,8 +271,6 @@ static void alru_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("alru_stale_candidates", "%llu", (unsigned long long)__atomic_load_n(&stat_stale, __ATOMIC_RELAXED));
 }
 
-static const char *const alru_tiers[] = { "blocks", "tuples", NULL };
-
 static const struct ac_word clock_words[] = {
     { "auto", "a timer for a resolution of 1ms or more, else per access (Redis LRU_CLOCK)", CLOCK_AUTO, NULL },
     { "timer", "a thread advances it every resolution (the paper's 1us timer)", CLOCK_TIMER, NULL },
@@ -301,7 +301,8 @@ static const struct ac_opt_table alru_options = AC_OPT_TABLE("policy alru", alru
 const struct ac_policy_ops ac_policy_alru = {
     .name = "alru",
     .summary = "Redis approximated LRU: sampled clocks and a candidate pool",
-    .tiers = alru_tiers,
+    .default_tier = "blocks",
+    .tier_shapes = AC_CAP_SPILL,
     .options = { &alru_options },
     .fetch_on_read = true,
     .init = alru_init,

@@ -1,3 +1,6 @@
+/* The estimates and top-K classification of classify.h (Siberia's forward
+ * algorithm, Levandoski et al. ICDE 2013 §IV-A): exponential smoothing per
+ * time slice in an open-addressing table keyed by fingerprint. */
 #include "classify.h"
 #include <math.h>
 #include <stdlib.h>

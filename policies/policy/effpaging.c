@@ -24,9 +24,12 @@
  * Locking more than the cgroup allows ends in an OOM kill, not an error, so a
  * configuration that does not fit under the limit with that margin is refused
  * at start with the numbers. Reads are classified by the thread's major
- * faults, as for ospaging (ac_core.c). */
+ * faults, as for ospaging (core/ac_hooks.c). */
 #include "memcached.h"
-#include "ac_internal.h"
+#include "ac_policy.h"
+#include "ac_services.h"
+#include "store/fp.h"
+#include "regions.h"
 #include "hotcold.h"
 #include <errno.h>
 #include <stdio.h>
@@ -282,14 +285,14 @@ static int eff_init(void) {
     size_t keys, book;
     if (size_regions(&keys, &book) != 0)
         return -1;
-    if ((ac.item_limit + hot_bytes) / 8 >= UINT32_MAX) {
+    if ((ac_slab_limit() + hot_bytes) / 8 >= UINT32_MAX) {
         fprintf(stderr, "memcached-ac: effpaging: -m plus the hot region (%zu bytes) exceeds the 32 GiB its"
-                " 32-bit item references reach\n", ac.item_limit + hot_bytes);
+                " 32-bit item references reach\n", ac_slab_limit() + hot_bytes);
         return -1;
     }
     /* the cold region alone can hold all the data (-m, sized as for ospaging):
      * a demotion never waits for room; the hot region comes on top */
-    map_bytes = ac.item_limit + hot_bytes;
+    map_bytes = ac_slab_limit() + hot_bytes;
     /* the tier's mapping (swap), without MADV_RANDOM, as effpaging always had:
      * with it its CI hit rates fell from 0.785/0.790 (baseline) to 0.758-0.768
      * (readonly, writeheavy; 10 runs), without it 0.782-0.789 (3 runs); why
@@ -303,7 +306,7 @@ static int eff_init(void) {
                 strerror(errno), errno == EPERM || errno == ENOMEM || errno == EAGAIN
                 ? " (RLIMIT_MEMLOCK: run as root or raise ulimit -l)" : "");
         munmap(base, map_bytes);
-        ac_slab_base = NULL;
+        ac_slab_memory_forget();
         return -1;
     }
     uint64_t budget = (uint64_t)((double)hot_bytes * ac_cls_opts.hot_fill);
@@ -314,13 +317,13 @@ static int eff_init(void) {
         free(refs);
         refs = NULL;
         munmap(base, map_bytes);
-        ac_slab_base = NULL;
+        ac_slab_memory_forget();
         return -1;
     }
     hc.ref = eff_ref;
     hc.on_ref = eff_on_ref;
     ac_regions_init(base, hot_bytes, map_bytes);
-    ac.item_limit = map_bytes;
+    ac_slab_limit_set(map_bytes);
     if (ac_hc_start(&hc, "effpaging") != 0) {
         ac_hc_destroy(&hc);
         return -1;
@@ -365,8 +368,6 @@ static void eff_stats(ADD_STAT add_stats, void *c) {
     ac_hc_stats(&hc, add_stats, c);
 }
 
-static const char *const eff_tiers[] = { "swap", NULL };
-
 static const struct ac_word bool_words[] = {
     { "0", NULL, 0, NULL }, { "1", NULL, 1, NULL }, { NULL, NULL, 0, NULL },
 };
@@ -385,7 +386,9 @@ static const struct ac_opt_table eff_options = AC_OPT_TABLE("policy effpaging", 
 const struct ac_policy_ops ac_policy_effpaging = {
     .name = "effpaging",
     .summary = "efficient OS paging: hot items in an mlocked region, cold ones in a region the kernel pages",
-    .tiers = eff_tiers,
+    .default_tier = "swap",
+    .tier_shapes = AC_CAP_PAGE,
+    .tier_needs = AC_CAP_ANON,       /* its hot region is locked in its own anonymous mapping */
     .options = { &eff_options, &ac_classifier_options },
     .init = eff_init,
     .on_insert = eff_on_insert,

@@ -1,6 +1,9 @@
 /* Hot/cold classification in a thread of its own (see hotcold.h). */
 #include "memcached.h"
-#include "ac_internal.h"
+#include "ac_policy.h"
+#include "ac_services.h"
+#include "store/fp.h"
+#include "store/keys.h"
 #include "hotcold.h"
 #include <stdlib.h>
 #include <string.h>
@@ -207,8 +210,8 @@ void ac_hc_stats(const struct ac_hotcold *h, ADD_STAT add_stats, void *c) {
     APPEND_STAT("log_estimate_dropped", "%llu", U(h->cls.dropped));
 }
 
-/* ac_default_keys (core/ac_options.c) sizes by 28 bytes per estimate-table slot */
-typedef char ac_default_keys_matches_the_table[(sizeof(struct ac_est) + sizeof(uint32_t) == 28) ? 1 : -1];
+/* ac_default_keys (store/keys.h) sizes by AC_KEY_SLOT_BYTES per estimate-table slot */
+typedef char ac_default_keys_matches_the_table[(sizeof(struct ac_est) + sizeof(uint32_t) == AC_KEY_SLOT_BYTES) ? 1 : -1];
 
 /* ac_log_round: a count of logged accesses ("100000": digits only, so that
  * "1m" is not read as 1048576 accesses) or a duration of s or ms ("2s") */

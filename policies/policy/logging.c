@@ -22,7 +22,7 @@
  *   tail (oldest insert first), and an early classification is requested.
  * - Cold tier: any that spills; by default "tuples" (Siberia's cold store,
  *   tier/tuples.c). A read of a cold item is served from its record without
- *   moving it into RAM (fetch_on_read false: a transient copy, ac_spill.c); a
+ *   moving it into RAM (fetch_on_read false: a transient copy, core/ac_fetch.c); a
  *   modify brings it in; hot keys come back by migration.
  *
  * Memory charged against -m (fixed_bytes, at start), ac_log_charge: "all"
@@ -35,7 +35,9 @@
  * allocated either way, including the victim lists (8 bytes per resident
  * item) and rings of further threads. */
 #include "memcached.h"
-#include "ac_internal.h"
+#include "ac_policy.h"
+#include "ac_services.h"
+#include "store/fp.h"
 #include "hotcold.h"
 #include "victim_checks.h"
 #include <stdio.h>
@@ -50,8 +52,8 @@ struct victims {
 };
 
 static struct ac_hotcold hc;
-static struct victims victims[MAX_NUMBER_OF_SLAB_CLASSES];   /* under ac.spill_lock */
-static size_t victim_bytes;                                  /* under ac.spill_lock */
+static struct victims victims[MAX_NUMBER_OF_SLAB_CLASSES];   /* under the spill lock */
+static size_t victim_bytes;                                  /* under the spill lock */
 
 static struct {
     uint64_t migrated_out, migrated_in, migrate_in_nomem;
@@ -79,7 +81,7 @@ static void logging_on_remove(item *it) {
     (void)it;          /* victim-list entries are re-validated when used */
 }
 
-/* Called under ac.spill_lock (ac_make_room_locked). */
+/* Called under the spill lock (a spill round, ac_make_room_locked). */
 static int logging_pick_victims(unsigned int clsid, item **out, int max) {
     if (clsid >= MAX_NUMBER_OF_SLAB_CLASSES)
         return 0;
@@ -160,12 +162,12 @@ static void migrate_prepare(void) {
 }
 
 static void set_victims(unsigned int clsid, item **list, size_t m, unsigned epoch) {
-    pthread_mutex_lock(&ac.spill_lock);
+    ac_spill_lock();
     victim_bytes -= victims[clsid].n * sizeof(item *);
     free(victims[clsid].it);
     victims[clsid] = (struct victims){ list, m, 0, epoch };
     victim_bytes += m * sizeof(item *);
-    pthread_mutex_unlock(&ac.spill_lock);
+    ac_spill_unlock();
 }
 
 /* After a classification (classifier thread). */
@@ -210,7 +212,7 @@ static void logging_round(void) {
 
 static int logging_init(void) {
     size_t keys = ac_hc_keys(settings.maxbytes);
-    uint64_t budget = (uint64_t)((double)ac.item_limit * ac_cls_opts.hot_fill);
+    uint64_t budget = (uint64_t)((double)ac_slab_limit() * ac_cls_opts.hot_fill);
     if (ac_hc_init(&hc, keys, budget, logging_round, "logging") != 0)
         return -1;
     if (ac_hc_start(&hc, "logging") != 0) {
@@ -227,9 +229,9 @@ static void logging_shutdown(void) {
 }
 
 static size_t logging_metadata_bytes(void) {
-    pthread_mutex_lock(&ac.spill_lock);
+    ac_spill_lock();
     size_t v = victim_bytes;
-    pthread_mutex_unlock(&ac.spill_lock);
+    ac_spill_unlock();
     return ac_hc_bytes(&hc) + v;
 }
 
@@ -243,8 +245,6 @@ static void logging_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("log_victims_listed", "%llu", U(st.victims_listed));
     APPEND_STAT("log_victims_fallback", "%llu", U(__atomic_load_n(&st.victims_fallback, __ATOMIC_RELAXED)));
 }
-
-static const char *const logging_tiers[] = { "tuples", "blocks", NULL };
 
 static const struct ac_word charge_words[] = {
     { "all", "the estimate table and the log rings", 1, NULL },
@@ -262,7 +262,8 @@ static const struct ac_opt_table logging_options = AC_OPT_TABLE("policy logging"
 const struct ac_policy_ops ac_policy_logging = {
     .name = "logging",
     .summary = "Siberia: access logging, smoothed estimates, top-K hot set; reads of cold items stay cold",
-    .tiers = logging_tiers,
+    .default_tier = "tuples",
+    .tier_shapes = AC_CAP_SPILL,
     .options = { &logging_options, &ac_classifier_options },
     .init = logging_init,
     .on_insert = logging_on_insert,

@@ -7,6 +7,7 @@
  * block merge brings back without a request go there too. */
 #include "memcached.h"
 #include "ac_policy.h"
+#include "ac_services.h"
 #include "lru_list.h"
 
 struct lru_options {
@@ -44,8 +45,8 @@ static void lru_on_access(item *it) {
     lru_move(it, false);
 }
 
-/* A block-mate merged back unrequested goes to the LRU end (H-Store, seed 000
- * §3.4): the next spill of its class takes it first unless it is asked for. */
+/* A block-mate merged back unrequested goes to the LRU end (H-Store, DeBrabant et al.
+ * VLDB 2013 §3.4): the next spill of its class takes it first unless it is asked for. */
 static void lru_on_merged(item *it) {
     lru_move(it, true);
 }
@@ -89,8 +90,6 @@ static void lru_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("lru_sample", "%u", sample);
 }
 
-static const char *const lru_tiers[] = { "blocks", "tuples", NULL };
-
 static const struct ac_opt lru_opts[] = {
     { .key = "ac_lru_sample", .type = AC_T_COUNT, AC_FIELD(struct lru_options, sample), .min = 1, .max = 1000000,
       .noun = "an integer N", .note = "(order updated on 1 in N accesses)",
@@ -102,7 +101,8 @@ static const struct ac_opt_table lru_options = AC_OPT_TABLE("policy lru", lru_op
 const struct ac_policy_ops ac_policy_lru = {
     .name = "lru",
     .summary = "exact LRU per slab class (H-Store anti-caching)",
-    .tiers = lru_tiers,
+    .default_tier = "blocks",
+    .tier_shapes = AC_CAP_SPILL,
     .options = { &lru_options },
     .fetch_on_read = true,
     .init = lru_init,

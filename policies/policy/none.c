@@ -4,7 +4,8 @@
  * paging (Zhang et al. ICDE 2015 §III-B): the kernel's page replacement is
  * the only policy. */
 #include "memcached.h"
-#include "ac_internal.h"
+#include "ac_policy.h"
+#include "ac_services.h"
 
 void ac_no_op(item *it) {
     (void)it;
@@ -21,12 +22,11 @@ static size_t none_metadata_bytes(void) {
     return 0;
 }
 
-static const char *const none_tiers[] = { "none", "swap", "mmapfile", NULL };
-
 const struct ac_policy_ops ac_policy_none = {
     .name = "none",
     .summary = "no tracking of ours: stock memcached (tier none) or the kernel's paging (swap, mmapfile)",
-    .tiers = none_tiers,
+    .default_tier = "none",
+    .tier_shapes = AC_CAP_EVICT | AC_CAP_PAGE,
     .on_insert = ac_no_op,
     .on_access = ac_no_op,
     .on_remove = ac_no_op,

@@ -14,7 +14,9 @@
  *   ac_relocate       exactly the region it moves an item into.
  * Pages never change region or class (the slab mover is off: ac_init). */
 #include "memcached.h"
-#include "ac_internal.h"
+#include "ac_services.h"
+#include "store/fp.h"
+#include "regions.h"
 #include <string.h>
 
 bool ac_slab_regions = false;

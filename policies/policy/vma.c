@@ -30,6 +30,9 @@
  * the process's own. */
 #include "memcached.h"
 #include "ac_policy.h"
+#include "ac_services.h"
+#include "page_source.h"
+#include "test_hooks.h"
 #include "victim_checks.h"
 #include <errno.h>
 #include <pthread.h>
@@ -352,8 +355,6 @@ static void vma_no_op(item *it) {
     (void)it;          /* accesses are seen by the fault handler */
 }
 
-static const char *const vma_tiers[] = { "blocks", "tuples", NULL };
-
 static const struct ac_opt vma_opts[] = {
     { .key = "ac_vma_reset", .type = AC_T_DURATION, AC_FIELD(struct vma_options, reset_ns), .min = AC_SEC / 1000,
       .max = 3600 * AC_SEC, .units = AC_U_S | AC_U_MS, .note = "(the paper: 1s)",
@@ -373,8 +374,10 @@ const struct ac_policy_ops ac_policy_vma = {
     .name = "vma",
     .summary = "VMA protection: mprotect and a SIGSEGV handler see each granule's first access per epoch"
                " (in-process driver only)",
-    .tiers = vma_tiers,
+    .default_tier = "blocks",
+    .tier_shapes = AC_CAP_SPILL,
     .options = { &vma_options },
+    .in_process_only = true,
     .fetch_on_read = true,
     .fixed_bytes = vma_fixed_bytes,
     .init = vma_init,
@@ -385,4 +388,6 @@ const struct ac_policy_ops ac_policy_vma = {
     .metadata_bytes = vma_metadata_bytes,
     .stats = vma_stats,
     .shutdown = vma_shutdown,
+    .page_alloc = ac_page_source_alloc,
+    .page_release = ac_page_source_release,
 };

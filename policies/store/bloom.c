@@ -1,3 +1,6 @@
+/* The Bloom filter of bloom.h: k probes by double hashing of the 64-bit
+ * fingerprint (the second hash splitmix64's finalizer), sized for n keys at a
+ * false-positive rate p. */
 #include "bloom.h"
 #include <math.h>
 #include <stdlib.h>

@@ -1,3 +1,6 @@
+/* The cold store of cold.h: the tuple store behind a Bloom filter, with the
+ * filter's answers counted (lookups, negatives, false positives) and its
+ * rebuild from the on-disk index. */
 #include "cold.h"
 #include <errno.h>
 #include <stdio.h>

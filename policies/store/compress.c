@@ -1,3 +1,5 @@
+/* The codecs of compress.h (lz4, zstd level 1), one value at a time; zstd
+ * keeps one context per thread (a context per call cut throughput 5x). */
 #include "compress.h"
 #include <lz4.h>
 #include <zstd.h>

@@ -1,3 +1,5 @@
+/* The record format of record.h: header, key, value; sealing (CRC-32C),
+ * parsing and verifying, compressing and expanding the value. */
 #include "record.h"
 #include "compress.h"
 #include "crc32c.h"

@@ -1,3 +1,6 @@
+/* The tuple store of tuple_store.h: an append-only log of records in
+ * segments, an on-disk open-addressing index by fingerprint, tokens per
+ * segment for reads in flight, and the cleaner's moves. */
 #define _GNU_SOURCE
 #include "tuple_store.h"
 #include "spill_file.h"

@@ -8,6 +8,10 @@
  * empties the pools unread; metadata is the clock bits plus the pools. */
 #include "memcached.h"
 #include "../core/ac_policy.h"
+#include "../core/ac_services.h"
+#include "../policy/test_hooks.h"
+
+extern const struct ac_policy_ops ac_policy_alru;   /* the policy under test (core/ac_components.def lists it) */
 #include "check.h"
 #include "set_option.h"
 #include "stats_capture.h"
@@ -30,7 +34,7 @@ uint32_t hash(const void *key, size_t length) {
     return h;
 }
 
-/* the page epoch (ac_room.c): moves on when a slab page is freed */
+/* the page epoch (ac_budget.c): moves on when a slab page is freed */
 static unsigned epoch;
 unsigned ac_page_epoch(void) { return epoch; }
 

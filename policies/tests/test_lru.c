@@ -6,6 +6,9 @@
  * small stand-in of tests/fake/memcached.h (head = MRU, tail = LRU). */
 #include "memcached.h"
 #include "../core/ac_policy.h"
+#include "../policy/test_hooks.h"
+
+extern const struct ac_policy_ops ac_policy_lru;   /* the policy under test (core/ac_components.def lists it) */
 #include "../policy/lru_list.h"
 #include "check.h"
 #include "set_option.h"
@@ -123,7 +126,7 @@ static void test_sampled(void) {
 }
 
 /* Block-mates a block merge brought back without a request go to the LRU
- * end (H-Store, seed 000 §3.4): they are the next victims, in the order they
+ * end (H-Store, DeBrabant et al. VLDB 2013 §3.4): they are the next victims, in the order they
  * were merged (the last merged is the coldest), ahead of every item inserted
  * or accessed before; an access afterwards makes one MRU as usual. */
 static void test_merged_cold_end(void) {

@@ -8,6 +8,11 @@
  * granules than vm.max_map_count allows is refused. */
 #include "memcached.h"
 #include "../core/ac_policy.h"
+#include "../core/ac_services.h"
+#include "../policy/page_source.h"
+#include "../policy/test_hooks.h"
+
+extern const struct ac_policy_ops ac_policy_vma;   /* the policy under test (core/ac_components.def lists it) */
 #include "check.h"
 #include "set_option.h"
 #include "stats_capture.h"
@@ -36,6 +41,9 @@ size_t ac_slab_headroom(void) { return HEADROOM; }
 void ac_page_source_stats(uint64_t *carved, uint64_t *reused, uint64_t *released) {
     *carved = 1, *reused = 2, *released = 3;
 }
+/* vma's page_alloc / page_release (policy/page_source.c): not called here */
+void *ac_page_source_alloc(size_t size) { (void)size; return NULL; }
+void ac_page_source_release(void *page) { (void)page; }
 size_t ac_slab_limit(void) { return limit; }
 bool ac_in_process(void) { return in_process; }
 

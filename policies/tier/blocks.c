@@ -226,14 +226,7 @@ static const struct ac_opt blocks_opts[] = {
 };
 static const struct ac_opt_table blocks_options = AC_OPT_TABLE("tier blocks", blocks_opts, &opt);
 
-const struct ac_tier_ops ac_tier_blocks = {
-    .name = "blocks",
-    .summary = "H-Store: evicted table in memory, records packed into blocks written sequentially",
-    .files = blocks_files,
-    .options = { &blocks_options, &ac_record_options, &ac_io_options, &ac_compact_options },
-    .fixed_bytes = blocks_fixed_bytes,
-    .open = blocks_open,
-    .close = blocks_close,
+static const struct ac_spill_ops blocks_spill = {
     .put = blocks_put,
     .move = blocks_move,
     .flush = blocks_flush,
@@ -248,7 +241,19 @@ const struct ac_tier_ops ac_tier_blocks = {
     .read_block = blocks_read_block,
     .begin_merge = blocks_begin_merge,
     .merge_done = blocks_merge_done,
+};
+
+const struct ac_tier ac_tier_blocks = {
+    .name = "blocks",
+    .summary = "H-Store: evicted table in memory, records packed into blocks written sequentially",
+    .caps = AC_CAP_SPILL | AC_CAP_BLOCKS | AC_CAP_READ_AHEAD | AC_CAP_MOVE | AC_CAP_FILES,
+    .files = blocks_files,
+    .options = { &blocks_options, &ac_record_options, &ac_io_options, &ac_compact_options },
+    .fixed_bytes = blocks_fixed_bytes,
+    .open = blocks_open,
+    .close = blocks_close,
     .charged_bytes = blocks_charged_bytes,
     .get_stats = blocks_get_stats,
     .stats = blocks_stats,
+    .spill = &blocks_spill,
 };

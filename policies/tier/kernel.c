@@ -11,17 +11,19 @@
  * lists), so nothing is charged. Transparent huge pages are off on the
  * mapping (MADV_NOHUGEPAGE: 4 KiB paging) and MADV_RANDOM turns off the
  * read-around of file faults (swap-in readahead is vm.page-cluster, set by
- * the harness). A read is a disk hit when its thread took a major fault
- * while serving it (ac_core.c). The file is removed at exit; the mapping is
- * left to exit. */
+ * the harness). Both are paging tiers (ac_tier.h): the pages a thread waited
+ * for are its major faults (getrusage RUSAGE_THREAD), from which the core
+ * counts a read as a disk hit when they rose while it was served
+ * (ac_hooks.c). The file is removed at exit; the mapping is left to exit. */
 #include "memcached.h"
-#include "ac_internal.h"
+#include "ac_tier.h"
 #include "store/spill_file.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 #define OS_FILE_NAME "ospaging.mem"
@@ -117,14 +119,26 @@ static void kernel_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("os_file", "%s", file_backed ? file_path : "");
 }
 
+/* The pages this thread waited for: its major faults. */
+static uint64_t thread_major_faults(void) {
+    struct rusage ru;
+    if (getrusage(RUSAGE_THREAD, &ru) != 0)
+        return 0;
+    return (uint64_t)ru.ru_majflt;
+}
+
 static const char *const no_files[] = { NULL };
 static const char *const mmapfile_files[] = { OS_FILE_NAME, NULL };
 
-const struct ac_tier_ops ac_tier_swap = {
+static const struct ac_page_ops swap_page = { .map = swap_map, .thread_page_ins = thread_major_faults };
+static const struct ac_page_ops mmapfile_page = { .map = mmapfile_map, .thread_page_ins = thread_major_faults };
+
+const struct ac_tier ac_tier_swap = {
     .name = "swap",
     .summary = "the kernel pages the slab memory, one anonymous mapping, to swap",
+    .caps = AC_CAP_PAGE | AC_CAP_ANON,
     .files = no_files,
-    .map = swap_map,
+    .page = &swap_page,
     .fixed_bytes = kernel_fixed_bytes,
     .open = swap_open,
     .close = kernel_close,
@@ -133,11 +147,12 @@ const struct ac_tier_ops ac_tier_swap = {
     .stats = kernel_stats,
 };
 
-const struct ac_tier_ops ac_tier_mmapfile = {
+const struct ac_tier ac_tier_mmapfile = {
     .name = "mmapfile",
     .summary = "the kernel pages the slab memory, a shared mapping of a file in the spill directory",
+    .caps = AC_CAP_PAGE | AC_CAP_FILES,
     .files = mmapfile_files,
-    .map = mmapfile_map,
+    .page = &mmapfile_page,
     .fixed_bytes = kernel_fixed_bytes,
     .open = mmapfile_open,
     .close = kernel_close,

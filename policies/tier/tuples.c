@@ -10,6 +10,7 @@
 #include "memcached.h"
 #include "ac_tier.h"
 #include "ac_options.h"
+#include "store/keys.h"
 #include "cold_gc.h"
 #include "store/cold.h"
 #include <stdio.h>
@@ -146,14 +147,7 @@ static const struct ac_opt tuples_opts[] = {
 };
 static const struct ac_opt_table tuples_options = AC_OPT_TABLE("tier tuples", tuples_opts, &opt);
 
-const struct ac_tier_ops ac_tier_tuples = {
-    .name = "tuples",
-    .summary = "Siberia: Bloom filter in memory, on-disk index, one record per item in a cleaned log",
-    .files = tuples_files,
-    .options = { &tuples_options, &ac_record_options, &ac_io_options },
-    .fixed_bytes = tuples_fixed_bytes,
-    .open = tuples_open,
-    .close = tuples_close,
+static const struct ac_spill_ops tuples_spill = {
     .put = tuples_put,
     .find = tuples_find,
     .peek = tuples_peek,
@@ -163,7 +157,19 @@ const struct ac_tier_ops ac_tier_tuples = {
     .read_start = tuples_read_start,
     .read_valid = tuples_read_valid,
     .drop = tuples_drop,
+};
+
+const struct ac_tier ac_tier_tuples = {
+    .name = "tuples",
+    .summary = "Siberia: Bloom filter in memory, on-disk index, one record per item in a cleaned log",
+    .caps = AC_CAP_SPILL | AC_CAP_READ_AHEAD | AC_CAP_FILES,
+    .files = tuples_files,
+    .options = { &tuples_options, &ac_record_options, &ac_io_options },
+    .fixed_bytes = tuples_fixed_bytes,
+    .open = tuples_open,
+    .close = tuples_close,
     .charged_bytes = tuples_charged_bytes,
     .get_stats = tuples_get_stats,
     .stats = tuples_stats,
+    .spill = &tuples_spill,
 };

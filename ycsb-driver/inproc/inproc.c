@@ -100,6 +100,8 @@ static int ip_thread_init(void *backend, unsigned index, void **tctx, char *err,
 
 static void ip_thread_fini(void *tctx) {
     struct inproc_thread *th = tctx;
+    if (th->pf[0] != NULL)
+        ac_prefetcher_use(NULL);      /* this thread's lookups no longer look in them */
     for (int k = 0; k < 2; k++) {
         ac_prefetcher_free(th->pf[k]);
         free(th->slot[k]);
