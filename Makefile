@@ -6,12 +6,12 @@ export TOP
 # Component directories with a Makefile of their own (deps/all/test/bench/clean).
 COMPONENTS := $(foreach d,policies ycsb-driver harness cgroups,$(if $(wildcard $(d)/Makefile),$(d)))
 SRC := $(BUILD)/upstream/memcached-1.6.18
-PY_PKGS := pytest pymemcache
+PY_PKGS := pytest pymemcache pytest-xdist
 # tools the READMEs' commands use: nc (printf 'stats anticache\r\n' | nc -q1 127.0.0.1 PORT),
 # memcached's client tools (memccapable, memcaslap)
 TOOL_DEB_PKGS := netcat-openbsd libmemcached-tools
 
-.PHONY: all deps test test-upstream test-upstream-none test-upstream-lru test-upstream-alru test-upstream-logging test-integration test-fuzz demo demo-server bench clean paper-smoke paper soak fuzz
+.PHONY: all deps test test-full test-times test-upstream test-upstream-none test-integration test-fuzz demo demo-server bench clean paper-smoke paper soak fuzz
 all: deps
 	$(MAKE) -C memcached all
 	@for d in $(COMPONENTS); do $(MAKE) -C $$d all || exit 1; done
@@ -22,16 +22,46 @@ deps:
 	  DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null; fi
 	$(MAKE) -C memcached deps
 	@for d in $(COMPONENTS); do $(MAKE) -C $$d deps || exit 1; done
-	@python3 -c "import pytest, pymemcache" 2>/dev/null || pip install -q $(PY_PKGS)
+	@python3 -c "import pytest, pymemcache, xdist" 2>/dev/null || pip install -q $(PY_PKGS)
+
+# make test: each stage timed, the table printed at the end (also when a stage fails).
+# test-full: everything make test runs, plus the integration variants it leaves out (marked
+# `full`: the same checks over more pairs, whose defects faster tests already catch;
+# memcached/tests/README.md lists each with the test that catches its bug).
+STAGES := $(BUILD)/test-stages.txt
+# $(call stage,NAME,MAKE TARGET): runs the target, appends "NAME SECONDS STATUS" to $(STAGES);
+# a failed stage prints the table and stops make test
+define stage
+	@t0=$$(date +%s); $(MAKE) --no-print-directory $(2); rc=$$?; \
+	echo "$(1) $$(( $$(date +%s) - t0 )) $$rc" >> $(STAGES); \
+	if [ $$rc -ne 0 ]; then $(MAKE) --no-print-directory test-times; exit $$rc; fi
+endef
 
 test: all
-	@for d in $(COMPONENTS); do $(MAKE) -C $$d test || exit 1; done
-	$(MAKE) test-integration
-	$(MAKE) test-fuzz
-	$(MAKE) test-upstream
+	@mkdir -p $(BUILD) && rm -f $(STAGES) && echo "start 0 $$(date +%s)" > $(STAGES)
+	$(foreach d,$(COMPONENTS),$(call stage,$(d),-C $(d) test)
+	)
+	$(call stage,integration,test-integration)
+	$(call stage,fuzz-smoke,test-fuzz)
+	$(call stage,upstream-suite,test-upstream)
+	@$(MAKE) --no-print-directory test-times
 
+test-full: all
+	$(MAKE) test INTEGRATION_MARKS=
+
+# The table of make test's stages so far, and the total wall time.
+test-times:
+	@echo "make test, wall time per stage:"
+	@awk -v now=$$(date +%s) 'NR == 1 { start = $$3; next } \
+	  { printf "  %-16s %5d s  %s\n", $$1, $$2, ($$3 == 0 ? "" : "FAILED"); sum += $$2 } \
+	  END { w = now - start; printf "  %-16s %5d s  (%d min %d s since make test started, the build before it not counted)\n", \
+	  "stages", sum, int(w / 60), w % 60 }' $(STAGES)
+
+# Two workers (pytest-xdist): tests that change or read machine-wide state (vm.page-cluster,
+# swap, major faults) go to one worker, one at a time (memcached/tests/conftest.py).
+INTEGRATION_MARKS ?= not full
 test-integration: all
-	python3 -m pytest -q memcached/tests
+	python3 -m pytest -q -n 2 --dist loadgroup $(if $(INTEGRATION_MARKS),-m "$(INTEGRATION_MARKS)") memcached/tests
 
 # A one-minute fuzz smoke (ASan + UBSan build of memcached-ac, libFuzzer; fuzz/README.md) and
 # every kept regression input.
@@ -51,14 +81,19 @@ soak: all
 	python3 memcached/soak/soak.py $(SOAK_ARGS)
 	memcached/soak/memcaslap.sh
 
-# memcached's own suite (prove t/) on the fork, with ac_policy=none, lru, alru and logging.
-# memcached/upstream-skip.txt lists the files skipped under a spilling policy, each with its reason.
-UPSTREAM_POLICIES := lru alru logging
-test-upstream: test-upstream-none $(UPSTREAM_POLICIES:%=test-upstream-%)
+# memcached's own suite (prove t/) on the fork: stock (ac_policy none), then under every policy
+# that spills and serves the network, as the binary lists them (-o ac_list: memcached/ac_list.py
+# upstream-policies; lru, alru, logging today). memcached/upstream-skip.txt lists the files skipped
+# under a spilling policy, each with its reason. test-upstream-POLICY runs one.
+test-upstream: all
+	$(MAKE) -s -C $(SRC) timedrun sizes testapp
+	cd $(SRC) && prove -j2 t/
+	@for p in $$(python3 memcached/ac_list.py $(BUILD)/bin/memcached-ac spill-policies); do \
+	  echo "== memcached's suite under ac_policy=$$p"; memcached/upstream-suite.sh $(SRC) $$p || exit 1; done
 test-upstream-none: all
 	$(MAKE) -s -C $(SRC) timedrun sizes testapp
 	cd $(SRC) && prove -j2 t/
-$(UPSTREAM_POLICIES:%=test-upstream-%): test-upstream-%: all
+test-upstream-%: all
 	$(MAKE) -s -C $(SRC) timedrun sizes testapp
 	memcached/upstream-suite.sh $(SRC) $*
 

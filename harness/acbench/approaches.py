@@ -27,6 +27,9 @@ ospaging-file +1.3 pp. Their cells run on the disk in such a grid.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Any
+
+from acbench import components
 
 
 @dataclass(frozen=True)
@@ -124,8 +127,73 @@ def on_ram_device(a: Approach) -> bool:
     return a.deterministic if a.ram_device is None else a.ram_device
 
 
-def get_approach(name: str) -> Approach:
-    try:
+def pair_of(a: Approach, data: dict[str, Any]) -> dict[str, Any] | None:
+    """The binary's pair (components.pair) that approach a runs: its policy (or alias) over the tier
+    its options name (ac_tier, or ac_os_backing's swap / mmapfile), else the default."""
+    tier = a.options.get("ac_tier") or {"anon": "swap", "file": "mmapfile"}.get(a.options.get("ac_os_backing", ""))
+    return components.pair(data, a.policy, tier)
+
+
+def from_binary(name: str, data: dict[str, Any]) -> Approach | None:
+    """An approach the table does not name, made from a pair of the binary: "P" (policy P over its
+    default tier) or "P+T"; None when the binary has no such pair. What it is follows from the
+    tier's shape: a spilling tier spills, a paging one pages (with swap when its memory is
+    anonymous; R of the decomposition = the budget), "evict" is the stock cache."""
+    policy, _, tier = name.partition("+")
+    p = components.pair(data, policy, tier or None)
+    if p is None or (tier and p["default"]):
+        return None          # "lru+blocks" is spelt "lru"
+    shape, t = p["shape"], components.tier(data, p["tier"])
+    pol = components.policy(data, p["policy"])
+    return Approach(name, p["policy"], {"ac_tier": p["tier"]} if tier else {}, pages=shape == "page",
+                    swap=shape == "page" and "anon" in t["caps"], spills=shape == "spill",
+                    resident="budget" if shape == "page" else "items", fills_limit=shape == "page", figures=False,
+                    in_process_only=not pol["network"], about=f"{pol['summary']}, over {t['summary']}")
+
+
+def lookup(name: str) -> Approach | None:
+    """The table's approach, or one made from the binary's pairs, or None."""
+    if name in APPROACHES:
         return APPROACHES[name]
-    except KeyError:
-        raise ApproachError(f"unknown approach {name!r}; accepted: {', '.join(APPROACHES)}") from None
+    try:
+        return from_binary(name, components.listing())
+    except components.ComponentsError:
+        return None
+
+
+def get_approach(name: str) -> Approach:
+    a = lookup(name)
+    if a is None:
+        raise ApproachError(f"unknown approach {name!r}; accepted: {', '.join(accepted_names())}")
+    return a
+
+
+def accepted_names() -> list[str]:
+    """The table's names, then the binary's pairs no entry of the table runs."""
+    try:
+        data = components.listing()
+    except components.ComponentsError:
+        return list(APPROACHES)
+    covered = {(p["policy"], p["tier"]) for p in map(lambda a: pair_of(a, data), APPROACHES.values()) if p}
+    return list(APPROACHES) + [components.pair_names(data)[i] for i, p in enumerate(data["pairs"])
+                               if (p["policy"], p["tier"]) not in covered]
+
+
+def check_table(data: dict[str, Any]) -> list[str]:
+    """What the table says that the binary contradicts: a pair it does not have, or a flag (pages,
+    spills, swap, in_process_only) its shape and capabilities deny."""
+    problems = []
+    for a in APPROACHES.values():
+        p = pair_of(a, data)
+        if p is None:
+            problems.append(f"{a.name}: the binary has no pair for policy {a.policy} with options {a.options}")
+            continue
+        t, pol = components.tier(data, p["tier"]), components.policy(data, p["policy"])
+        want = {"pages": p["shape"] == "page", "spills": p["shape"] == "spill",
+                "swap": p["shape"] == "page" and "anon" in t["caps"] and a.options.get("ac_os_backing") != "file",
+                "in_process_only": not pol["network"]}
+        for flag, value in want.items():
+            if getattr(a, flag) != value:
+                problems.append(f"{a.name}: {flag} = {getattr(a, flag)} but the binary's {p['policy']} over "
+                                f"{p['tier']} ({p['shape']}) says {value}")
+    return problems

@@ -353,7 +353,7 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
               "item_memory_limit", "resident_items", "stub_items", "fetched_items", "bytes_written",
               "record_reads", "block_reads", "io_errors", "checksum_errors", "read_major_faults",
               "major_faults", "refused_items", "refused_disk_full", "refused_io_error", "refused_table_full",
-              "refused_timeout", "pages_borrowed", "spilled_bytes", "fetched_bytes",
+              "refused_timeout", "refused_nomem", "pages_borrowed", "spilled_bytes", "fetched_bytes",
               # reads served from a record without bringing it in (logging), migrations that needed
               # one read only, the block writer's waits
               "read_through_items", "migrate_reads_saved", "write_queue", "write_timeouts",

@@ -152,6 +152,7 @@ _AC = [
     ("refused_io_error", "int", "count", "refused: a spill write failed"),
     ("refused_table_full", "int", "count", "refused: the evicted table could take no more"),
     ("refused_timeout", "int", "count", "refused: nothing to spill or borrow within ac_alloc_wait"),
+    ("refused_nomem", "int", "count", "refused: no memory for a spill's record buffer"),
     ("pages_borrowed", "int", "count", "slab pages taken past the limit while being repaid"),
     ("spilled_bytes", "int", "bytes", "bytes of items spilled"),
     ("fetched_bytes", "int", "bytes", "bytes of items fetched back"),

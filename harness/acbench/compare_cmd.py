@@ -10,7 +10,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from acbench.approaches import APPROACHES
+from acbench.approaches import lookup
 from acbench.compare import (CompareError, baseline_from_runs, compare, make_baseline, parse_overrides,
                               read_baseline)
 from acbench.results import ResultsError, load_results
@@ -58,7 +58,7 @@ def _deterministic(run: "pd.DataFrame") -> Callable[[str], bool]:
     def det(cell: str) -> bool:
         r = by_cell.loc[cell]
         threads = r.get("p_threads", 1)
-        a = APPROACHES.get(str(r["approach"]))
+        a = lookup(str(r["approach"]))
         return a is not None and a.deterministic and (pd.isna(threads) or int(threads) == 1)
     return det
 

@@ -58,10 +58,10 @@ def stale_rows(df):
     """Rows run on the RAM device by an approach whose hit rate depends on the request rate: they
     predate its ram_device setting and are run again on the disk by a resumed `acbench run`."""
     import pandas as pd
-    from acbench.approaches import APPROACHES, on_ram_device
+    from acbench.approaches import lookup, on_ram_device
     if "spill_device" not in df.columns or "approach" not in df.columns:
         return pd.Series(False, index=df.index)
-    allowed = df["approach"].map(lambda a: on_ram_device(APPROACHES[a]) if a in APPROACHES else True)
+    allowed = df["approach"].map(lambda a: on_ram_device(x) if (x := lookup(str(a))) is not None else True)
     return (df["spill_device"].fillna("disk") == "ram") & ~allowed
 
 

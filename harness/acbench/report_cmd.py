@@ -13,7 +13,7 @@ import typer
 from rich.console import Console
 from rich.table import Table
 
-from acbench.approaches import APPROACHES
+from acbench.approaches import APPROACHES, lookup
 from acbench.results import ResultsError, load_results
 
 _err = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -36,7 +36,7 @@ def flags(r: pd.Series) -> str:
     if str(r.get("status", "ok")) not in ("ok", "nan"):
         out.append(str(r.get("status")))
     # the stock cache (policy none) drops items by design; every other approach must lose none
-    approach = APPROACHES.get(str(r.get("approach")))
+    approach = lookup(str(r.get("approach")))
     drops = approach is not None and approach.policy == "none"
     for col, name in (("ac_refused_items", "refused"), ("ac_lost_items", "lost")):
         v = r.get(col)

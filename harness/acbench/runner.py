@@ -23,7 +23,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
 from rich.table import Table
 
 from acbench import calibrate, cellkey, core, decompose, leftovers, paths, ramdev, server, sysinfo
-from acbench.approaches import APPROACHES, get_approach
+from acbench.approaches import get_approach
 from acbench.cell import OomKilled, opt_columns, run_cell
 from acbench.memory import MemoryPlan, plan
 from acbench.placement import SPILL_PARENT, cell_device, footprint, ram_device_bytes
@@ -46,7 +46,7 @@ def resolve_mode(spec: Spec, mode: str | None) -> str:
     if m == "in-process" and not server.supports_driver():
         raise RunError("memcached-ac has no in-process driver (its -h lists no ac_driver): rebuild it "
                        "with `make -C memcached all`, or use --mode network / [run] mode = \"network\"")
-    only = [a for a in spec.grid["approach"] if APPROACHES[a].in_process_only]
+    only = [a for a in spec.grid["approach"] if get_approach(a).in_process_only]
     if m == "network" and only:
         raise RunError(f"approach(es) {', '.join(only)} run only in-process (policy vma protects the slab memory "
                        "and a socket touching a protected page gets EFAULT): use [run] mode = \"in-process\" "

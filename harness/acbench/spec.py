@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from acbench import paths
-from acbench.approaches import APPROACHES
+from acbench.approaches import accepted_names, lookup
 from acbench.units import UsageError, parse_size, size_forms
 
 # YCSB properties the driver accepts (ycsb-driver/README.md).
@@ -367,8 +367,9 @@ def _grid(path: Path, t: Any) -> tuple[dict[str, list[Any]], int]:
     grid: dict[str, list[Any]] = {}
     approaches = _list(path, "approach", t["approach"])
     for a in approaches:
-        if a not in APPROACHES:
-            raise _err(path, "[grid] approach", f"unknown approach {a!r}; accepted: {', '.join(APPROACHES)}")
+        if not isinstance(a, str) or lookup(a) is None:
+            raise _err(path, "[grid] approach", f"unknown approach {a!r}; accepted: {', '.join(accepted_names())} "
+                       "(or POLICY+TIER, a pair of memcached-ac -o ac_list)")
     grid["approach"] = list(dict.fromkeys(approaches))
     grid["workload"] = [find_workload(path, w) for w in _list(path, "workload", t["workload"])]
     grid["zipf_theta"] = [_theta(path, v) for v in _list(path, "zipf_theta", t["zipf_theta"])]

@@ -35,6 +35,31 @@ SPILL_POLICIES = spill_policies(COMPONENTS)
 SPILL_PAIRS = spill_pairs(COMPONENTS)
 
 
+def per_tier(pairs: list[str]) -> list[str]:
+    """The first pair over each spilling tier (lru over blocks, lru over tuples): for paths that do
+    not depend on the policy (the spill files' I/O and its errors), whose policy-independent logic
+    policies/tests/test_core.c checks at every step."""
+    default = {p["name"]: p["default_tier"] for p in COMPONENTS["policies"]}
+    seen: dict[str, str] = {}
+    for name in pairs:
+        policy, _, tier = name.partition("+")
+        seen.setdefault(tier or default[policy], name)
+    return list(seen.values())
+
+
+SPILL_PAIRS_PER_TIER = per_tier(SPILL_PAIRS)
+
+
+def pytest_collection_modifyitems(config, items):
+    """Tests that change machine-wide state (vm.page-cluster, swap areas, a memory cgroup with
+    swap) or read counters it moves (major faults) run one after another on one worker under
+    pytest-xdist (`-n 2 --dist loadgroup`, make test): they use the paging fixtures, or are marked
+    `machine`."""
+    for item in items:
+        if {"page_cluster0", "swap"} & set(getattr(item, "fixturenames", ())) or item.get_closest_marker("machine"):
+            item.add_marker(pytest.mark.xdist_group("machine"))
+
+
 def pair_options(pair: str) -> dict[str, str]:
     """-o settings of "policy" or "policy+tier"."""
     policy, _, tier = pair.partition("+")
@@ -48,6 +73,14 @@ def spill_policy(request) -> str:
 
 @pytest.fixture(params=SPILL_PAIRS)
 def spill_pair(request) -> dict[str, str]:
+    return pair_options(request.param)
+
+
+@pytest.fixture(params=[p if p in SPILL_PAIRS_PER_TIER else pytest.param(p, marks=pytest.mark.full)
+                        for p in SPILL_PAIRS])
+def spill_pair_io(request) -> dict[str, str]:
+    """Every spilling pair; `make test` runs one per tier (SPILL_PAIRS_PER_TIER), `make test-full`
+    the others too (marked full)."""
     return pair_options(request.param)
 
 

@@ -1,5 +1,6 @@
 """Faults injected into the spill files' I/O (-o ac_fault, store/io_engine.c: they act at
-completion, for every engine alike), under every spilling (policy, tier) pair:
+completion, for every engine alike), under every spilling (policy, tier) pair (`make test`: one
+pair per tier, lru and lru+tuples; `make test-full`: every pair):
 
 - the next N reads fail with EIO: a get of a spilled key answers the read error's text, never
   other data (a store whose spill read the tuples tier's on-disk index may be refused instead,
@@ -95,14 +96,14 @@ WRITE_FAULTS = [("write_enospc", "refused_disk_full"), ("write_eio", "refused_io
 
 
 @pytest.mark.parametrize("direct", ["off", "on"])
-def test_read_eio_answers_the_error_then_reads_back(server, spill_pair, direct):
-    srv = server(mem=16, ac={**spill_pair, "ac_fault": "read_eio:3", "ac_io_direct": direct})
-    check_read_eio(srv, spill_pair)
+def test_read_eio_answers_the_error_then_reads_back(server, spill_pair_io, direct):
+    srv = server(mem=16, ac={**spill_pair_io, "ac_fault": "read_eio:3", "ac_io_direct": direct})
+    check_read_eio(srv, spill_pair_io)
 
 
 @pytest.mark.parametrize("kind,reason", WRITE_FAULTS)
-def test_write_faults_refuse_or_retry_never_lose(server, spill_pair, kind, reason):
-    srv = server(mem=16, ac={**spill_pair, "ac_fault": f"{kind}:2"})
+def test_write_faults_refuse_or_retry_never_lose(server, spill_pair_io, kind, reason):
+    srv = server(mem=16, ac={**spill_pair_io, "ac_fault": f"{kind}:2"})
     check_write_fault(srv, kind, reason)
 
 
@@ -121,8 +122,8 @@ def test_faults_under_the_other_engines(server, engine, fault):
 
 
 @pytest.mark.parametrize("direct", ["off", "on"])
-def test_short_transfers_are_resubmitted(server, spill_pair, direct):
-    srv = server(mem=16, ac={**spill_pair, "ac_fault": "short:500", "ac_io_direct": direct})
+def test_short_transfers_are_resubmitted(server, spill_pair_io, direct):
+    srv = server(mem=16, ac={**spill_pair_io, "ac_fault": "short:500", "ac_io_direct": direct})
     raw = srv.raw()
     stored, answers = fill(raw, random.Random(13), 48 * MiB)
     assert answers == {b"STORED": len(stored)}, answers

@@ -93,6 +93,7 @@ def test_mixed_load_refuses_nothing(server, name):
         assert st["compact_queued"] > 0 and st[done] > 0, st
 
 
+@pytest.mark.machine      # soak.py sets vm.page-cluster and swap files for its cells
 def test_mixed_load_kernel_paged_refuses_nothing():
     """The same load (8 clients, 1 B..500 KiB, every command, an exact model, 5x the
     item memory) for the kernel-paged approaches, which only page inside a memory

@@ -439,3 +439,15 @@ def test_ac_list_prints_the_components_and_the_pairs_that_work_as_json():
     assert opts["lru"] == ["ac_lru_sample"] and "ac_log_alpha" in opts["logging"]
     assert "ac_block_size" in next(t["options"] for t in listing["tiers"] if t["name"] == "blocks")
     assert run_help("-o", "ac_list=1").stderr == "memcached-ac: ac_list takes no value (-o ac_list)\n"
+
+
+@pytest.mark.parametrize("mem", ["-5", "-1"])
+@pytest.mark.parametrize("ac", ["ac_policy=none", "ac_policy=lru"])
+def test_negative_memory_limit_is_refused(tmp_path, mem, ac):
+    """memcached takes -m with atoi: -5 would wrap to a limit of almost 2^64 bytes and start."""
+    argv = [str(BIN), "-U", "0", "-l", "127.0.0.1", "-p", str(free_port()), "-m", mem, "-u", "root",
+            "-o", f"{ac},ac_spill_dir={tmp_path / 'spill'}"]
+    r = subprocess.run(argv, stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=20)
+    assert (r.returncode, r.stderr) == (1, f"memcached-ac: -m {mem}: the memory limit must be a positive number "
+                                           "of megabytes\n")
+    assert not (tmp_path / "spill").exists()

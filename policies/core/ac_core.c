@@ -9,6 +9,7 @@
 #include "ac_spilldir.h"
 #include "store/record.h"
 #include <errno.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -66,6 +67,13 @@ bool ac_in_process(void) {
 }
 
 int ac_init(size_t *item_limit) {
+    /* memcached reads -m with atoi and multiplies by 1 MiB: a negative value wraps to a limit of
+     * nearly 2^64 bytes, which it accepts. No positive -m comes near it. */
+    if (settings.maxbytes > (size_t)INT_MAX << 20) {
+        fprintf(stderr, "memcached-ac: -m %lld: the memory limit must be a positive number of megabytes\n",
+                (long long)((ssize_t)settings.maxbytes / (1 << 20)));
+        return -1;
+    }
     ac_options_init();                   /* no -o ac_* at all: the defaults */
     if (ac_opts.driver[0] != '\0') {
         /* the in-process driver is the only client: no network listeners */
