@@ -11,7 +11,7 @@ PY_PKGS := pytest pymemcache pytest-xdist
 # memcached's client tools (memccapable, memcaslap)
 TOOL_DEB_PKGS := netcat-openbsd libmemcached-tools
 
-.PHONY: all deps test test-full test-times test-upstream test-upstream-none test-integration test-fuzz demo demo-server bench clean paper-smoke paper soak fuzz
+.PHONY: all deps test test-full bench-builds test-times test-upstream test-upstream-none test-integration test-fuzz demo demo-server bench clean paper-smoke paper soak fuzz
 all: deps
 	$(MAKE) -C memcached all
 	@for d in $(COMPONENTS); do $(MAKE) -C $$d all || exit 1; done
@@ -116,6 +116,13 @@ paper: all
 # The server on its own: 4x -m of data written, read back byte-exact, stats anticache.
 demo-server: all
 	memcached/demo.sh $(BUILD)/bin/memcached-ac
+
+# Two builds of memcached-ac side by side (in-process, lru/alru/logging, in RAM and spilling):
+# make bench-builds OLD=/path/to/old/memcached-ac [RUNS=9]
+RUNS ?= 9
+bench-builds: all
+	@test -n "$(OLD)" || { echo "make bench-builds: OLD=/path/to/the other build's memcached-ac is required"; exit 2; }
+	memcached/bench-builds.sh $(OLD) $(BUILD)/bin/memcached-ac $(RUNS)
 
 bench: all
 	$(MAKE) -C memcached stock
