@@ -11,7 +11,7 @@ PY_PKGS := pytest pymemcache pytest-xdist
 # memcached's client tools (memccapable, memcaslap)
 TOOL_DEB_PKGS := netcat-openbsd libmemcached-tools
 
-.PHONY: all deps test test-full bench-builds test-times test-upstream test-upstream-none test-integration test-fuzz demo demo-server bench clean paper-smoke paper soak fuzz
+.PHONY: all deps test test-full test-stage bench-builds test-times test-upstream test-upstream-none test-integration test-fuzz demo demo-server bench clean paper-smoke paper soak fuzz
 all: deps
 	$(MAKE) -C memcached all
 	@for d in $(COMPONENTS); do $(MAKE) -C $$d all || exit 1; done
@@ -29,22 +29,22 @@ deps:
 # `full`: the same checks over more pairs, whose defects faster tests already catch;
 # memcached/tests/README.md lists each with the test that catches its bug).
 STAGES := $(BUILD)/test-stages.txt
-# $(call stage,NAME,MAKE TARGET): runs the target, appends "NAME SECONDS STATUS" to $(STAGES);
-# a failed stage prints the table and stops make test
-define stage
-	@t0=$$(date +%s); $(MAKE) --no-print-directory $(2); rc=$$?; \
-	echo "$(1) $$(( $$(date +%s) - t0 )) $$rc" >> $(STAGES); \
-	if [ $$rc -ne 0 ]; then $(MAKE) --no-print-directory test-times; exit $$rc; fi
-endef
+STAGE = $(MAKE) --no-print-directory test-stage STAGE_NAME=$(1) STAGE_TARGET="$(2)"
 
 test: all
 	@mkdir -p $(BUILD) && rm -f $(STAGES) && echo "start 0 $$(date +%s)" > $(STAGES)
-	$(foreach d,$(COMPONENTS),$(call stage,$(d),-C $(d) test)
-	)
-	$(call stage,integration,test-integration)
-	$(call stage,fuzz-smoke,test-fuzz)
-	$(call stage,upstream-suite,test-upstream)
+	@for d in $(COMPONENTS); do $(call STAGE,$$d,-C $$d test) || exit 1; done
+	@$(call STAGE,integration,test-integration)
+	@$(call STAGE,fuzz-smoke,test-fuzz)
+	@$(call STAGE,upstream-suite,test-upstream)
 	@$(MAKE) --no-print-directory test-times
+
+# One stage of make test: runs STAGE_TARGET, appends "STAGE_NAME SECONDS STATUS" to $(STAGES); a
+# failed stage prints the table so far and fails.
+test-stage:
+	@t0=$$(date +%s); $(MAKE) --no-print-directory $(STAGE_TARGET); rc=$$?; \
+	echo "$(STAGE_NAME) $$(( $$(date +%s) - t0 )) $$rc" >> $(STAGES); \
+	if [ $$rc -ne 0 ]; then $(MAKE) --no-print-directory test-times; fi; exit $$rc
 
 test-full: all
 	$(MAKE) test INTEGRATION_MARKS=
