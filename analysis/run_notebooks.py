@@ -81,22 +81,27 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--results", required=True, help="a run directory (cells.parquet or cells.csv), or several "
                                                      "separated by ':' (read together)")
     ap.add_argument("--out", required=True, help="directory for NAME.ipynb; figures go to OUT/figures")
-    ap.add_argument("--base", type=Path, default=Path.cwd(),
-                    help="relative --results and --out paths are relative to this directory (default: the "
-                         "current one; `make -C analysis` passes the directory make was started from)")
+    ap.add_argument("--base", type=Path, action="append",
+                    help="a relative --results path is looked for in this directory (repeatable: the first that "
+                         "has it wins), a relative --out is made in the first (default: the current directory; "
+                         "`make -C analysis` passes the directory make was started from, then the repository)")
     ap.add_argument("names", nargs="*", help="notebooks to run (default: all)")
     args = ap.parse_args(argv)
-    base = args.base.resolve()
-    runs = [base / p for p in args.results.split(os.pathsep) if p]
-    missing = [str(p) for p in runs if not p.exists()]
+    bases = [b.resolve() for b in (args.base or [Path.cwd()])]
+    runs, missing = [], []
+    for p in (p for p in args.results.split(os.pathsep) if p):
+        found = next((b / p for b in bases if (b / p).exists()), None)
+        if found is None:
+            missing.append(p)
+        runs.append(found)
     if missing:
         print(f"run_notebooks: --results {', '.join(missing)}: no such file or directory (relative paths are "
-              f"taken from {base})", file=sys.stderr)
+              f"looked for in {', '.join(map(str, bases))})", file=sys.stderr)
         return 2
-    out = (base / args.out).resolve()
+    out = (bases[0] / args.out).resolve()
     figures = out / "figures"
     figures.mkdir(parents=True, exist_ok=True)
-    os.environ["ACBENCH_RESULTS"] = os.pathsep.join(str(p.resolve()) for p in runs)
+    os.environ["ACBENCH_RESULTS"] = os.pathsep.join(str(p.resolve()) for p in runs if p is not None)
     os.environ["ACBENCH_FIGURES"] = str(figures)
     # the kernel imports acplot and acbench from this checkout, installed or not
     paths = [str(HERE), str(HERE.parent / "harness")]

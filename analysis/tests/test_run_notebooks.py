@@ -2,6 +2,7 @@
 the executed notebook and its outputs (a report from a cells.csv-only run directory)."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -57,13 +58,21 @@ def test_make_takes_relative_paths_from_where_it_was_started(tmp_path: Path) -> 
     top's, not analysis/'s; the kernel says nothing about TCP (it talks over a socket file)."""
     top = Path(__file__).resolve().parents[2]
     out = tmp_path / "nb"
+    shell = {**os.environ, "PWD": str(top)}       # as a shell in the top directory has it
     p = subprocess.run(["make", "-s", "-C", "analysis", "notebooks", "RESULTS=experiments/results/fig3-paper",
-                        f"OUT={out}", "NOTEBOOKS=tables"], cwd=top, capture_output=True, text=True, timeout=300)
+                        f"OUT={out}", "NOTEBOOKS=tables"], cwd=top, env=shell, capture_output=True, text=True,
+                       timeout=300)
     assert p.returncode == 0, p.stderr
     assert "notebook tables: ok" in p.stdout and (out / "figures" / "table2.csv").is_file()
     assert "TCP" not in p.stderr and "WARNING" not in p.stderr, p.stderr
     p = subprocess.run(["make", "-s", "-C", "analysis", "notebooks", "RESULTS=experiments/results/nope",
-                        f"OUT={out}", "NOTEBOOKS=tables"], cwd=top, capture_output=True, text=True, timeout=300)
+                        f"OUT={out}", "NOTEBOOKS=tables"], cwd=top, env=shell, capture_output=True, text=True,
+                       timeout=300)
     assert p.returncode != 0
-    assert (f"run_notebooks: --results {top}/experiments/results/nope: no such file or directory (relative "
-            f"paths are taken from {top})") in p.stderr
+    assert ("run_notebooks: --results experiments/results/nope: no such file or directory (relative paths are "
+            f"looked for in {top}, {top})") in p.stderr
+    # a caller whose $PWD is stale (a program that changed directory without a shell): the repository's
+    p = subprocess.run(["make", "-s", "-C", "analysis", "notebooks", "RESULTS=experiments/results/fig3-paper",
+                        f"OUT={out}", "NOTEBOOKS=tables"], cwd=top, env={**shell, "PWD": "/"},
+                       capture_output=True, text=True, timeout=300)
+    assert p.returncode == 0 and "notebook tables: ok" in p.stdout, p.stderr
