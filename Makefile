@@ -47,7 +47,7 @@ test-stage:
 	if [ $$rc -ne 0 ]; then $(MAKE) --no-print-directory test-times; fi; exit $$rc
 
 test-full: all
-	$(MAKE) test INTEGRATION_MARKS=
+	$(MAKE) test INTEGRATION_MARKS= UPSTREAM_SET=all
 
 # The table of make test's stages so far, and the total wall time.
 test-times:
@@ -81,15 +81,21 @@ soak: all
 	python3 memcached/soak/soak.py $(SOAK_ARGS)
 	memcached/soak/memcaslap.sh
 
-# memcached's own suite (prove t/) on the fork: stock (ac_policy none), then under every policy
-# that spills and serves the network, as the binary lists them (-o ac_list: memcached/ac_list.py
-# upstream-policies; lru, alru, logging today). memcached/upstream-skip.txt lists the files skipped
-# under a spilling policy, each with its reason. test-upstream-POLICY runs one.
+# memcached's own suite (prove t/) on the fork: stock (ac_policy none), then under the policies
+# that spill and serve the network, as the binary lists them (-o ac_list: memcached/ac_list.py
+# spill-policies; lru, alru, logging today). make test runs the first of them (lru), make test-full
+# every one (UPSTREAM_SET=all): what alru's and logging's hooks could break under memcached's
+# commands, faster tests catch (memcached/tests/README.md, "make test and make test-full").
+# memcached/upstream-skip.txt lists the files skipped under a spilling policy, each with its reason.
+# test-upstream-POLICY runs one.
+UPSTREAM_SET ?= first
 test-upstream: all
 	$(MAKE) -s -C $(SRC) timedrun sizes testapp
 	cd $(SRC) && prove -j2 t/
-	@for p in $$(python3 memcached/ac_list.py $(BUILD)/bin/memcached-ac spill-policies); do \
-	  echo "== memcached's suite under ac_policy=$$p"; memcached/upstream-suite.sh $(SRC) $$p || exit 1; done
+	@pols=$$(python3 memcached/ac_list.py $(BUILD)/bin/memcached-ac spill-policies); \
+	[ "$(UPSTREAM_SET)" = all ] || pols=$${pols%% *}; \
+	for p in $$pols; do echo "== memcached's suite under ac_policy=$$p"; \
+	  memcached/upstream-suite.sh $(SRC) $$p || exit 1; done
 test-upstream-none: all
 	$(MAKE) -s -C $(SRC) timedrun sizes testapp
 	cd $(SRC) && prove -j2 t/
