@@ -23,32 +23,17 @@ changed.
 """
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 from pathlib import Path
 from typing import Any, Iterable
 
-from acbench import paths
+from acbench import paths, sysinfo
 from acbench.approaches import get_approach
 
 # [run] settings that do not change what a cell measures
 NOT_IDENTITY_RUN = ("timeout_s",)
 BINARY_PREFIX = "binary."
-
-
-@functools.lru_cache(maxsize=32)
-def _file_sha256(path: str, mtime_ns: int, size: int) -> str:
-    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
-
-
-def file_sha256(path: Path) -> str:
-    """First 16 hex digits of the file's SHA-256 ("missing" when it cannot be read)."""
-    try:
-        st = path.stat()
-        return _file_sha256(str(path), st.st_mtime_ns, st.st_size)
-    except OSError:
-        return "missing"
 
 
 def binaries(mode: str) -> dict[str, str]:
@@ -58,7 +43,7 @@ def binaries(mode: str) -> dict[str, str]:
              "libacopt.so": core.lib_path()}
     if mode == "network":
         tools["ycsb-mc"] = paths.binary("ycsb-mc")
-    return {name: file_sha256(p) for name, p in sorted(tools.items())}
+    return {name: sysinfo.file_sha256(p) for name, p in sorted(tools.items())}
 
 
 def settings(cell: Any, run: dict[str, Any], memory: dict[str, Any], *, mode: str, spill_device: str,
@@ -72,7 +57,7 @@ def settings(cell: Any, run: dict[str, Any], memory: dict[str, Any], *, mode: st
         out[f"approach.{flag}"] = getattr(a, flag)
     out.update({f"property.{k}": v for k, v in sorted(cell.properties.items())})
     out["workload"] = cell.workload
-    out["workload.sha256"] = file_sha256(Path(cell.workload_file))
+    out["workload.sha256"] = sysinfo.file_sha256(Path(cell.workload_file))
     out["mem_ratio"] = cell.mem_ratio
     out["repetition"] = cell.repetition
     eff = {**run, "mode": mode, "spill_device": spill_device, "perf": perf}

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import datetime
+import functools
 import hashlib
 import platform
 import subprocess
@@ -29,13 +30,25 @@ def cpu_model() -> str:
     return platform.processor() or "unknown"
 
 
+@functools.lru_cache(maxsize=32)
+def _file_sha256(path: str, mtime_ns: int, size: int) -> str:
+    return hashlib.sha256(Path(path).read_bytes()).hexdigest()[:16]
+
+
+def file_sha256(path: Path) -> str:
+    """First 16 hex digits of the file's SHA-256 ("unknown" when it cannot be read); computed once
+    per version of the file."""
+    try:
+        st = path.stat()
+        return _file_sha256(str(path), st.st_mtime_ns, st.st_size)
+    except OSError:
+        return "unknown"
+
+
 def binary_sha256() -> str:
     """The first 16 hex digits of the SHA-256 of the memcached-ac that cells run ($ACBENCH_BIN or
     build/bin): a result's binary, also when it is not the checkout's own build."""
-    try:
-        return hashlib.sha256(paths.binary("memcached-ac").read_bytes()).hexdigest()[:16]
-    except OSError:
-        return "unknown"
+    return file_sha256(paths.binary("memcached-ac"))
 
 
 def machine() -> dict[str, str | int]:
