@@ -47,7 +47,16 @@ class Approach:
     figures: bool = True             # one of the paper's approaches (its figure specs run every one of these)
     in_process_only: bool = False    # refused in network mode (policy vma: a socket would see EFAULT)
     ram_device: bool | None = None   # its hit rate does not depend on the device's speed (None: = deterministic)
+    flags: tuple[str, ...] = ()      # bare -o flags of memcached's own (PAGING_FLAGS)
     about: str = ""
+
+
+# memcached's background walkers off for the kernel-paged approaches: its LRU maintainer (which also
+# turns segmented LRU off: one flat LRU per class, bumped at most once a minute per item) and its LRU
+# crawler. Both walk items the kernel may have swapped out and fault them in for no request; this is
+# memcached as the paper ran it (1.4: a flat LRU, no crawler). The rows count what is left
+# (unattributed_major_faults) and the walkers' own counters (ac_lru_crawler_starts, ac_lru_maintainer_juggles).
+PAGING_FLAGS = ("no_lru_crawler", "no_lru_maintainer")
 
 
 APPROACHES: dict[str, Approach] = {a.name: a for a in (
@@ -107,12 +116,12 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
     Approach("vma-tuples", "vma", {"ac_tier": "tuples"}, figures=False, in_process_only=True,
              about="VMA protection tracking over Siberia's cold store"),
     Approach("ospaging", "ospaging", {"ac_os_backing": "anon"}, pages=True, swap=True, spills=False,
-             resident="budget", fills_limit=True, about="OS paging: no eviction, slab memory in one anonymous mapping, the kernel swaps"),
+             resident="budget", fills_limit=True, flags=PAGING_FLAGS, about="OS paging: no eviction, slab memory in one anonymous mapping, the kernel swaps"),
     Approach("ospaging-file", "ospaging", {"ac_os_backing": "file"}, pages=True, spills=False,
-             resident="budget", fills_limit=True,
+             resident="budget", fills_limit=True, flags=PAGING_FLAGS,
              about="OS paging of a shared file mapping in the spill directory: the page cache writes it back, no swap"),
     Approach("effpaging", "effpaging", pages=True, swap=True, spills=False,
-             resident="budget", fills_limit=True,
+             resident="budget", fills_limit=True, flags=PAGING_FLAGS,
              about="Efficient OS paging: hot items (logging's classifier) in mlocked memory sized to what the"
                    " cgroup allows, cold items in memory the kernel swaps"),
 )}
@@ -148,6 +157,7 @@ def from_binary(name: str, data: dict[str, Any]) -> Approach | None:
     return Approach(name, p["policy"], {"ac_tier": p["tier"]} if tier else {}, pages=shape == "page",
                     swap=shape == "page" and "anon" in t["caps"], spills=shape == "spill",
                     resident="budget" if shape == "page" else "items", fills_limit=shape == "page", figures=False,
+                    flags=PAGING_FLAGS if shape == "page" else (),
                     in_process_only=not pol["network"], about=f"{pol['summary']}, over {t['summary']}")
 
 

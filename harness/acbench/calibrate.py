@@ -211,7 +211,8 @@ class Request:
         a = get_approach(self.approach)
         shape = {k: v for k, v in sorted(self.props.items()) if k not in SCALE_KEYS}
         return {"v": CAL_VERSION, "approach": {"name": a.name, "policy": a.policy, "options": a.options,
-                                               "driver": a.driver, "pages": a.pages, "swap": a.swap},
+                                               "flags": list(a.flags), "driver": a.driver, "pages": a.pages,
+                                               "swap": a.swap},
                 "bin": measure._binary_id(), "workload": Path(self.workload_file).read_text(), "shape": shape,
                 "ratio": self.ratio, "threads": self.threads, "footprint": self.footprint, "device": self.device,
                 "runs": [[n, *probe_counts(n, self.props)] for n in self.sizes],
@@ -410,7 +411,7 @@ def probe(approach: Approach, req: Request, n: int, extra: int, tries: int = 1) 
     leftovers.track_dir(spill_parent, "spill directory")
     extra_opts = dict(approach.options)
     extra_opts["hashpower"] = str(p.hashpower)
-    opts = server.options(approach.policy, spill_parent / "spill", extra_opts)
+    opts = server.options(approach.policy, spill_parent / "spill", extra_opts, approach.flags)
     out = spill_parent / "driver.json"
     errf = spill_parent / "stderr.txt"
     cmd = server.driver_cmd(p.item_mb, req.threads, opts, req.workload_file, out, props)

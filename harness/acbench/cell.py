@@ -131,7 +131,7 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
         extra["ac_io_direct"] = "on"
     if mode == "in-process" and run["driver_depth"] > 1:
         extra["ac_driver_depth"] = str(run["driver_depth"])
-    opts = server.options(approach.policy, spill, extra)
+    opts = server.options(approach.policy, spill, extra, approach.flags)
     # paging approaches: swap file next to the spill directory, vm.page-cluster=0 for the cell
     paging = PagingSetup(spill_parent / "swap", plan.swap_bytes) if approach.pages else None
     device = collect.device_of(spill_parent)
@@ -369,12 +369,29 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
               "prefetch_reads", "prefetch_used", "prefetch_unused", "migrate_prefetch_reads", "migrate_prefetch_used",
               # lazy compaction's whole-block merges or copies, and whether the compactor thread did them (blocks)
               "merged_blocks", "merged_items", "compact", "copied_blocks", "copied_items", "copied_bytes",
-              "compact_thread", "compact_queued"):
+              "compact_thread", "compact_queued",
+              # memcached's background walkers: on or off, and what they did (whole life)
+              "lru_crawler", "lru_maintainer", "lru_crawler_starts", "lru_crawler_items_checked",
+              "lru_maintainer_juggles"):
         out[f"ac_{k}"] = ac.get(k)
     out["read_amplification"] = read_amplification(out.get("disk_read_bytes"), ac,
                                                    (ph.get("server_start") or {}).get("anticache") or {})
     out["resident_items_avg"] = resident_avg(driver, phase)
+    out.update(fault_attribution(out.get("major_faults"), ac, (ph.get("server_start") or {}).get("anticache") or {}))
     return out
+
+
+def fault_attribution(major_faults: Any, end: dict[str, Any], start: dict[str, Any]) -> dict[str, Any]:
+    """The run window's major faults split: those taken inside a request's read window (the
+    server's read_major_faults at the run's end less at its start; paging tiers count them) and
+    the rest, which no request asked for (memcached's background walkers, the classifier thread,
+    a write's neighbours...). None where a figure is missing."""
+    e, s = end.get("read_major_faults"), start.get("read_major_faults")
+    if not isinstance(e, int) or not isinstance(s, int):
+        return {"request_major_faults": None, "unattributed_major_faults": None}
+    req = e - s
+    return {"request_major_faults": req,
+            "unattributed_major_faults": None if major_faults is None else max(0, major_faults - req)}
 
 
 def resident_avg(driver: dict[str, Any], phase: str) -> float | None:
@@ -489,6 +506,7 @@ def _network(cell: Cell, plan: MemoryPlan, props: dict[str, Any], run: dict[str,
         out["resident_items_avg"] = (before["resident_items"] + int(after["resident_items"])) / 2
     # the run window on the server's side (the driver's resources are the client's)
     out.update(run_window(_server_window(st0, st1, io0, io1, disk0, disk1)))
+    out.update(fault_attribution(out.get("major_faults"), after, before))
     _finish_common(out, sampler, rusage, cell_dir, use_perf)
     out["opt_skip_requests"] = warm
     return out

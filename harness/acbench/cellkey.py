@@ -53,6 +53,7 @@ def settings(cell: Any, run: dict[str, Any], memory: dict[str, Any], *, mode: st
     out: dict[str, Any] = {"approach": a.name, "approach.policy": a.policy}
     out.update({f"approach.option.{k}": v for k, v in sorted(a.options.items())})
     out.update({f"approach.driver.{k}": v for k, v in sorted(a.driver.items())})
+    out.update({f"approach.flag.{f}": True for f in a.flags})
     for flag in ("pages", "swap", "spills", "resident", "fills_limit"):
         out[f"approach.{flag}"] = getattr(a, flag)
     out.update({f"property.{k}": v for k, v in sorted(cell.properties.items())})

@@ -119,6 +119,10 @@ _RUN = [
     _c("disk_reads_per_op", "float", "ratio", "disk_read_ios / operations", HARNESS),
     _c("disk_read_bytes_per_op", "float", "bytes", "disk_read_bytes / operations", HARNESS),
     _c("major_faults_per_op", "float", "ratio", "major_faults / operations", HARNESS),
+    _c("request_major_faults", "int", "count", "major faults of the run taken inside a request's read window "
+       "(paging tiers count them; the server's read_major_faults over the run)", HARNESS),
+    _c("unattributed_major_faults", "int", "count", "major_faults − request_major_faults: faults no request "
+       "asked for (memcached's LRU crawler or maintainer, a classifier thread, reclaim's neighbours)", HARNESS),
     _c("ctx_switches_per_op", "float", "ratio", "(vol + invol context switches) / operations", HARNESS),
     _c("read_amplification", "float", "ratio", "bytes the device read per byte of record or block the core asked "
        "the tier for", HARNESS),
@@ -193,6 +197,11 @@ _AC = [
     ("copied_bytes", "int", "bytes", "bytes of records copied"),
     ("compact_thread", "str", "", "lazy compaction in a compactor thread: on or off"),
     ("compact_queued", "int", "count", "claims handed to the compactor thread"),
+    ("lru_crawler", "str", "", "memcached's LRU crawler: on or off (off for the kernel-paged approaches)"),
+    ("lru_maintainer", "str", "", "memcached's LRU maintainer (and segmented LRU): on or off"),
+    ("lru_crawler_starts", "int", "count", "crawls memcached's LRU crawler started (whole life)"),
+    ("lru_crawler_items_checked", "int", "items", "items the LRU crawler walked (whole life)"),
+    ("lru_maintainer_juggles", "int", "count", "LRU maintainer passes (whole life)"),
 ]
 _AC_COLUMNS = [_c(f"ac_{n}", t, u, m, f"{SERVER} {n}") for n, t, u, m in _AC]
 

@@ -26,10 +26,11 @@ def supports_driver(binary: Path | None = None) -> bool:
     return DRIVER_OPTION in out.stdout + out.stderr
 
 
-def options(policy: str, spill_dir: Path, extra: dict[str, Any]) -> list[str]:
+def options(policy: str, spill_dir: Path, extra: dict[str, Any], flags: tuple[str, ...] = ()) -> list[str]:
+    """The -o list: the policy, the spill directory, key=value settings, then bare flags."""
     opts = [f"ac_policy={policy}", f"ac_spill_dir={spill_dir}"]
     opts += [f"{k}={v}" for k, v in extra.items()]
-    return opts
+    return opts + list(flags)
 
 
 def server_cmd(item_mb: int, threads: int, opts: list[str], port: int | None) -> list[str]:

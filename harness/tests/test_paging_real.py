@@ -61,6 +61,14 @@ def test_paging_rows(run) -> None:
         assert r["ac_read_major_faults"] >= r["disk_hits"]
         # -m covers the data, the cgroup limit only half of it
         assert r["item_memory_bytes"] > r["data_bytes"] > r["cgroup_limit_bytes"] - r["allowance_bytes"]
+        # memcached's background walkers are off (approaches.PAGING_FLAGS): they walked nothing, and
+        # every major fault of the run is either a request's or counted as no request's
+        assert (r["ac_lru_crawler"], r["ac_lru_maintainer"]) == ("off", "off")
+        assert r["ac_lru_crawler_starts"] == r["ac_lru_crawler_items_checked"] == r["ac_lru_maintainer_juggles"] == 0
+        assert r["request_major_faults"] + r["unattributed_major_faults"] == r["major_faults"] > 0
+    for r in (anon, file):
+        # with nothing walking in the background, < 5 % of ospaging's faults are no request's
+        assert r["unattributed_major_faults"] < 0.05 * r["major_faults"], r[["unattributed_major_faults", "major_faults"]]
     for r in (anon, eff):
         assert r["cg_swap_max_bytes"] > 0 and r["cgroup_swap_bytes"] == r["swap_file_bytes"] > 0
     # effpaging locked what the cgroup allows: more than half of its limit is resident

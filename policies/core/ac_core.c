@@ -169,24 +169,37 @@ int ac_init(size_t *item_limit) {
     return 0;
 }
 
-/* Collects memcached's own "evictions" counter: with an anti-caching policy
- * nothing may be evicted, so it is reported as lost_items. */
-static void grab_evictions(const char *key, const uint16_t klen, const char *val,
-                           const uint32_t vlen, const void *cookie) {
-    if (klen == 9 && strncmp(key, "evictions", 9) == 0) {
+/* memcached's own item counters that stats anticache repeats: "evictions"
+ * (with an anti-caching policy nothing may be evicted, so it is reported as
+ * lost_items) and "crawler_items_checked" (items its LRU crawler walked: under
+ * kernel paging, each may fault a page in for no request). */
+struct item_totals {
+    uint64_t evictions;
+    uint64_t crawler_items_checked;
+};
+
+static void grab_totals(const char *key, const uint16_t klen, const char *val,
+                        const uint32_t vlen, const void *cookie) {
+    struct item_totals *t = (struct item_totals *)cookie;
+    uint64_t *dst = NULL;
+    if (klen == 9 && strncmp(key, "evictions", 9) == 0)
+        dst = &t->evictions;
+    else if (klen == 21 && strncmp(key, "crawler_items_checked", 21) == 0)
+        dst = &t->crawler_items_checked;
+    if (dst != NULL) {
         char tmp[32];
         size_t n = vlen < sizeof(tmp) - 1 ? vlen : sizeof(tmp) - 1;
         memcpy(tmp, val, n);
         tmp[n] = '\0';
-        *(uint64_t *)cookie = strtoull(tmp, NULL, 10);
+        *dst = strtoull(tmp, NULL, 10);
     }
 }
 
 void ac_stats(ADD_STAT add_stats, void *c) {
     struct thread_stats ts;
     threadlocal_stats_aggregate(&ts);
-    uint64_t evictions = 0;
-    item_stats_totals(grab_evictions, &evictions);
+    struct item_totals totals = { 0, 0 };
+    item_stats_totals(grab_totals, &totals);
     struct ac_tier_stats ts_;
     memset(&ts_, 0, sizeof(ts_));
     size_t meta = 0;
@@ -271,7 +284,16 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("pages_owed", "%u", ac_pages_owed());
     APPEND_STAT("budget_settled", "%d", ac_enabled ? (int)ac_budget_settled() : 1);
     /* items dropped: 0 under anti-caching; for the stock cache (policy none) its evictions */
-    APPEND_STAT("lost_items", "%llu", (unsigned long long)evictions);
+    APPEND_STAT("lost_items", "%llu", (unsigned long long)totals.evictions);
+    /* memcached's background walkers (-o no_lru_crawler, no_lru_maintainer turn them off) */
+    STATS_LOCK();
+    uint64_t crawler_starts = stats.lru_crawler_starts, juggles = stats.lru_maintainer_juggles;
+    STATS_UNLOCK();
+    APPEND_STAT("lru_crawler", "%s", settings.lru_crawler ? "on" : "off");
+    APPEND_STAT("lru_maintainer", "%s", settings.lru_maintainer_thread ? "on" : "off");
+    APPEND_STAT("lru_crawler_starts", "%llu", (unsigned long long)crawler_starts);
+    APPEND_STAT("lru_crawler_items_checked", "%llu", (unsigned long long)totals.crawler_items_checked);
+    APPEND_STAT("lru_maintainer_juggles", "%llu", (unsigned long long)juggles);
     struct rusage ru;
     APPEND_STAT("read_major_faults", "%llu", (unsigned long long)ac_read_page_ins());
     APPEND_STAT("major_faults", "%llu", getrusage(RUSAGE_SELF, &ru) == 0 ? (unsigned long long)ru.ru_majflt : 0ULL);
