@@ -44,6 +44,7 @@ cell's mode (network mode's client runs outside the group).
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import hashlib
 import json
 import math
@@ -71,6 +72,9 @@ CAL_SIZES = (25_000, 100_000, 250_000)
 OPS_PER_RECORD = 1.0
 WARMUP_PER_RECORD = 0.5
 SAFETY = 1.15
+# provisioning "equal": the approach whose overhead sets every approach's allowance (stock memcached,
+# no anti-caching: what any memcached server needs beside its items)
+REFERENCE = "memcached-static"
 PROBE_EXTRA = 32 * MIB
 PROBE_TRIES = 3
 PROBE_TIMEOUT_S = 1200
@@ -520,13 +524,44 @@ def request_for(spec: Spec, cell: Cell, footprint: int, spill_root: Path = SPILL
 
 
 def allowance_for(req: Request, floor: int, run: bool = True, log: Log | None = None) -> tuple[int | None, str]:
-    """(allowance bytes, source) for the request's record count; (None, "to calibrate: ...") when it is
-    not cached and run is False."""
+    """provisioning "own": (allowance bytes, source) for the request's record count; (None, "to
+    calibrate: ...") when it is not cached and run is False."""
     cal = calibrate(req, log) if run else cached(req)
     if cal is None:
         return None, f"to calibrate: {req.sizes_text()}"
     pages = get_approach(req.approach).fills_limit
     return cal.allowance(int(req.props["recordcount"]), floor, pages), cal.summary(pages)
+
+
+def reference_of(req: Request) -> Request:
+    """The calibration of the cell's common limit: stock memcached (REFERENCE) in the cell's shape."""
+    return dataclasses.replace(req, approach=REFERENCE)
+
+
+def equal_for(req: Request, run: bool = True, log: Log | None = None) -> tuple[int | None, int | None, str]:
+    """provisioning "equal": (allowance, needs, source). allowance = ⌈SAFETY × stock memcached's
+    overhead⌉, the same for every approach of the cell; needs = ⌈SAFETY × the approach's own
+    overhead⌉ for a user-space approach (its -m is what the limit leaves after it), None for a
+    kernel-paged one (its pages take what the limit leaves: its own calibration is not needed).
+    (None, None, "to calibrate: ...") when one is not cached and run is False."""
+    n = int(req.props["recordcount"])
+    reqs = [reference_of(req)] + ([] if get_approach(req.approach).fills_limit else [req])
+    cals = [calibrate(r, log) if run else cached(r) for r in reqs]
+    missing = [r for r, c in zip(reqs, cals) if c is None]
+    if missing:
+        return None, None, "to calibrate: " + ", ".join(f"{r.approach} {r.sizes_text()}" for r in missing)
+    allowance = math.ceil(SAFETY * cals[0].overhead(n))
+    source = f"equal: {REFERENCE} {cals[0].summary()}"
+    if len(cals) == 1:
+        return allowance, None, source + "; fills the limit"
+    return allowance, math.ceil(SAFETY * cals[1].overhead(n)), source + f"; needs {cals[1].summary()}"
+
+
+def requests_of(spec: Spec, req: Request) -> list[Request]:
+    """The calibrations a cell's plan needs under the spec's provisioning (equal_for, allowance_for)."""
+    if spec.memory["provisioning"] == "own":
+        return [req]
+    return [reference_of(req)] + ([] if get_approach(req.approach).fills_limit else [req])
 
 
 def spec_requests(spec: Spec, spill_root: Path = SPILL_PARENT) -> list[Request]:
@@ -537,8 +572,9 @@ def spec_requests(spec: Spec, spill_root: Path = SPILL_PARENT) -> list[Request]:
     out: dict[str, Request] = {}
     for c in spec.cells():
         dev = cell_device(spec, c)
-        r = request_for(spec, c, footprint(spec, c), spill_root if dev == "ram" else SPILL_PARENT, dev)
-        out.setdefault(json.dumps(r.key(), sort_keys=True), r)
+        for r in requests_of(spec, request_for(spec, c, footprint(spec, c), spill_root if dev == "ram" else SPILL_PARENT,
+                                                dev)):
+            out.setdefault(json.dumps(r.key(), sort_keys=True), r)
     return list(out.values())
 
 
@@ -569,13 +605,13 @@ def main(argv: list[str] | None = None) -> int:
             print(f"calibrate: error: {e}", file=sys.stderr)
             return 2
     try:
-        return _calibrate_all(reqs, floor, a.dry_run)
+        return _calibrate_all(reqs, floor, a.dry_run, spec.memory["provisioning"])
     finally:
         if device is not None:
             device.stop()
 
 
-def _calibrate_all(reqs: list[Request], floor: int, dry_run: bool) -> int:
+def _calibrate_all(reqs: list[Request], floor: int, dry_run: bool, provisioning: str) -> int:
     for r in reqs:
         cal = cached(r) if dry_run else calibrate(r)
         rc = int(r.props["recordcount"])
@@ -583,8 +619,13 @@ def _calibrate_all(reqs: list[Request], floor: int, dry_run: bool) -> int:
             print(f"{r.describe()}: to calibrate: {r.sizes_text()}")
             continue
         pages = get_approach(r.approach).fills_limit
-        print(f"{r.describe()}: {cal.summary(pages)}; at {rc} records: overhead"
-              f" {cal.overhead(rc) / MIB:.1f} MiB, allowance {cal.allowance(rc, floor, pages) / MIB:.1f} MiB")
+        if provisioning == "own":
+            use = f"allowance {cal.allowance(rc, floor, pages) / MIB:.1f} MiB"
+        elif r.approach == REFERENCE:
+            use = f"every approach's allowance {math.ceil(SAFETY * cal.overhead(rc)) / MIB:.1f} MiB"
+        else:
+            use = f"needs {math.ceil(SAFETY * cal.overhead(rc)) / MIB:.1f} MiB of the limit"
+        print(f"{r.describe()}: {cal.summary(pages)}; at {rc} records: overhead {cal.overhead(rc) / MIB:.1f} MiB, {use}")
         for p in cal.points:
             print(f"    n={p.recordcount:<8d} overhead {p.overhead_bytes / MIB:7.2f} MiB  anon {p.anon_bytes / MIB:6.2f}"
                   f"  kernel {p.kmem_bytes / MIB:5.2f} (page tables {p.pte_bytes / MIB:4.2f})"

@@ -74,12 +74,16 @@ _CELL = [
 _PLAN = [
     _c("item_footprint", "int", "bytes", "bytes one record takes in memcached's slabs (measured or [memory])", PLAN),
     _c("data_bytes", "int", "bytes", "D = recordcount × item_footprint", PLAN),
-    _c("item_memory_bytes", "int", "bytes", "memcached-ac -m (user-space approaches: the item budget; paging ones: "
-       "room for every item)", PLAN),
+    _c("item_memory_bytes", "int", "bytes", "memcached-ac -m (user-space approaches: what the limit leaves them, "
+       "at most the item budget; paging ones: room for every item)", PLAN),
     _c("item_budget_bytes", "int", "bytes", "⌈M/D × D⌉ in whole MiB: what OPT gets", PLAN),
     _c("cgroup_limit_bytes", "int", "bytes", "the cell's cgroup memory limit = item budget + allowance", PLAN),
     _c("cgroup_swap_bytes", "int", "bytes", "swap the cgroup may use (0: none; paging approaches)", PLAN),
-    _c("allowance_bytes", "int", "bytes", "memory beyond the item budget (server, hash table, book-keeping)", PLAN),
+    _c("allowance_bytes", "int", "bytes", "the limit beyond the item budget: with provisioning equal, stock memcached's "
+       "calibrated need (×1.15), the same for every approach of the cell; with own, the approach's own", PLAN),
+    _c("provisioning", "str", "", "[memory] provisioning: equal (one limit per cell) or own (harness/acbench/memory.py)", PLAN),
+    _c("approach_needs_bytes", "int", "bytes", "provisioning equal, user-space approaches: what the approach needs "
+       "beside its items (×1.15 its calibrated overhead); its -m is what the limit leaves, at most the budget", PLAN),
     _c("allowance_source", "str", "", "spec, or the calibration it came from (calibrate.py)", PLAN),
     _c("opt_capacity", "int", "items", "C: OPT's capacity in objects = item budget / footprint", PLAN),
     _c("hashpower", "int", "count", "memcached's -o hashpower (sized so the table never grows)", PLAN),

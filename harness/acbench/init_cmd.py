@@ -66,8 +66,10 @@ timeout_s = {timeout_s}             # a cell running longer fails
 # [memory]: the memory plan (defaults: measured and calibrated; see harness/README.md).
 # [memory]
 # item_footprint = "auto"      # bytes per record in memcached's slabs, or a number
-# allowance = "auto"           # memory beyond the items' budget (calibrated per approach), or a size
-# allowance_margin = "8M"
+# provisioning = "equal"       # one cgroup limit for every approach of a cell (the paper's rule); "own":
+#                              # each approach its own allowance on top of the budget (the older rule)
+# allowance = "auto"           # the limit beyond the items' budget: calibrated, or a size
+# allowance_margin = "8M"      # provisioning = "own" only: a fixed floor added to each allowance
 # swap = "auto"                # paging approaches' swap file size
 '''
 

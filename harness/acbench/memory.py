@@ -1,18 +1,29 @@
 """Memory arithmetic of a cell (equal provisioning).
 
     D          = recordcount × item footprint (bytes a record takes in memcached's slabs)
-    item MB    = ceil(M/D × D / MiB)              -> memcached-ac -m (user-space approaches)
-    limit      = item MB × MiB + allowance         -> cgroup memory limit
+    budget     = ceil(M/D × D / MiB) MiB                -> what OPT gets
+    limit      = budget + allowance                     -> cgroup memory limit
+    capacity   = floor(budget / footprint)              -> OPT's cache size in objects
     swap       = 0 (memsw = limit) for user-space approaches; paging approaches get swap
-    capacity   = floor(item MB × MiB / footprint)  -> OPT's cache size in objects
-    allowance  = empty-server RSS + hash table (8 B × 2^hashpower) + margin
+
+[memory] provisioning = "equal" (the default): every approach of a cell runs under the same limit,
+the paper's rule (the same physical memory for all). The allowance is what stock memcached needs
+beside its items (calibrate.py, approach `memcached-static`, ×1.15); what an approach needs beyond
+that comes out of the same limit, so it holds fewer items:
+
+    -m (user-space) = min(budget, round((limit − needs) / MiB))   needs = ⌈1.15 × its own overhead⌉
+
+"own" (the rule before equal provisioning): each approach gets its own allowance on top of the
+budget (its ×1.15 overhead + [memory] allowance_margin) and -m = the budget. A fixed allowance
+([memory] allowance = SIZE) is the same limit for every approach and -m = the budget in both.
 
 Nothing else is sized: a spilling approach's evicted table grows and shrinks with the spilled
-items (at most 24 B each) and the server charges it against -m as it grows (equal provisioning).
+items (at most 24 B each) and the server charges it against -m as it grows.
 
 A paging approach keeps every item in its address space: -m = ceil(1.1 × D / MiB) + 1, the
-cgroup limit is M/D × D + allowance and the rest goes to swap (`[memory] swap`, default
-D + 10 %); a file-backed one (`ospaging-file`) gets no swap (memsw = limit).
+cgroup limit is the same as the others' and the rest goes to swap (`[memory] swap`, default
+D + 10 %); a file-backed one (`ospaging-file`) gets no swap (memsw = limit). Its item pages take
+whatever the limit leaves.
 """
 from __future__ import annotations
 
@@ -51,13 +62,16 @@ class MemoryPlan:
     hashpower: int
     item_budget_bytes: int = 0      # ceil(M/D × D / MiB) MiB: what OPT gets; limit = this + allowance
     allowance_source: str = "spec"  # "spec" ([memory] allowance = SIZE) or "calibrated:<fit>" (calibrate.py)
+    provisioning: str = "equal"     # [memory] provisioning: "equal" (one limit per cell) or "own"
+    needs_bytes: int | None = None  # equal, user-space: what the approach needs beside its items (⌈1.15 × overhead⌉)
 
     def as_row(self) -> dict[str, int | str]:
         return {"data_bytes": self.data_bytes, "item_memory_bytes": self.item_mb * MIB,
                 "item_budget_bytes": self.item_budget_bytes,
                 "cgroup_limit_bytes": self.limit_bytes, "cgroup_swap_bytes": self.swap_bytes,
                 "allowance_bytes": self.allowance_bytes, "allowance_source": self.allowance_source,
-                "opt_capacity": self.opt_capacity, "hashpower": self.hashpower}
+                "opt_capacity": self.opt_capacity, "hashpower": self.hashpower,
+                "provisioning": self.provisioning, "approach_needs_bytes": self.needs_bytes}
 
 
 def allowance(base_rss: int, recordcount: int, margin: int) -> int:
@@ -67,7 +81,10 @@ def allowance(base_rss: int, recordcount: int, margin: int) -> int:
 
 
 def plan(approach: Approach, recordcount: int, footprint: int, ratio: float, allowance_bytes: int,
-         swap: int | None = None, allowance_source: str = "spec") -> MemoryPlan:
+         swap: int | None = None, allowance_source: str = "spec", provisioning: str = "equal",
+         needs_bytes: int | None = None) -> MemoryPlan:
+    """needs_bytes (user-space approaches): what the approach needs beside its items; -m is what the
+    limit (budget + allowance) leaves after it, at most the budget. None: -m = the budget."""
     if recordcount < 1 or footprint < 1:
         raise ValueError("recordcount and footprint must be >= 1")
     if not 0 < ratio:
@@ -78,16 +95,23 @@ def plan(approach: Approach, recordcount: int, footprint: int, ratio: float, all
         raise ValueError(f"memory ratio {ratio:g} of {data} bytes of data ({recordcount} records x {footprint} B)"
                          f" gives -m {target} MiB; memcached-ac needs at least {MIN_ITEM_MB} MiB:"
                          f" raise recordcount or mem_ratio")
+    limit = target * MIB + allowance_bytes
     if approach.pages:
         item_mb = math.ceil(data * 1.1 / MIB) + 1
         if approach.swap:
             swap_bytes = swap if swap is not None else math.ceil(data * 1.1)
         else:
             swap_bytes = 0      # a file-backed mapping: the page cache writes back, memsw = limit
+        needs_bytes = None      # its item pages take whatever the limit leaves
     else:
-        item_mb = target
         swap_bytes = 0
-    limit = target * MIB + allowance_bytes
+        # whole MiB (memcached's -m and slab page), to the nearest: an approach that needs what stock
+        # memcached needs (to the calibration's noise) gets the whole budget, as the reference does
+        item_mb = target if needs_bytes is None else min(target, math.floor((limit - needs_bytes) / MIB + 0.5))
+        if item_mb < MIN_ITEM_MB:
+            raise ValueError(f"{approach.name} needs {needs_bytes / MIB:.1f} MiB beside its items, which leaves"
+                             f" {max(0, limit - needs_bytes) / MIB:.1f} MiB of the cell's {limit / MIB:.1f} MiB limit"
+                             f" for -m; memcached-ac needs at least {MIN_ITEM_MB} MiB: raise recordcount or mem_ratio")
     capacity = target * MIB // footprint
     return MemoryPlan(data, item_mb, limit, swap_bytes, allowance_bytes, capacity,
-                      hashpower_for(recordcount), target * MIB, allowance_source)
+                      hashpower_for(recordcount), target * MIB, allowance_source, provisioning, needs_bytes)

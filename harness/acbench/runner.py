@@ -62,14 +62,19 @@ def plan_for(spec: Spec, cell: Cell, calibrate_missing: bool = True, spill_root:
     mem = spec.memory
     fp = footprint(spec, cell)
     rc = int(props["recordcount"])
+    needs = None
     if mem["allowance"] == "auto":
         device = cell_device(spec, cell)
         req = calibrate.request_for(spec, cell, fp, spill_root if device == "ram" else SPILL_PARENT, device)
-        allow, source = calibrate.allowance_for(req, int(mem["allowance_margin"]), run=calibrate_missing)
+        if mem["provisioning"] == "equal":
+            allow, needs, source = calibrate.equal_for(req, run=calibrate_missing)
+        else:
+            allow, source = calibrate.allowance_for(req, int(mem["allowance_margin"]), run=calibrate_missing)
     else:
         allow, source = int(mem["allowance"]), "spec"
     swap = None if mem["swap"] == "auto" else int(mem["swap"])
-    return plan(get_approach(cell.approach), rc, fp, cell.mem_ratio, allow or 0, swap, source)
+    return plan(get_approach(cell.approach), rc, fp, cell.mem_ratio, allow or 0, swap, source,
+                mem["provisioning"], needs)
 
 
 def perf_available() -> bool:
@@ -157,16 +162,24 @@ def dry_run_table(spec: Spec, cells: list[Cell], status: ResumeStatus) -> Table:
         t.add_column(col)
     pending: dict[str, tuple[str, int]] = {}
     for c in cells:
-        p = plan_for(spec, c, calibrate_missing=False)
+        try:
+            p = plan_for(spec, c, calibrate_missing=False)
+        except ValueError as e:      # the approach needs more of the common limit than there is
+            t.add_row(c.cell_id, c.approach, c.workload, f"{c.zipf_theta:g}", f"{c.mem_ratio:g}", str(c.repetition),
+                      *["–"] * 6, f"cannot run: {e}")
+            continue
         todo = p.allowance_source.startswith("to calibrate")
         if todo:
             req = calibrate.request_for(spec, c, p.data_bytes // int(c.properties["recordcount"]),
                                         device=cell_device(spec, c))
-            pending[str(req.cache_file())] = (req.describe(), len(req.sizes))
+            for r in calibrate.requests_of(spec, req):
+                if calibrate.cached(r) is None:
+                    pending[str(r.cache_file())] = (r.describe(), len(r.sizes))
         state = ("finished" if c.cell_id in kept else
                  f"finished with other settings ({'; '.join(stale[c.cell_id][:2])})" if c.cell_id in stale else "to run")
         t.add_row(c.cell_id, c.approach, c.workload, f"{c.zipf_theta:g}", f"{c.mem_ratio:g}", str(c.repetition),
-                  str(p.item_mb), f"{p.item_budget_bytes / 2**20:.1f} MiB",
+                  "?" if todo and not get_approach(c.approach).pages else str(p.item_mb),
+                  f"{p.item_budget_bytes / 2**20:.1f} MiB",
                   "?" if todo else f"{p.allowance_bytes / 2**20:.1f} MiB",
                   "?" if todo else f"{p.limit_bytes / 2**20:.1f} MiB", p.allowance_source, str(p.opt_capacity), state)
     if pending:

@@ -54,8 +54,11 @@ SPILL_DEVICES = ("disk", "ram")
 MODES = ("in-process", "network")
 # allowance "auto": calibrated per approach and scale (calibrate.py); allowance_margin: the fixed floor
 # added to it (page cache room for the spill files and what sampling can miss)
+# provisioning: "equal" (every approach of a cell under one limit: memory.py) or "own" (each its own
+# allowance on top of the budget; allowance_margin applies to it only)
+PROVISIONINGS = ("equal", "own")
 MEMORY_DEFAULTS: dict[str, Any] = {"item_footprint": "auto", "allowance": "auto",
-                                   "allowance_margin": "8M", "swap": "auto"}
+                                   "allowance_margin": "8M", "swap": "auto", "provisioning": "equal"}
 WORKLOAD_DIR_PARTS = ("experiments", "workloads")
 _NAME_RE = re.compile(r"^[A-Za-z0-9_.-]{1,64}$")
 
@@ -386,10 +389,6 @@ def _grid(path: Path, t: Any) -> tuple[dict[str, list[Any]], int]:
 
 def _memory(path: Path, t: dict[str, Any]) -> dict[str, Any]:
     m = _table(path, "memory", t, MEMORY_DEFAULTS)
-    fp = m["item_footprint"]
-    if fp != "auto" and (isinstance(fp, bool) or not isinstance(fp, int) or fp < 48):
-        raise _err(path, "[memory] item_footprint", f"{fp!r}; accepted: \"auto\" (measured) or "
-                   "bytes per item, a whole number >= 48")
     for k in ("allowance", "allowance_margin", "swap"):
         v = m[k]
         if k != "allowance_margin" and v == "auto":
@@ -402,4 +401,15 @@ def _memory(path: Path, t: dict[str, Any]) -> dict[str, Any]:
             auto = "\"auto\" or " if k != "allowance_margin" else ""
             note = f" ({e.detail})" if e.detail else ""
             raise _err(path, f"[memory] {k}", f"{v!r}{note}; accepted: {auto}{size_forms()}") from None
+    if m["provisioning"] not in PROVISIONINGS:
+        raise _err(path, "[memory] provisioning", f"{m['provisioning']!r}; accepted: "
+                   + ", ".join(f'"{p}"' for p in PROVISIONINGS))
+    if "allowance_margin" in t and m["provisioning"] != "own":
+        raise _err(path, "[memory] allowance_margin", "applies to provisioning = \"own\" only (with \"equal\","
+                   " the default, every approach gets stock memcached's calibrated allowance: harness/README.md"
+                   " \"Memory arithmetic\"); accepted: remove it, or set provisioning = \"own\"")
+    fp = m["item_footprint"]
+    if fp != "auto" and (isinstance(fp, bool) or not isinstance(fp, int) or fp < 48):
+        raise _err(path, "[memory] item_footprint", f"{fp!r}; accepted: \"auto\" (measured) or "
+                   "bytes per item, a whole number >= 48")
     return m

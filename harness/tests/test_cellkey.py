@@ -29,6 +29,7 @@ mem_ratio = ["1/2"]
 driver_depth = 1
 {run_extra}
 [memory]
+provisioning = "own"
 allowance_margin = "8M"
 """
 BINS = {"memcached-ac": "aaaa", "ycsb-trace": "bbbb", "libacopt.so": "cccc"}

@@ -2,6 +2,9 @@
 from __future__ import annotations
 
 import json
+import math
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -231,7 +234,7 @@ def test_dry_run_table_shows_budget_and_allowance(tmp_path, cache) -> None:
                                  "fieldlength": 100},
                        "grid": {"approach": ["lru", "logging"], "workload": ["readonly"], "zipf_theta": [0.99],
                                 "mem_ratio": ["1/2"]},
-                       "memory": {"item_footprint": 1184}}, tmp_path / "s.toml")
+                       "memory": {"item_footprint": 1184, "provisioning": "own"}}, tmp_path / "s.toml")
     lru = next(c for c in spec.cells() if c.approach == "lru")
     req = calibrate.request_for(spec, lru, 1184)
     cal = Calibration("lru", (_point(25_000, 1),), Fit(2_000_000, 10, 2_000_000, 10, 0))
@@ -260,3 +263,78 @@ def test_spec_allowance_is_used_as_given(tmp_path, cache) -> None:
                        "memory": {"item_footprint": 1184, "allowance": "48M"}}, tmp_path / "s.toml")
     p = plan_for(spec, spec.cells()[0], calibrate_missing=False)
     assert (p.allowance_bytes, p.allowance_source, p.limit_bytes) == (48 * MIB, "spec", 613 * MIB)
+
+
+# --- equal provisioning: one limit per cell (memory.py) ---------------------------------------------
+
+def test_equal_plan_takes_needs_out_of_the_limit() -> None:
+    # limit = 565 MiB budget + 20 MiB (stock memcached’s ×1.15 need); lru needs 23.75 MiB: -m 561.25 → 561
+    p = plan(APPROACHES["lru"], 1_000_000, 1184, 0.5, 20 * MIB, needs_bytes=23 * MIB + 3 * MIB // 4)
+    assert (p.limit_bytes, p.item_mb, p.item_budget_bytes) == (585 * MIB, 561, 565 * MIB)
+    assert p.as_row()["approach_needs_bytes"] == 23 * MIB + 3 * MIB // 4 and p.as_row()["provisioning"] == "equal"
+    # to the nearest MiB, a half up
+    assert plan(APPROACHES["lru"], 1_000_000, 1184, 0.5, 20 * MIB, needs_bytes=23 * MIB + MIB // 2).item_mb == 562
+    # needing less than stock memcached never gives more than the budget (R <= C)
+    assert plan(APPROACHES["lru"], 1_000_000, 1184, 0.5, 20 * MIB, needs_bytes=MIB).item_mb == 565
+    # a paging approach: same limit, -m covers the data, nothing subtracted
+    osp = plan(APPROACHES["ospaging"], 1_000_000, 1184, 0.5, 20 * MIB, needs_bytes=99 * MIB)
+    assert (osp.limit_bytes, osp.item_mb, osp.needs_bytes) == (585 * MIB, 1244, None)
+    with pytest.raises(ValueError) as e:
+        plan(APPROACHES["logging"], 20_000, 1184, 0.25, 2 * MIB, needs_bytes=7 * MIB)
+    assert str(e.value) == ("logging needs 7.0 MiB beside its items, which leaves 1.0 MiB of the cell's 8.0 MiB limit"
+                            " for -m; memcached-ac needs at least 2 MiB: raise recordcount or mem_ratio")
+
+
+def _cal(approach: str, a: float) -> Calibration:
+    return Calibration(approach, (_point(25_000, 1),), Fit(a, 10, a, 10, 0))
+
+
+def test_equal_limit_from_stock_memcached(tmp_path, cache) -> None:
+    from acbench.runner import plan_for
+    from acbench.spec import parse_spec
+    (tmp_path / "readonly").write_text("readproportion=1\nrequestdistribution=zipfian\n")
+    spec = parse_spec({"fixed": {"recordcount": 1_000_000, "operationcount": 1_000_000},
+                       "grid": {"approach": ["lru", "logging", "ospaging"], "workload": ["readonly"],
+                                "zipf_theta": [0.99], "mem_ratio": ["1/2"]},
+                       "memory": {"item_footprint": 1184}}, tmp_path / "s.toml")
+    cells = {c.approach: c for c in spec.cells()}
+    reqs = {a: calibrate.request_for(spec, c, 1184) for a, c in cells.items()}
+    # nothing cached: each plan says which calibrations it waits for; ospaging needs stock memcached's only
+    assert plan_for(spec, cells["lru"], calibrate_missing=False).allowance_source == \
+        "to calibrate: memcached-static n=25k/100k/250k, lru n=25k/100k/250k"
+    assert plan_for(spec, cells["ospaging"], calibrate_missing=False).allowance_source == \
+        "to calibrate: memcached-static n=25k/100k/250k"
+    assert sorted(r.approach for r in calibrate.spec_requests(spec)) == ["logging", "lru", "memcached-static"]
+    for r, cal in ((calibrate.reference_of(reqs["lru"]), _cal("memcached-static", 2_000_000)),
+                   (reqs["lru"], _cal("lru", 4_000_000)), (reqs["logging"], _cal("logging", 40_000_000))):
+        r.cache_file().write_text(json.dumps({"key": r.key(), "value": cal.to_json()}))
+    plans = {a: plan_for(spec, c, calibrate_missing=False) for a, c in cells.items()}
+    ref = (8 << 20) + 2_000_000 + 10_000_000                  # hash + a + b·N of stock memcached
+    assert {p.limit_bytes for p in plans.values()} == {565 * MIB + math.ceil(1.15 * ref)}
+    limit = plans["lru"].limit_bytes
+    assert plans["lru"].item_mb == min(565, math.floor((limit - math.ceil(1.15 * (ref + 2_000_000))) / MIB + 0.5)) == 563
+    assert plans["logging"].item_mb == math.floor((limit - math.ceil(1.15 * (ref + 38_000_000))) / MIB + 0.5) == 523
+    assert plans["ospaging"].item_mb == 1244 and plans["ospaging"].needs_bytes is None
+    assert plans["lru"].allowance_source.startswith("equal: memcached-static calibrated:n=25k")
+    assert "; needs calibrated:n=25k" in plans["logging"].allowance_source
+    assert plans["ospaging"].allowance_source.endswith("; fills the limit")
+
+
+def test_fig3_cells_share_one_limit(cache, monkeypatch) -> None:
+    """Every approach of a fig3-paper cell gets the same cgroup limit (the dry run's plans), and
+    what an approach needs beyond stock memcached shows as a smaller -m."""
+    from acbench.runner import plan_for
+    from acbench.spec import load_spec
+    spec = load_spec(Path(__file__).resolve().parents[2] / "experiments" / "fig3-paper.toml")
+    overheads = {"memcached-static": 1_500_000, "memcached": 1_500_000, "logging": 30_000_000}
+    monkeypatch.setattr(calibrate, "cached", lambda r: _cal(r.approach, overheads.get(r.approach, 2_500_000)))
+    groups: dict[tuple, dict[str, Any]] = {}
+    for c in spec.cells():
+        groups.setdefault((c.workload, c.zipf_theta, c.mem_ratio, c.repetition), {})[c.approach] = \
+            plan_for(spec, c, calibrate_missing=False)
+    assert len(groups) >= 12
+    for key, plans in groups.items():
+        assert len({p.limit_bytes for p in plans.values()}) == 1, (key, {a: p.limit_bytes for a, p in plans.items()})
+        budget = next(iter(plans.values())).item_budget_bytes // MIB
+        assert plans["memcached"].item_mb == budget
+        assert plans["lru"].item_mb <= budget and plans["logging"].item_mb < plans["lru"].item_mb

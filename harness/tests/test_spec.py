@@ -111,6 +111,10 @@ def test_extra_grid_property(tmp_path: Path) -> None:
     ("[fixed]", "[memory]\nswap = \"0.1K\"\n[fixed]",
      "s.toml: [memory] swap: '0.1K' (a fraction of a byte); accepted: \"auto\" or a whole number of bytes "
      "(4096) or a number with a binary unit K, M, G or T (512M, 1G, 1.5G)"),
+    ("[fixed]", "[memory]\nprovisioning = \"same\"\n[fixed]",
+     's.toml: [memory] provisioning: \'same\'; accepted: "equal", "own"'),
+    ("[fixed]", "[memory]\nallowance_margin = \"4M\"\n[fixed]",
+     's.toml: [memory] allowance_margin: applies to provisioning = "own" only'),
     ("[fixed]", "[memory]\nallowance_margin = \"8 M\"\n[fixed]",
      "s.toml: [memory] allowance_margin: '8 M'; accepted: a whole number of bytes (4096) or a number "
      "with a binary unit K, M, G or T (512M, 1G, 1.5G)"),
