@@ -352,7 +352,7 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
     for k in ("mem_hits", "disk_hits", "misses", "spilled_items", "lost_items", "metadata_bytes",
               "item_memory_limit", "resident_items", "stub_items", "fetched_items", "bytes_written",
               "record_reads", "block_reads", "io_errors", "checksum_errors", "read_major_faults",
-              "major_faults", "refused_items", "refused_disk_full", "refused_io_error", "refused_table_full",
+              "write_major_faults", "major_faults", "refused_items", "refused_disk_full", "refused_io_error", "refused_table_full",
               "refused_timeout", "refused_nomem", "pages_borrowed", "spilled_bytes", "fetched_bytes",
               # reads served from a record without bringing it in (logging), migrations that needed
               # one read only, the block writer's waits
@@ -382,14 +382,15 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
 
 
 def fault_attribution(major_faults: Any, end: dict[str, Any], start: dict[str, Any]) -> dict[str, Any]:
-    """The run window's major faults split: those taken inside a request's read window (the
-    server's read_major_faults at the run's end less at its start; paging tiers count them) and
-    the rest, which no request asked for (memcached's background walkers, the classifier thread,
-    a write's neighbours...). None where a figure is missing."""
-    e, s = end.get("read_major_faults"), start.get("read_major_faults")
-    if not isinstance(e, int) or not isinstance(s, int):
+    """The run window's major faults split: those taken inside a request (the server's
+    read_major_faults + write_major_faults at the run's end less at its start; paging tiers count
+    them, writes in the in-process driver only) and the rest, which no request asked for (memcached's
+    background walkers, a classifier thread, reclaim). None where a figure is missing."""
+    keys = ("read_major_faults", "write_major_faults")
+    if any(not isinstance(end.get(k, 0), int) or not isinstance(start.get(k, 0), int) for k in keys) \
+            or "read_major_faults" not in end or "read_major_faults" not in start:
         return {"request_major_faults": None, "unattributed_major_faults": None}
-    req = e - s
+    req = sum(end.get(k, 0) - start.get(k, 0) for k in keys)
     return {"request_major_faults": req,
             "unattributed_major_faults": None if major_faults is None else max(0, major_faults - req)}
 

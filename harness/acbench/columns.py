@@ -123,10 +123,10 @@ _RUN = [
     _c("disk_reads_per_op", "float", "ratio", "disk_read_ios / operations", HARNESS),
     _c("disk_read_bytes_per_op", "float", "bytes", "disk_read_bytes / operations", HARNESS),
     _c("major_faults_per_op", "float", "ratio", "major_faults / operations", HARNESS),
-    _c("request_major_faults", "int", "count", "major faults of the run taken inside a request's read window "
-       "(paging tiers count them; the server's read_major_faults over the run)", HARNESS),
+    _c("request_major_faults", "int", "count", "major faults of the run taken inside a request (paging tiers count "
+       "them: the server's read_major_faults + write_major_faults over the run; writes in-process only)", HARNESS),
     _c("unattributed_major_faults", "int", "count", "major_faults − request_major_faults: faults no request "
-       "asked for (memcached's LRU crawler or maintainer, a classifier thread, reclaim's neighbours)", HARNESS),
+       "asked for (memcached's LRU crawler or maintainer, a classifier thread; network mode: writes too)", HARNESS),
     _c("ctx_switches_per_op", "float", "ratio", "(vol + invol context switches) / operations", HARNESS),
     _c("read_amplification", "float", "ratio", "bytes the device read per byte of record or block the core asked "
        "the tier for", HARNESS),
@@ -154,6 +154,7 @@ _AC = [
     ("io_errors", "int", "count", "spill-file reads or writes that failed"),
     ("checksum_errors", "int", "count", "records that failed their checksum"),
     ("read_major_faults", "int", "count", "paging tiers: major faults taken inside read windows"),
+    ("write_major_faults", "int", "count", "paging tiers: major faults inside the in-process driver's stores"),
     ("major_faults", "int", "count", "major faults of the process (RUSAGE_SELF)"),
     ("refused_items", "int", "count", "allocations refused (sum of refused_*)"),
     ("refused_disk_full", "int", "count", "refused: the spill file system was full"),

@@ -24,7 +24,7 @@ warmupoperations = 2000
 requestdistribution = "truezipf"
 [grid]
 approach = ["ospaging", "ospaging-file", "effpaging"]
-workload = ["readonly"]
+workload = ["readonly", "writeheavy"]
 zipf_theta = [0.99]
 mem_ratio = ["1/2"]
 """
@@ -37,7 +37,8 @@ def _acbench_dirs() -> set[str]:
 @pytest.fixture(scope="module")
 def run(tmp_path_factory: pytest.TempPathFactory):
     d = tmp_path_factory.mktemp("paging")
-    (d / "readonly").write_text((WORKLOADS / "readonly").read_text())
+    for w in ("readonly", "writeheavy"):
+        (d / w).write_text((WORKLOADS / w).read_text())
     spec = d / "tinypaging.toml"
     spec.write_text(SPEC)
     res = d / "results"
@@ -51,8 +52,9 @@ def run(tmp_path_factory: pytest.TempPathFactory):
 def test_paging_rows(run) -> None:
     rd, cp, _, _ = run
     assert cp.returncode == 0, cp.stderr + cp.stdout
-    assert "3 cells run, 0 skipped, 0 failed" in cp.stdout
-    df = pd.read_parquet(rd / "cells.parquet").set_index("approach")
+    assert "6 cells run, 0 skipped, 0 failed" in cp.stdout
+    cells = pd.read_parquet(rd / "cells.parquet")
+    df = cells[cells.workload == "readonly"].set_index("approach")
     anon, file, eff = df.loc["ospaging"], df.loc["ospaging-file"], df.loc["effpaging"]
     for r in (anon, file, eff):
         assert r["reads_total"] == 8000 and r["hits"] + r["disk_hits"] == 8000
@@ -66,9 +68,14 @@ def test_paging_rows(run) -> None:
         assert (r["ac_lru_crawler"], r["ac_lru_maintainer"]) == ("off", "off")
         assert r["ac_lru_crawler_starts"] == r["ac_lru_crawler_items_checked"] == r["ac_lru_maintainer_juggles"] == 0
         assert r["request_major_faults"] + r["unattributed_major_faults"] == r["major_faults"] > 0
-    for r in (anon, file):
-        # with nothing walking in the background, < 5 % of ospaging's faults are no request's
+    for r in (anon, file, eff):
+        # with nothing walking in the background, < 5 % of the faults are no request's
         assert r["unattributed_major_faults"] < 0.05 * r["major_faults"], r[["unattributed_major_faults", "major_faults"]]
+    # half the requests write: a store's faults (its item, the neighbours it relinks) are the request's
+    for _, r in cells[cells.workload == "writeheavy"].iterrows():
+        assert r["ac_write_major_faults"] > 0
+        assert r["request_major_faults"] + r["unattributed_major_faults"] == r["major_faults"]
+        assert r["unattributed_major_faults"] < 0.05 * r["major_faults"], (r["approach"], r["unattributed_major_faults"])
     for r in (anon, eff):
         assert r["cg_swap_max_bytes"] > 0 and r["cgroup_swap_bytes"] == r["swap_file_bytes"] > 0
     # effpaging locked what the cgroup allows: more than half of its limit is resident

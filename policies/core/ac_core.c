@@ -296,6 +296,7 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("lru_maintainer_juggles", "%llu", (unsigned long long)juggles);
     struct rusage ru;
     APPEND_STAT("read_major_faults", "%llu", (unsigned long long)ac_read_page_ins());
+    APPEND_STAT("write_major_faults", "%llu", (unsigned long long)ac_write_page_ins());
     APPEND_STAT("major_faults", "%llu", getrusage(RUSAGE_SELF, &ru) == 0 ? (unsigned long long)ru.ru_majflt : 0ULL);
     if (ac_enabled) {
         APPEND_STAT("spill_dir", "%s", has_dir() ? ac.dir : "");

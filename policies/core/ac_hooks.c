@@ -37,6 +37,7 @@ static unsigned next_hit_slot;
 /* Pages waited for while serving reads (a read may wait for more than one:
  * an item straddling a page boundary, a hash bucket). */
 static uint64_t read_page_ins;
+static uint64_t write_page_ins;       /* faults inside the in-process driver's stores */
 
 static void count_hit(struct ac_thread *th, bool disk) {
     struct ac_hit_slot *s = th->hit_slot;
@@ -61,6 +62,10 @@ uint64_t ac_read_page_ins(void) {
     return __atomic_load_n(&read_page_ins, __ATOMIC_RELAXED);
 }
 
+uint64_t ac_write_page_ins(void) {
+    return __atomic_load_n(&write_page_ins, __ATOMIC_RELAXED);
+}
+
 uint64_t ac_thread_disk_hits(void) {
     return ac_self.disk_hits;
 }
@@ -83,6 +88,19 @@ void ac_fault_window_begin(void) {
     th->window_external = true;
     th->window_accessed = false;
     th->page_ins_start = ac.page->thread_page_ins();
+}
+
+/* A paging tier's window over one store of the in-process driver: the faults
+ * a write takes (its old item, the hash chain and LRU neighbours it relinks)
+ * are the request's, though no read's. */
+void ac_write_window_begin(void) {
+    ac_self.write_page_ins_start = ac.page->thread_page_ins();
+}
+
+void ac_write_window_end(void) {
+    uint64_t delta = ac.page->thread_page_ins() - ac_self.write_page_ins_start;
+    if (delta > 0)
+        __atomic_add_fetch(&write_page_ins, delta, __ATOMIC_RELAXED);
 }
 
 int ac_fault_window_end(void) {

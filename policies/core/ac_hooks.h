@@ -117,5 +117,7 @@ void ac_prefetch_wait(struct ac_prefetcher *p, int slot);
 void ac_prefetch_batch(struct ac_prefetcher *p);
 void ac_fault_window_begin(void);
 int ac_fault_window_end(void);
+void ac_write_window_begin(void);
+void ac_write_window_end(void);
 
 #endif

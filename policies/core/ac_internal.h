@@ -160,6 +160,7 @@ struct ac_thread {
     /* paging tiers: pages waited for at the start of the current read; the
      * in-process driver opened the window itself (external) */
     uint64_t page_ins_start;
+    uint64_t write_page_ins_start;     /* a store's window (in-process driver) */
     bool window_external, window_accessed;
     struct ac_hit_slot *hit_slot;  /* its hit counters' cache line */
     uint64_t disk_hits;            /* its reads served after a tier read, for the driver */
@@ -332,6 +333,7 @@ void ac_park_stop(void);          /* before the tier closes: fetchers finish and
 void ac_hit_totals(uint64_t *mem, uint64_t *disk);
 /* Pages waited for while serving reads (paging tiers). */
 uint64_t ac_read_page_ins(void);
+uint64_t ac_write_page_ins(void);
 
 /* ------------------------------------------- beside the chain: ac_io.c ... */
 
