@@ -108,6 +108,11 @@ struct ycsb_backend_ops {
     /* optional (NULL): pipelined batches, see above.  Returns nothing: a
      * backend that cannot start anything leaves the work to execute(). */
     void (*prepare)(void *tctx, struct ycsb_req *reqs, size_t n);
+    /* optional (NULL): what the server holds in RAM now: items, and for a
+     * paging server the bytes of its item memory resident (0 otherwise).
+     * Called from the thread that called ycsb_run() while a phase runs, so
+     * the phase reports time averages (ycsb_run.c).  0, or -1 if unknown. */
+    int (*resident)(void *backend, double *items, double *bytes);
 };
 
 #endif

@@ -66,6 +66,13 @@ static void phase_json(const struct ycsb_phase_result *p, struct ycsb_json *j, c
         ycsb_resources_json(&p->resources, j, "resources");
     if (p->server_start != NULL)
         ycsb_json_rawvalue(j, "server_start", p->server_start);
+    if (p->resident_samples > 0 && p->resident_time_s > 0) {
+        ycsb_json_begin_object(j, "resident");
+        ycsb_json_u64(j, "samples", p->resident_samples);
+        ycsb_json_double(j, "items_mean", p->resident_items_s / p->resident_time_s);
+        ycsb_json_double(j, "bytes_mean", p->resident_bytes_s / p->resident_time_s);
+        ycsb_json_end_object(j);
+    }
     ycsb_json_end_object(j);
 }
 

@@ -106,6 +106,7 @@ static void gate_wait(struct gate *g)
     pthread_mutex_lock(&g->lock);
     uint64_t gen = g->generation;
     g->waiting++;
+    pthread_cond_broadcast(&g->cond);   /* gate_wait_others sees each arrival */
     gate_release_locked(g);
     while (gen == g->generation)
         pthread_cond_wait(&g->cond, &g->lock);
@@ -118,6 +119,25 @@ static void gate_set_parties(struct gate *g, unsigned parties)
     g->parties = parties;
     gate_release_locked(g);
     pthread_mutex_unlock(&g->lock);
+}
+
+/* Waits until every party but the caller waits at the gate (1), or for at
+ * most wait_ns (0). */
+static int gate_wait_others(struct gate *g, uint64_t wait_ns)
+{
+    struct timespec until;
+    clock_gettime(CLOCK_REALTIME, &until);
+    uint64_t ns = (uint64_t)until.tv_nsec + wait_ns;
+    until.tv_sec += (time_t)(ns / 1000000000);
+    until.tv_nsec = (long)(ns % 1000000000);
+    pthread_mutex_lock(&g->lock);
+    int all;
+    while (!(all = g->waiting + 1 >= g->parties))
+        if (pthread_cond_timedwait(&g->cond, &g->lock, &until) != 0)
+            break;
+    all = g->waiting + 1 >= g->parties;
+    pthread_mutex_unlock(&g->lock);
+    return all;
 }
 
 struct shared {
@@ -484,6 +504,52 @@ static void run_phase(struct worker *wk, int phase)
     }
 }
 
+struct resident_sample {
+    int valid;
+    uint64_t t_ns;
+    double items, bytes;
+};
+
+/* One sample of the backend's resident(), integrated from the previous one
+ * by the trapezoid rule. */
+static void take_resident(const struct ycsb_run_opts *o, struct ycsb_phase_result *res, struct resident_sample *prev)
+{
+    double items, bytes;
+    if (o->ops->resident(o->backend, &items, &bytes) != 0)
+        return;
+    uint64_t now = ycsb_now_ns();
+    if (prev->valid) {
+        double dt = (double)(now - prev->t_ns) / 1e9;
+        res->resident_time_s += dt;
+        res->resident_items_s += 0.5 * (prev->items + items) * dt;
+        res->resident_bytes_s += 0.5 * (prev->bytes + bytes) * dt;
+    }
+    res->resident_samples++;
+    *prev = (struct resident_sample){ 1, now, items, bytes };
+}
+
+/* While the workers run a phase: the backend's resident() at its start, every
+ * max(5 ms, elapsed / 50) (at most 1 s: about 50 samples per decade of run
+ * time, so a 0.1 s phase gets ~20 and a minute ~300, and mincore over a
+ * paging server's mapping costs little) and when the last worker finished
+ * (woken by its arrival at the gate, so the phase's end is not delayed). */
+static void sample_resident(struct gate *g, const struct ycsb_run_opts *o, struct ycsb_phase_result *res)
+{
+    if (o->ops->resident == NULL)
+        return;
+    struct resident_sample prev = { 0 };
+    uint64_t t0 = ycsb_now_ns();
+    take_resident(o, res, &prev);
+    for (;;) {
+        uint64_t wait = (ycsb_now_ns() - t0) / 50;
+        wait = wait < 5000000 ? 5000000 : wait > 1000000000 ? 1000000000 : wait;
+        int last = gate_wait_others(g, wait);
+        take_resident(o, res, &prev);
+        if (last)
+            return;
+    }
+}
+
 static void *worker_main(void *arg)
 {
     struct worker *wk = arg;
@@ -579,6 +645,7 @@ int ycsb_run(struct ycsb_workload *w, const struct ycsb_run_opts *o, struct ycsb
             ycsb_resources_take(&r0, w->cfg.diskstats_device, 0);
             sh.phase_start_ns = ycsb_now_ns();
             gate_wait(&sh.barrier);       /* phase start */
+            sample_resident(&sh.barrier, o, out[phase]);
             gate_wait(&sh.barrier);       /* phase end */
             out[phase]->duration_s = (double)(ycsb_now_ns() - sh.phase_start_ns) / 1e9;
             ycsb_resources_take(&r1, w->cfg.diskstats_device, 1);

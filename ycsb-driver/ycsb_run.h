@@ -66,6 +66,10 @@ struct ycsb_phase_result {
      * object text, malloc'd; NULL without server_stats): with the final
      * "server" object it brackets the phase, e.g. items resident at its start */
     char *server_start;
+    /* the backend's resident() sampled through the phase: samples, and the
+     * integrals over time (s) of items and bytes, so mean = integral / time */
+    uint64_t resident_samples;
+    double resident_time_s, resident_items_s, resident_bytes_s;
     struct ycsb_hist hist[YCSB_OP_TYPES];   /* latency in ns */
 };
 

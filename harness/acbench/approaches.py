@@ -6,8 +6,8 @@ vm.page-cluster=0); `swap` that its cgroup gets a swap file (a file-backed mappi
 `spills` says items move to the spill directory; `driver` holds driver properties the
 approach needs (`lookaside=true`: the client stores an item after a read miss, as a cache's users
 do); `resident` how R of the loss decomposition is measured (acbench/decompose.py): "items" =
-the items the server held in RAM, "budget" = the OPT capacity (the kernel pages: RAM holds pages,
-not items, so the overhead part is 0 and page granularity counts as the policy's choice);
+the items the server held in RAM, "pages" = the resident bytes of its slab mapping (mincore,
+sampled through the run) / the item footprint (the kernel pages: RAM holds pages, not items);
 `deterministic` that with one driver thread its counts repeat exactly (no thread whose timing
 matters: alru's clock, logging's classifier, memcached's LRU maintainer, the kernel's reclaim),
 so the CI baseline checks them exactly; `fills_limit` that its item pages take whatever the
@@ -41,7 +41,7 @@ class Approach:
     swap: bool = False               # the cell gets a swap file and swap in its cgroup
     spills: bool = True              # user-space anti-caching: items spilled, never dropped
     driver: dict[str, str] = field(default_factory=dict)   # driver properties (-p) of the approach
-    resident: str = "items"          # R of the decomposition: "items" (measured) or "budget" (= C)
+    resident: str = "items"          # R of the decomposition: "items" or "pages" (resident bytes / footprint)
     deterministic: bool = False      # with one driver thread its counts repeat exactly (no timing-dependent thread)
     fills_limit: bool = False        # item pages take whatever the cgroup limit leaves: allowance without slack
     figures: bool = True             # one of the paper's approaches (its figure specs run every one of these)
@@ -116,12 +116,12 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
     Approach("vma-tuples", "vma", {"ac_tier": "tuples"}, figures=False, in_process_only=True,
              about="VMA protection tracking over Siberia's cold store"),
     Approach("ospaging", "ospaging", {"ac_os_backing": "anon"}, pages=True, swap=True, spills=False,
-             resident="budget", fills_limit=True, flags=PAGING_FLAGS, about="OS paging: no eviction, slab memory in one anonymous mapping, the kernel swaps"),
+             resident="pages", fills_limit=True, flags=PAGING_FLAGS, about="OS paging: no eviction, slab memory in one anonymous mapping, the kernel swaps"),
     Approach("ospaging-file", "ospaging", {"ac_os_backing": "file"}, pages=True, spills=False,
-             resident="budget", fills_limit=True, flags=PAGING_FLAGS,
+             resident="pages", fills_limit=True, flags=PAGING_FLAGS,
              about="OS paging of a shared file mapping in the spill directory: the page cache writes it back, no swap"),
     Approach("effpaging", "effpaging", pages=True, swap=True, spills=False,
-             resident="budget", fills_limit=True, flags=PAGING_FLAGS,
+             resident="pages", fills_limit=True, flags=PAGING_FLAGS,
              about="Efficient OS paging: hot items (logging's classifier) in mlocked memory sized to what the"
                    " cgroup allows, cold items in memory the kernel swaps"),
 )}
@@ -156,7 +156,7 @@ def from_binary(name: str, data: dict[str, Any]) -> Approach | None:
     pol = components.policy(data, p["policy"])
     return Approach(name, p["policy"], {"ac_tier": p["tier"]} if tier else {}, pages=shape == "page",
                     swap=shape == "page" and "anon" in t["caps"], spills=shape == "spill",
-                    resident="budget" if shape == "page" else "items", fills_limit=shape == "page", figures=False,
+                    resident="pages" if shape == "page" else "items", fills_limit=shape == "page", figures=False,
                     flags=PAGING_FLAGS if shape == "page" else (),
                     in_process_only=not pol["network"], about=f"{pol['summary']}, over {t['summary']}")
 

@@ -66,6 +66,7 @@ from acbench.memory import MIB, hash_bytes
 from acbench.paging import PagingSetup
 from acbench.placement import SPILL_PARENT, cell_device, footprint, ram_device_bytes
 from acbench.spec import Cell, Spec, SpecError, load_spec
+from acbench.units import parse_size
 
 CAL_VERSION = 1
 CAL_SIZES = (25_000, 100_000, 250_000)
@@ -74,7 +75,20 @@ WARMUP_PER_RECORD = 0.5
 SAFETY = 1.15
 # provisioning "equal": the approach whose overhead sets every approach's allowance (stock memcached,
 # no anti-caching: what any memcached server needs beside its items)
-REFERENCE = "memcached-static"
+REFERENCE = "memcached"
+# provisioning "equal": a spilling approach writes whole blocks through the page cache, so it needs
+# room for one block of it beside its items (at least 1 MiB, the default ac_block_size), or the cgroup
+# kills it (measured: lru, 8000 records, M/D 1/2, -m 5: OOM-killed under a 7.44 MiB limit, the
+# calibrated model's need; fine in 3 runs under 8 MiB)
+SPILL_ROOM_MIN = 1 * MIB
+
+
+def spill_room(approach: Approach) -> int:
+    """Page cache a spilling approach needs beside its items: one block (ac_block_size, >= 1 MiB)."""
+    if not approach.spills:
+        return 0
+    block = approach.options.get("ac_block_size")
+    return max(SPILL_ROOM_MIN, parse_size(block, "ac_block_size") if block else 0)
 PROBE_EXTRA = 32 * MIB
 PROBE_TRIES = 3
 PROBE_TIMEOUT_S = 1200
@@ -147,10 +161,12 @@ class Calibration:
             return self.overhead(recordcount)
         return math.ceil(SAFETY * self.overhead(recordcount)) + floor
 
-    def summary(self, pages: bool = False) -> str:
+    def summary(self, pages: bool = False, rule: str | None = None) -> str:
+        """The fit and how it is used (rule; default: provisioning "own"'s)."""
         sizes = "/".join(_k(p.recordcount) for p in self.points)
+        rule = rule or ("x1 (fills the limit)" if pages else f"x{SAFETY:g}+floor")
         return (f"calibrated:n={sizes} a={self.fit.a / MIB:.2f}MiB b={self.fit.b:.2f}B/rec"
-                f" res={self.fit.max_residual / MIB:.2f}MiB " + ("x1 (fills the limit)" if pages else f"x{SAFETY:g}+floor"))
+                f" res={self.fit.max_residual / MIB:.2f}MiB {rule}")
 
     def to_json(self) -> dict[str, Any]:
         return {"approach": self.approach, "points": [asdict(p) for p in self.points], "fit": asdict(self.fit)}
@@ -541,8 +557,9 @@ def reference_of(req: Request) -> Request:
 def equal_for(req: Request, run: bool = True, log: Log | None = None) -> tuple[int | None, int | None, str]:
     """provisioning "equal": (allowance, needs, source). allowance = ⌈SAFETY × stock memcached's
     overhead⌉, the same for every approach of the cell; needs = ⌈SAFETY × the approach's own
-    overhead⌉ for a user-space approach (its -m is what the limit leaves after it), None for a
-    kernel-paged one (its pages take what the limit leaves: its own calibration is not needed).
+    overhead⌉ + its spill room (spill_room) for a user-space approach (its -m is what the limit
+    leaves after it), None for a kernel-paged one (its pages take what the limit leaves: its own
+    calibration is not needed).
     (None, None, "to calibrate: ...") when one is not cached and run is False."""
     n = int(req.props["recordcount"])
     reqs = [reference_of(req)] + ([] if get_approach(req.approach).fills_limit else [req])
@@ -551,10 +568,13 @@ def equal_for(req: Request, run: bool = True, log: Log | None = None) -> tuple[i
     if missing:
         return None, None, "to calibrate: " + ", ".join(f"{r.approach} {r.sizes_text()}" for r in missing)
     allowance = math.ceil(SAFETY * cals[0].overhead(n))
-    source = f"equal: {REFERENCE} {cals[0].summary()}"
+    source = f"equal: {REFERENCE} {cals[0].summary(rule=f'x{SAFETY:g}')}"
     if len(cals) == 1:
         return allowance, None, source + "; fills the limit"
-    return allowance, math.ceil(SAFETY * cals[1].overhead(n)), source + f"; needs {cals[1].summary()}"
+    a = get_approach(req.approach)
+    needs = math.ceil(SAFETY * cals[1].overhead(n)) + spill_room(a)
+    room = f" + spill room {spill_room(a) / MIB:g}MiB" if a.spills else ""
+    return allowance, needs, source + f"; needs {cals[1].summary(rule=f'x{SAFETY:g}')}{room}"
 
 
 def requests_of(spec: Spec, req: Request) -> list[Request]:
@@ -624,7 +644,8 @@ def _calibrate_all(reqs: list[Request], floor: int, dry_run: bool, provisioning:
         elif r.approach == REFERENCE:
             use = f"every approach's allowance {math.ceil(SAFETY * cal.overhead(rc)) / MIB:.1f} MiB"
         else:
-            use = f"needs {math.ceil(SAFETY * cal.overhead(rc)) / MIB:.1f} MiB of the limit"
+            use = (f"needs {(math.ceil(SAFETY * cal.overhead(rc)) + spill_room(get_approach(r.approach))) / MIB:.1f}"
+                   " MiB of the limit")
         print(f"{r.describe()}: {cal.summary(pages)}; at {rc} records: overhead {cal.overhead(rc) / MIB:.1f} MiB, {use}")
         for p in cal.points:
             print(f"    n={p.recordcount:<8d} overhead {p.overhead_bytes / MIB:7.2f} MiB  anon {p.anon_bytes / MIB:6.2f}"

@@ -352,7 +352,8 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
     for k in ("mem_hits", "disk_hits", "misses", "spilled_items", "lost_items", "metadata_bytes",
               "item_memory_limit", "resident_items", "stub_items", "fetched_items", "bytes_written",
               "record_reads", "block_reads", "io_errors", "checksum_errors", "read_major_faults",
-              "write_major_faults", "major_faults", "refused_items", "refused_disk_full", "refused_io_error", "refused_table_full",
+              "write_major_faults", "major_faults", "slab_resident_bytes", "refused_items", "refused_disk_full",
+              "refused_io_error", "refused_table_full",
               "refused_timeout", "refused_nomem", "pages_borrowed", "spilled_bytes", "fetched_bytes",
               # reads served from a record without bringing it in (logging), migrations that needed
               # one read only, the block writer's waits
@@ -376,7 +377,7 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
         out[f"ac_{k}"] = ac.get(k)
     out["read_amplification"] = read_amplification(out.get("disk_read_bytes"), ac,
                                                    (ph.get("server_start") or {}).get("anticache") or {})
-    out["resident_items_avg"] = resident_avg(driver, phase)
+    out.update(resident_avg(driver, phase))
     out.update(fault_attribution(out.get("major_faults"), ac, (ph.get("server_start") or {}).get("anticache") or {}))
     return out
 
@@ -395,11 +396,24 @@ def fault_attribution(major_faults: Any, end: dict[str, Any], start: dict[str, A
             "unattributed_major_faults": None if major_faults is None else max(0, major_faults - req)}
 
 
-def resident_avg(driver: dict[str, Any], phase: str) -> float | None:
-    """Items in RAM over the phase: the mean of the server's resident_items at its start and end
-    (the driver's per-phase `server_start` snapshot), or the end value alone without one."""
-    end = ((driver.get("server") or {}).get("anticache") or {}).get("resident_items")
-    start = (((driver.get(phase) or {}).get("server_start") or {}).get("anticache") or {}).get("resident_items")
+def resident_avg(driver: dict[str, Any], phase: str) -> dict[str, Any]:
+    """What the server held in RAM over the phase: the driver's time averages of its samples
+    (`resident`: items, and a paging tier's resident bytes of the slab mapping), or without them
+    the mean of the server's figures at the phase's start (`server_start`) and end."""
+    ph = driver.get(phase) or {}
+    sampled = ph.get("resident") or {}
+    if sampled.get("samples"):
+        return {"resident_items_avg": float(sampled["items_mean"]), "resident_samples": int(sampled["samples"]),
+                "resident_bytes_avg": float(sampled["bytes_mean"]) if sampled.get("bytes_mean") else None}
+    end = (driver.get("server") or {}).get("anticache") or {}
+    start = (ph.get("server_start") or {}).get("anticache") or {}
+    return {"resident_items_avg": _mean2(start.get("resident_items"), end.get("resident_items")),
+            "resident_samples": None,
+            "resident_bytes_avg": _mean2(start.get("slab_resident_bytes"), end.get("slab_resident_bytes"))}
+
+
+def _mean2(start: Any, end: Any) -> float | None:
+    """The mean of a figure at a phase's start and end; the end alone without a start; None without an end."""
     if end is None:
         return None
     return float(end) if start is None else (float(start) + float(end)) / 2
@@ -503,8 +517,10 @@ def _network(cell: Cell, plan: MemoryPlan, props: dict[str, Any], run: dict[str,
     out["hits"] = after["mem_hits"] - before.get("mem_hits", 0)
     out["disk_hits"] = after["disk_hits"] - before.get("disk_hits", 0)
     out["misses"] = after["misses"] - before.get("misses", 0)
-    if "resident_items" in before and "resident_items" in after:
-        out["resident_items_avg"] = (before["resident_items"] + int(after["resident_items"])) / 2
+    # no samples through the run over the network: the mean of its start and end
+    out["resident_items_avg"] = _mean2(before.get("resident_items"), after.get("resident_items"))
+    out["resident_bytes_avg"] = _mean2(before.get("slab_resident_bytes"), after.get("slab_resident_bytes"))
+    out["resident_samples"] = None
     # the run window on the server's side (the driver's resources are the client's)
     out.update(run_window(_server_window(st0, st1, io0, io1, disk0, disk1)))
     out.update(fault_attribution(out.get("major_faults"), after, before))

@@ -130,7 +130,13 @@ _RUN = [
     _c("ctx_switches_per_op", "float", "ratio", "(vol + invol context switches) / operations", HARNESS),
     _c("read_amplification", "float", "ratio", "bytes the device read per byte of record or block the core asked "
        "the tier for", HARNESS),
-    _c("resident_items_avg", "float", "items", "R: items in RAM over the run (mean of its start and end)", HARNESS),
+    _c("resident_items_avg", "float", "items", "R: items in RAM over the run (in-process: the time average of "
+       "resident_samples samples; network: the mean of its start and end; paging approaches: "
+       "resident_bytes_avg / item_footprint)", HARNESS),
+    _c("resident_samples", "int", "count", "samples of what the server held in RAM through the run (in-process driver)",
+       DRIVER),
+    _c("resident_bytes_avg", "float", "bytes", "paging approaches: resident bytes of the slab mapping over the run "
+       "(mincore)", DRIVER),
 ]
 for _op in ("read", "update"):
     for _q, _what in (("mean", "mean"), ("p50", "median"), ("p99", "99th percentile")):
@@ -155,6 +161,7 @@ _AC = [
     ("checksum_errors", "int", "count", "records that failed their checksum"),
     ("read_major_faults", "int", "count", "paging tiers: major faults taken inside read windows"),
     ("write_major_faults", "int", "count", "paging tiers: major faults inside the in-process driver's stores"),
+    ("slab_resident_bytes", "int", "bytes", "paging tiers: bytes of the slab mapping resident in RAM (mincore)"),
     ("major_faults", "int", "count", "major faults of the process (RUSAGE_SELF)"),
     ("refused_items", "int", "count", "allocations refused (sum of refused_*)"),
     ("refused_disk_full", "int", "count", "refused: the spill file system was full"),

@@ -99,10 +99,12 @@ def per_op(metrics: dict[str, Any]) -> dict[str, float | None]:
     return out
 
 
-def resident_for(cell: Cell, p: MemoryPlan, metrics: dict[str, Any]) -> float | None:
-    """R of the decomposition: what the approach held in RAM during the run (approaches.py)."""
-    if get_approach(cell.approach).resident == "budget":
-        return float(p.opt_capacity)
+def resident_for(cell: Cell, p: MemoryPlan, metrics: dict[str, Any], footprint: int) -> float | None:
+    """R of the decomposition: what the approach held in RAM during the run (approaches.py): its
+    items, or for a kernel-paged approach the resident bytes of its slab mapping / the footprint."""
+    if get_approach(cell.approach).resident == "pages":
+        b = metrics.get("resident_bytes_avg")
+        return None if b is None else float(b) / footprint
     r = metrics.get("resident_items_avg")
     return None if r is None else float(r)
 
@@ -129,7 +131,7 @@ def build_row(spec: Spec, cell: Cell, p: MemoryPlan, metrics: dict[str, Any], op
     else:
         row["loss_pp"] = None
     if hist is not None and opt.get("opt_hits") is not None:
-        row.update(decompose.decompose(opt["opt_hits"], hist, p.opt_capacity, resident_for(cell, p, metrics),
+        row.update(decompose.decompose(opt["opt_hits"], hist, p.opt_capacity, resident_for(cell, p, metrics, footprint),
                                        row["hit_rate"], int(opt["opt_requests"])))
     row.update(machine)
     row["date"] = sysinfo.now()

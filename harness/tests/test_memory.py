@@ -301,21 +301,24 @@ def test_equal_limit_from_stock_memcached(tmp_path, cache) -> None:
     reqs = {a: calibrate.request_for(spec, c, 1184) for a, c in cells.items()}
     # nothing cached: each plan says which calibrations it waits for; ospaging needs stock memcached's only
     assert plan_for(spec, cells["lru"], calibrate_missing=False).allowance_source == \
-        "to calibrate: memcached-static n=25k/100k/250k, lru n=25k/100k/250k"
+        "to calibrate: memcached n=25k/100k/250k, lru n=25k/100k/250k"
     assert plan_for(spec, cells["ospaging"], calibrate_missing=False).allowance_source == \
-        "to calibrate: memcached-static n=25k/100k/250k"
-    assert sorted(r.approach for r in calibrate.spec_requests(spec)) == ["logging", "lru", "memcached-static"]
-    for r, cal in ((calibrate.reference_of(reqs["lru"]), _cal("memcached-static", 2_000_000)),
+        "to calibrate: memcached n=25k/100k/250k"
+    assert sorted(r.approach for r in calibrate.spec_requests(spec)) == ["logging", "lru", "memcached"]
+    for r, cal in ((calibrate.reference_of(reqs["lru"]), _cal("memcached", 2_000_000)),
                    (reqs["lru"], _cal("lru", 4_000_000)), (reqs["logging"], _cal("logging", 40_000_000))):
         r.cache_file().write_text(json.dumps({"key": r.key(), "value": cal.to_json()}))
     plans = {a: plan_for(spec, c, calibrate_missing=False) for a, c in cells.items()}
     ref = (8 << 20) + 2_000_000 + 10_000_000                  # hash + a + b·N of stock memcached
     assert {p.limit_bytes for p in plans.values()} == {565 * MIB + math.ceil(1.15 * ref)}
     limit = plans["lru"].limit_bytes
-    assert plans["lru"].item_mb == min(565, math.floor((limit - math.ceil(1.15 * (ref + 2_000_000))) / MIB + 0.5)) == 563
-    assert plans["logging"].item_mb == math.floor((limit - math.ceil(1.15 * (ref + 38_000_000))) / MIB + 0.5) == 523
+    # each spilling approach also needs one block (1 MiB) of page cache for its spill file
+    assert plans["lru"].needs_bytes == math.ceil(1.15 * (ref + 2_000_000)) + MIB
+    assert plans["lru"].item_mb == math.floor((limit - plans["lru"].needs_bytes) / MIB + 0.5) == 562
+    assert plans["logging"].item_mb == math.floor((limit - math.ceil(1.15 * (ref + 38_000_000)) - MIB) / MIB + 0.5) == 522
     assert plans["ospaging"].item_mb == 1244 and plans["ospaging"].needs_bytes is None
-    assert plans["lru"].allowance_source.startswith("equal: memcached-static calibrated:n=25k")
+    assert plans["lru"].allowance_source.startswith("equal: memcached calibrated:n=25k")
+    assert plans["logging"].allowance_source.endswith("res=0.00MiB x1.15 + spill room 1MiB")
     assert "; needs calibrated:n=25k" in plans["logging"].allowance_source
     assert plans["ospaging"].allowance_source.endswith("; fills the limit")
 
@@ -326,7 +329,7 @@ def test_fig3_cells_share_one_limit(cache, monkeypatch) -> None:
     from acbench.runner import plan_for
     from acbench.spec import load_spec
     spec = load_spec(Path(__file__).resolve().parents[2] / "experiments" / "fig3-paper.toml")
-    overheads = {"memcached-static": 1_500_000, "memcached": 1_500_000, "logging": 30_000_000}
+    overheads = {"memcached-static": 1_500_000, "memcached": 1_500_000, "logging": 30_000_000, "lru": 1_500_000}
     monkeypatch.setattr(calibrate, "cached", lambda r: _cal(r.approach, overheads.get(r.approach, 2_500_000)))
     groups: dict[tuple, dict[str, Any]] = {}
     for c in spec.cells():

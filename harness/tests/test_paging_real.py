@@ -68,6 +68,12 @@ def test_paging_rows(run) -> None:
         assert (r["ac_lru_crawler"], r["ac_lru_maintainer"]) == ("off", "off")
         assert r["ac_lru_crawler_starts"] == r["ac_lru_crawler_items_checked"] == r["ac_lru_maintainer_juggles"] == 0
         assert r["request_major_faults"] + r["unattributed_major_faults"] == r["major_faults"] > 0
+    for _, r in cells.iterrows():
+        # R measured: the resident bytes of the slab mapping, sampled through the run, / the footprint
+        assert r["resident_samples"] >= 20
+        assert r["resident_items_avg"] == pytest.approx(r["resident_bytes_avg"] / r["item_footprint"])
+        assert 0.5 * r["opt_capacity"] < r["resident_items_avg"] < 1.5 * r["opt_capacity"]
+        assert r["loss_lru_pp"] + r["loss_overhead_pp"] + r["loss_policy_pp"] == pytest.approx(r["loss_pp"])
     for r in (anon, file, eff):
         # with nothing walking in the background, < 5 % of the faults are no request's
         assert r["unattributed_major_faults"] < 0.05 * r["major_faults"], r[["unattributed_major_faults", "major_faults"]]

@@ -44,14 +44,43 @@ static void ac_shutdown(void) {
         rmdir(ac.dir);
 }
 
+static size_t slab_len;                  /* bytes of the paging tier's mapping */
+
 void *ac_slab_memory(size_t len, bool random) {
-    if (ac_slab_base == NULL && ac.page != NULL)
+    if (ac_slab_base == NULL && ac.page != NULL) {
         ac_slab_base = ac.page->map(len, random);
+        slab_len = ac_slab_base != NULL ? len : 0;
+    }
     return ac_slab_base;
 }
 
 void ac_slab_memory_forget(void) {
     ac_slab_base = NULL;
+    slab_len = 0;
+}
+
+/* Paging tiers: bytes of the slab mapping resident in RAM now (mincore, one
+ * vector of 64 MiB of pages at a time); 0 without a mapping. What the
+ * harness divides by the item footprint for R, the items a paging approach
+ * held in RAM (its loss decomposition, harness/acbench/decompose.py). */
+size_t ac_slab_resident_bytes(void) {
+    enum { STEP_PAGES = 16384 };
+    static unsigned char vec[STEP_PAGES];
+    static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    size_t page = (size_t)sysconf(_SC_PAGESIZE), resident = 0;
+    char *base = ac_slab_base;
+    if (base == NULL || slab_len == 0)
+        return 0;
+    pthread_mutex_lock(&lock);
+    for (size_t off = 0; off < slab_len; off += (size_t)STEP_PAGES * page) {
+        size_t len = slab_len - off < (size_t)STEP_PAGES * page ? slab_len - off : (size_t)STEP_PAGES * page;
+        if (mincore(base + off, len, vec) != 0)
+            break;
+        for (size_t i = 0; i < (len + page - 1) / page; i++)
+            resident += vec[i] & 1;
+    }
+    pthread_mutex_unlock(&lock);
+    return resident * page;
 }
 
 size_t ac_slab_limit(void) {
@@ -297,6 +326,8 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     struct rusage ru;
     APPEND_STAT("read_major_faults", "%llu", (unsigned long long)ac_read_page_ins());
     APPEND_STAT("write_major_faults", "%llu", (unsigned long long)ac_write_page_ins());
+    if (ac_kernel_paged())
+        APPEND_STAT("slab_resident_bytes", "%zu", ac_slab_resident_bytes());
     APPEND_STAT("major_faults", "%llu", getrusage(RUSAGE_SELF, &ru) == 0 ? (unsigned long long)ru.ru_majflt : 0ULL);
     if (ac_enabled) {
         APPEND_STAT("spill_dir", "%s", has_dir() ? ac.dir : "");

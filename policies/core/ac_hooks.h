@@ -100,6 +100,8 @@ uint64_t ac_thread_disk_hits(void);
  * disk hit and returns 1 (disk hit), 0 (hit) or -1 (no item was accessed: a
  * miss). */
 bool ac_kernel_paged(void);
+/* paging tiers: bytes of the slab mapping resident in RAM now (mincore) */
+size_t ac_slab_resident_bytes(void);
 /* Reads of spilled records kept in flight by a driver thread (ac_prefetch.c,
  * -o ac_driver_depth). new: a prefetcher with a ring of depth requests (NULL
  * with why in err). begin: the read of key's spilled record goes out; its

@@ -280,6 +280,18 @@ static void add_stat_json(const char *key, const uint16_t klen, const char *val,
         ycsb_json_str(s->j, k, v);
 }
 
+/* Items in RAM (memcached's curr_items: under anti-caching the resident ones)
+ * and, for a paging tier, the resident bytes of its slab mapping. */
+static int ip_resident(void *backend, double *items, double *bytes) {
+    (void)backend;
+    STATS_LOCK();
+    uint64_t n = stats_state.curr_items;
+    STATS_UNLOCK();
+    *items = (double)n;
+    *bytes = ac_kernel_paged() ? (double)ac_slab_resident_bytes() : 0.0;
+    return 0;
+}
+
 static int ip_server_stats(void *backend, struct ycsb_json *out, char *err, size_t errlen) {
     (void)backend;
     (void)err;
@@ -305,6 +317,7 @@ static struct ycsb_backend_ops inproc_ops = {
     .update = ip_store,
     .insert = ip_store,
     .server_stats = ip_server_stats,
+    .resident = ip_resident,
 };
 
 struct driver_job {

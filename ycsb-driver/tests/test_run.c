@@ -240,8 +240,18 @@ static int t_stats(void *b, struct ycsb_json *out, char *err, size_t errlen)
     return 0;
 }
 
+/* a server that always holds 42 items in 4096 resident bytes: every phase's
+ * time averages are exactly these */
+static int t_resident(void *b, double *items, double *bytes)
+{
+    (void)b;
+    *items = 42;
+    *bytes = 4096;
+    return 0;
+}
+
 static struct ycsb_backend_ops mem_ops = {"memory", t_init, t_fini, t_read, t_update, t_insert,
-                                          NULL, t_error, t_stats, NULL};
+                                          NULL, t_error, t_stats, NULL, t_resident};
 
 static void store_free(struct store *s)
 {
@@ -417,6 +427,13 @@ static void test_thread_independence(const char *dist)
              (unsigned long long)a.res->run.read_hit, (unsigned long long)a.res->run.read_hit);
     CHECK(strstr(a.json, want) != NULL);
     CHECK(strstr(a.json, "\"server\":{\"ops_seen\":") != NULL);
+    /* sampled through each phase from its start to its end: at least the two ends */
+    CHECK(a.res->run.resident_samples >= 2 && a.res->warmup.resident_samples >= 2);
+    CHECK(a.res->run.resident_time_s > 0);
+    CHECK(a.res->run.resident_items_s / a.res->run.resident_time_s > 41.999999 &&
+          a.res->run.resident_items_s / a.res->run.resident_time_s < 42.000001);
+    CHECK(strstr(a.json, "\"resident\":{\"samples\":") != NULL);
+    CHECK(strstr(a.json, ",\"items_mean\":42,\"bytes_mean\":4096}") != NULL);
     CHECK(strstr(a.json, "\"latency_us\":{\"read\":{\"count\":") != NULL);
     CHECK(strstr(a.json, "\"p99.9\":") != NULL);
     /* a different seed gives different requests */
