@@ -124,6 +124,11 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
              resident="pages", fills_limit=True, flags=PAGING_FLAGS,
              about="Efficient OS paging: hot items (logging's classifier) in mlocked memory sized to what the"
                    " cgroup allows, cold items in memory the kernel swaps"),
+    # the same without keeping hot items ahead of cold ones in memcached's hash chains: what that costs
+    Approach("effpaging-unordered", "effpaging", {"ac_eff_hot_first": "0"}, pages=True, swap=True, spills=False,
+             resident="pages", fills_limit=True, flags=PAGING_FLAGS, figures=False,
+             about="effpaging with its hash chains as memcached links them: a hot read walks through (and"
+                   " faults in) the cold items ahead of it"),
 )}
 
 

@@ -84,6 +84,9 @@ def test_paging_rows(run) -> None:
         assert r["unattributed_major_faults"] < 0.05 * r["major_faults"], (r["approach"], r["unattributed_major_faults"])
     for r in (anon, eff):
         assert r["cg_swap_max_bytes"] > 0 and r["cgroup_swap_bytes"] == r["swap_file_bytes"] > 0
+    # a request of effpaging's faults little more than once per disk hit (hot items lead their hash
+    # chains, its cold items are paged: policies/README.md "effpaging")
+    assert eff["request_major_faults"] <= 1.5 * eff["disk_hits"]
     # effpaging locked what the cgroup allows: more than half of its limit is resident
     assert eff["peak_rss_bytes"] > eff["cgroup_limit_bytes"] // 2
     assert file["cg_swap_max_bytes"] == 0 and file["cgroup_swap_bytes"] == 0 and file["swap_file_bytes"] == 0

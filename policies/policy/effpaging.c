@@ -13,7 +13,10 @@
  *   - after each round, items that became cold move out of the hot region and
  *     items that became hot move in, hottest first, one out and one in in turn
  *     (copy, relink, free: ac_relocate); optionally the cold region is then
- *     MADV_COLDed (ac_eff_madv_cold).
+ *     MADV_COLDed (ac_eff_madv_cold);
+ *   - hot items stay ahead of cold ones in their hash chains (ac_eff_hot_first,
+ *     regions.c ac_hot_first): a hot read never faults a cold item in on its
+ *     way through the chain.
  * New and updated items go to the hot region while it has room.
  *
  * Sizing. ac_eff_memory is what the policy may lock: the hot region plus the
@@ -44,6 +47,7 @@
 struct eff_options {
     size_t memory;                    /* ac_eff_memory (0: what the cgroup allows) */
     bool madv_cold;                   /* ac_eff_madv_cold */
+    bool hot_first;                   /* ac_eff_hot_first */
 };
 static struct eff_options opt;
 
@@ -56,6 +60,7 @@ static char cg_path[1200];
 static struct {
     uint64_t promoted, demoted, promote_nospace, demote_nospace, skipped, madv_cold;
     uint64_t refs_dropped, last_candidates;
+    uint64_t hot_first_moves;          /* hot items moved ahead of a cold one in a hash chain (atomic) */
 } st;                                  /* written by the classifier thread */
 
 static void eff_on_access(item *it) {
@@ -64,6 +69,11 @@ static void eff_on_access(item *it) {
 
 static void eff_on_insert(item *it) {
     ac_hc_insert(&hc, it);
+    if (opt.hot_first && !ac_region_hot(it)) {   /* hot items first in its hash chain (regions.c) */
+        int n = ac_hot_first(it);
+        if (n > 0)
+            __atomic_add_fetch(&st.hot_first_moves, (uint64_t)n, __ATOMIC_RELAXED);
+    }
 }
 
 static void count_move(int rc, uint64_t *moved, uint64_t *nospace) {
@@ -365,6 +375,7 @@ static void eff_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("eff_last_candidates", "%llu", U(st.last_candidates));
     APPEND_STAT("eff_candidate_slots", "%zu", ref_slots);
     APPEND_STAT("eff_candidates_dropped", "%llu", U(st.refs_dropped));
+    APPEND_STAT("eff_hot_first_moves", "%llu", U(__atomic_load_n(&st.hot_first_moves, __ATOMIC_RELAXED)));
     ac_hc_stats(&hc, add_stats, c);
 }
 
@@ -380,6 +391,9 @@ static const struct ac_opt eff_opts[] = {
     { .key = "ac_eff_madv_cold", .type = AC_T_ENUM, AC_FIELD(struct eff_options, madv_cold), .words = bool_words,
       .def = "0", .def_is_value = true,
       .help = "1 = MADV_COLD the cold region after each round" },
+    { .key = "ac_eff_hot_first", .type = AC_T_ENUM, AC_FIELD(struct eff_options, hot_first), .words = bool_words,
+      .def = "1", .def_is_value = true,
+      .help = "1 = hot items ahead of cold ones in their hash chains (0: as memcached links them)" },
 };
 static const struct ac_opt_table eff_options = AC_OPT_TABLE("policy effpaging", eff_opts, &opt);
 

@@ -33,5 +33,9 @@ void ac_regions_used(size_t *hot, size_t *cold);
  * same age), free the old chunk. 1: moved; 0: skipped (gone, busy, already
  * there, chunked); -1: the region has no free chunk of the class. */
 int ac_relocate(item *it, unsigned int clsid, bool to_hot);
+/* A cold item just linked at the head of its hash chain (item lock held): the
+ * hot items directly behind it move in front of it, so no hot lookup walks
+ * through it. Returns how many moved. */
+int ac_hot_first(item *it);
 
 #endif
