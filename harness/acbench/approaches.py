@@ -26,6 +26,8 @@ ospaging-file +1.3 pp. Their cells run on the disk in such a grid.
 """
 from __future__ import annotations
 
+import dataclasses
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -166,10 +168,45 @@ def from_binary(name: str, data: dict[str, Any]) -> Approach | None:
                     in_process_only=not pol["network"], about=f"{pol['summary']}, over {t['summary']}")
 
 
+# NAME{option=value,...}: approach NAME with these -o settings added (a sensitivity sweep lists one
+# per value: experiments/effpaging-lock.toml); the server checks each value when the cell starts
+_VARIANT = re.compile(r"^([^{}]+)\{([^{}]*)\}$")
+
+
+def variant(name: str) -> Approach | None:
+    """The approach a name NAME{k=v,...} means (None: not of that form); ApproachError when its
+    base is unknown or an option is not one the binary lists."""
+    m = _VARIANT.match(name)
+    if m is None:
+        return None
+    base = lookup(m.group(1))
+    if base is None:
+        raise ApproachError(f"{name}: unknown approach {m.group(1)!r}; accepted: {', '.join(accepted_names())}")
+    try:
+        keys = components.option_keys()
+    except components.ComponentsError as e:
+        raise ApproachError(f"{name}: {e}") from None
+    opts: dict[str, str] = {}
+    for part in m.group(2).split(","):
+        k, sep, v = (x.strip() for x in part.partition("="))
+        if not sep or not k or not v:
+            raise ApproachError(f"{name}: {part.strip()!r} is not option=value; accepted: NAME{{option=value,...}}")
+        if k not in keys:
+            raise ApproachError(f"{name}: {k!r} is not an option of memcached-ac; accepted: {', '.join(sorted(keys))}")
+        opts[k] = v
+    settings = ", ".join(f"{k}={v}" for k, v in opts.items())
+    return dataclasses.replace(base, name=name, options={**base.options, **opts}, figures=False,
+                               about=f"{base.about} (with {settings})")
+
+
 def lookup(name: str) -> Approach | None:
-    """The table's approach, or one made from the binary's pairs, or None."""
+    """The table's approach, a variant NAME{option=value,...} of one, or one made from the binary's
+    pairs, or None. A malformed variant raises ApproachError."""
     if name in APPROACHES:
         return APPROACHES[name]
+    v = variant(name)
+    if v is not None:
+        return v
     try:
         return from_binary(name, components.listing())
     except components.ComponentsError:

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import functools
 import json
+import re
 import subprocess
 from pathlib import Path
 from typing import Any
@@ -69,3 +70,22 @@ def policy(data: dict[str, Any], name: str) -> dict[str, Any]:
 
 def tier(data: dict[str, Any], name: str) -> dict[str, Any]:
     return next(t for t in data["tiers"] if t["name"] == name)
+
+
+def option_keys(binary: Path | None = None) -> set[str]:
+    """Every -o ac_* option the binary's -h lists (core, policies, tiers)."""
+    b = binary or paths.binary("memcached-ac")
+    try:
+        st = b.stat()
+    except OSError:
+        raise ComponentsError(f"{b} is missing: build it with `make` (it lists its options)") from None
+    return _keys(str(b), st.st_mtime_ns, st.st_size)
+
+
+@functools.lru_cache(maxsize=4)
+def _keys(binary: str, mtime_ns: int, size: int) -> set[str]:
+    try:
+        out = subprocess.run([binary, "-h"], stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=30)
+    except (OSError, subprocess.TimeoutExpired) as e:
+        raise ComponentsError(f"{binary} -h failed: {e}") from None
+    return set(re.findall(r"^\s+- (ac_[a-z0-9_]+)\b", out.stdout + out.stderr, re.M))

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from acbench import paths
-from acbench.approaches import accepted_names, lookup
+from acbench.approaches import ApproachError, accepted_names, lookup
 from acbench.units import UsageError, parse_size, size_forms
 
 # YCSB properties the driver accepts (ycsb-driver/README.md).
@@ -370,9 +370,13 @@ def _grid(path: Path, t: Any) -> tuple[dict[str, list[Any]], int]:
     grid: dict[str, list[Any]] = {}
     approaches = _list(path, "approach", t["approach"])
     for a in approaches:
-        if not isinstance(a, str) or lookup(a) is None:
+        try:
+            known = isinstance(a, str) and lookup(a) is not None
+        except ApproachError as e:
+            raise _err(path, "[grid] approach", str(e)) from None
+        if not known:
             raise _err(path, "[grid] approach", f"unknown approach {a!r}; accepted: {', '.join(accepted_names())} "
-                       "(or POLICY+TIER, a pair of memcached-ac -o ac_list)")
+                       "(or POLICY+TIER, a pair of memcached-ac -o ac_list, or NAME{option=value,...})")
     grid["approach"] = list(dict.fromkeys(approaches))
     grid["workload"] = [find_workload(path, w) for w in _list(path, "workload", t["workload"])]
     grid["zipf_theta"] = [_theta(path, v) for v in _list(path, "zipf_theta", t["zipf_theta"])]

@@ -23,7 +23,10 @@
  * classifier's table and rings (an eighth of it for the table, as logging's
  * share of -m). Without it, it is what the cgroup allows: its limit minus its
  * usage at start minus a margin (the hash table, whose memory memcached has
- * allocated but not yet touched, plus 4 MiB for threads and connections).
+ * allocated but not yet touched, plus 8 MiB for threads and connections),
+ * times ac_eff_lock (1 by default: a smaller share leaves the rest of the
+ * limit to the cold region's resident pages; Stoica & Ailamaki size the hot
+ * set, the harness sweeps it: experiments/effpaging-lock.toml).
  * Locking more than the cgroup allows ends in an OOM kill, not an error, so a
  * configuration that does not fit under the limit with that margin is refused
  * at start with the numbers. Reads are classified by the thread's major
@@ -48,6 +51,7 @@ struct eff_options {
     size_t memory;                    /* ac_eff_memory (0: what the cgroup allows) */
     bool madv_cold;                   /* ac_eff_madv_cold */
     bool hot_first;                   /* ac_eff_hot_first */
+    double lock_share;                /* ac_eff_lock: share of what the cgroup allows that it locks */
 };
 static struct eff_options opt;
 
@@ -259,7 +263,7 @@ static int size_regions(size_t *keys, size_t *book) {
                     " with ac_eff_memory=SIZE\n", cg_path);
             return -1;
         }
-        lock_budget = room > margin ? (size_t)(room - margin) : 0;
+        lock_budget = room > margin ? (size_t)((double)(room - margin) * opt.lock_share) : 0;
     }
     *keys = ac_hc_keys(lock_budget);
     ref_slots = 4096;                           /* promotion candidates: one slot per 256 bytes */
@@ -391,6 +395,10 @@ static const struct ac_opt eff_opts[] = {
     { .key = "ac_eff_madv_cold", .type = AC_T_ENUM, AC_FIELD(struct eff_options, madv_cold), .words = bool_words,
       .def = "0", .def_is_value = true,
       .help = "1 = MADV_COLD the cold region after each round" },
+    { .key = "ac_eff_lock", .type = AC_T_DOUBLE, AC_FIELD(struct eff_options, lock_share), .lo = 0.0, .hi = 1.0,
+      .lo_open = true, .noun = "a fraction", .note = "of what the cgroup allows (without ac_eff_memory)",
+      .def = "1", .def_is_value = true,
+      .help = "share of what the cgroup allows that it locks; the rest is left to the kernel's paging" },
     { .key = "ac_eff_hot_first", .type = AC_T_ENUM, AC_FIELD(struct eff_options, hot_first), .words = bool_words,
       .def = "1", .def_is_value = true,
       .help = "1 = hot items ahead of cold ones in their hash chains (0: as memcached links them)" },

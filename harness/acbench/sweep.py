@@ -1,0 +1,104 @@
+"""Sensitivity sweeps: the cells of approach variants NAME{option=value} (approaches.variant)
+that set one option of one base approach, read as a sweep of that option: per cell of the grid
+(workload, θ, M/D) the loss against OPT at each value, the best value and how far the loss moves
+across the values. A spec sweeps by listing one variant per value (experiments/effpaging-lock.toml);
+`acbench plot` draws each sweep (sweep-BASE-OPTION-WORKLOAD) and writes its table (.md)."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+from typing import Any
+
+import matplotlib.pyplot as plt
+import pandas as pd
+
+from acplot.style import approach_styles, legend_above, plot_line, scale_title
+
+_ONE = re.compile(r"^([^{}]+)\{\s*(ac_[a-z0-9_]+)\s*=\s*([^{},]+?)\s*\}$")
+GRID = ["workload", "zipf_theta", "mem_ratio"]
+
+
+def _value(text: str) -> float | str:
+    try:
+        return float(text)
+    except ValueError:
+        return text
+
+
+def sweep_rows(df: pd.DataFrame) -> pd.DataFrame:
+    """The finished rows of one-option variants, with columns base, option, value (a number when
+    it reads as one); empty without any."""
+    ok = df[df["status"].fillna("ok") == "ok"] if "status" in df.columns else df
+    parts = ok["approach"].astype(str).str.extract(_ONE)
+    rows = ok[parts[0].notna()].copy()
+    if rows.empty:
+        return rows
+    parts = parts[parts[0].notna()]
+    rows["base"], rows["option"] = parts[0], parts[1]
+    rows["value"] = [_value(v) for v in parts[2]]
+    return rows
+
+
+def sweep_table(df: pd.DataFrame) -> pd.DataFrame:
+    """Per sweep and grid cell: values swept, the best (least mean loss over repetitions), its loss,
+    the worst loss and the spread (worst − best, pp)."""
+    rows = sweep_rows(df)
+    cols = ["base", "option", *GRID, "values", "best_value", "best_loss_pp", "worst_loss_pp", "spread_pp"]
+    if rows.empty:
+        return pd.DataFrame(columns=cols)
+    out = []
+    for key, g in rows.groupby(["base", "option", *GRID], sort=True):
+        loss = g.groupby("value")["loss_pp"].mean()
+        out.append((*key, len(loss), loss.idxmin(), loss.min(), loss.max(), loss.max() - loss.min()))
+    return pd.DataFrame(out, columns=cols)
+
+
+def plot_sweeps(df: pd.DataFrame, outdir: Path) -> list[Path]:
+    """One figure per (base, option, workload): a panel per θ, loss vs OPT against the option's
+    value, a line per M/D (mean over repetitions), the best value of each line marked."""
+    rows = sweep_rows(df)
+    paths: list[Path] = []
+    if rows.empty:
+        return paths
+    for (base, option, wl), g in rows.groupby(["base", "option", "workload"], sort=True):
+        thetas = sorted(g["zipf_theta"].unique(), reverse=True)
+        fig, axes = plt.subplots(1, len(thetas), figsize=(3.2 * len(thetas), 3.0), squeeze=False, sharey=True)
+        labels = [f"M/D {r:g}" for r in sorted(g["mem_ratio"].unique(), reverse=True)]
+        styles = approach_styles(labels)
+        for ax, theta in zip(axes[0], thetas):
+            t = g[g["zipf_theta"] == theta]
+            for ratio, label in zip(sorted(t["mem_ratio"].unique(), reverse=True), labels):
+                line = t[t["mem_ratio"] == ratio].groupby("value")["loss_pp"].mean().sort_index()
+                plot_line(ax, list(line.index), list(line.values), label, styles[label])
+                best = line.idxmin()
+                ax.scatter([best], [line[best]], s=80, facecolors="none", edgecolors="black", zorder=5)
+            ax.set_title(f"θ = {theta:g}", fontsize=9)
+            ax.set_xlabel(option)
+            ax.grid(alpha=0.3)
+        axes[0][0].set_ylabel("loss vs OPT (pp)")
+        handles, hl = axes[0][0].get_legend_handles_labels()
+        legend_above(fig, handles, hl, title=f"{scale_title(g, wl)}: {base}, {option} swept (circle: best)")
+        outdir.mkdir(parents=True, exist_ok=True)
+        stem = f"sweep-{base}-{option}-{wl}"
+        for ext in ("png", "pdf"):
+            fig.savefig(outdir / f"{stem}.{ext}", bbox_inches="tight")
+            paths.append(outdir / f"{stem}.{ext}")
+        plt.close(fig)
+        table = sweep_table(g)
+        md = outdir / f"{stem}.md"
+        md.write_text(_markdown(table) + "\n")
+        paths.append(md)
+    return paths
+
+
+def _markdown(t: pd.DataFrame) -> str:
+    head = ["workload", "θ", "M/D", "values", "best value", "loss at best (pp)", "worst (pp)", "spread (pp)"]
+    lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
+    for r in t.itertuples(index=False):
+        v: Any = r.best_value
+        lines.append(f"| {r.workload} | {r.zipf_theta:g} | {r.mem_ratio:g} | {r.values} | {v:g} |"
+                     f" {r.best_loss_pp:.2f} | {r.worst_loss_pp:.2f} | {r.spread_pp:.2f} |"
+                     if isinstance(v, float) else
+                     f"| {r.workload} | {r.zipf_theta:g} | {r.mem_ratio:g} | {r.values} | {v} |"
+                     f" {r.best_loss_pp:.2f} | {r.worst_loss_pp:.2f} | {r.spread_pp:.2f} |")
+    return "\n".join(lines)

@@ -1,0 +1,57 @@
+"""Sensitivity sweeps (acbench/sweep.py): variants NAME{option=value} read as one option swept."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from acbench.approaches import ApproachError, lookup
+from acbench.sweep import plot_sweeps, sweep_rows, sweep_table
+
+
+def _rows() -> pd.DataFrame:
+    rows = []
+    for value, losses in (("0.5", (9.0, 20.0)), ("0.7", (6.0, 22.0)), ("0.9", (7.5, 25.0))):
+        for ratio, loss in zip((0.75, 0.5), losses):
+            for rep, jitter in ((0, -0.5), (1, 0.5)):
+                rows.append({"approach": f"effpaging{{ac_eff_lock={value}}}", "workload": "readonly",
+                             "zipf_theta": 0.99, "mem_ratio": ratio, "repetition": rep, "loss_pp": loss + jitter,
+                             "status": "ok", "recordcount": 1000, "fieldcount": 1, "fieldlength": 100})
+    rows.append({"approach": "lru", "workload": "readonly", "zipf_theta": 0.99, "mem_ratio": 0.5, "repetition": 0,
+                 "loss_pp": 1.0, "status": "ok"})
+    rows.append({"approach": "effpaging{ac_eff_lock=0.3}", "workload": "readonly", "zipf_theta": 0.99,
+                 "mem_ratio": 0.5, "repetition": 0, "loss_pp": None, "status": "oom_killed"})
+    return pd.DataFrame(rows)
+
+
+def test_variant_approaches() -> None:
+    a = lookup("effpaging{ac_eff_lock=0.7, ac_eff_hot_first=0}")
+    assert a is not None and a.pages and a.flags == lookup("effpaging").flags and not a.figures
+    assert a.options == {"ac_eff_lock": "0.7", "ac_eff_hot_first": "0"}
+    assert lookup("lru{ac_block_size=4M}").options == {"ac_block_size": "4M"}
+    with pytest.raises(ApproachError, match=r"'ac_eff_lok' is not an option of memcached-ac; accepted: .*ac_eff_lock"):
+        lookup("effpaging{ac_eff_lok=0.7}")
+    with pytest.raises(ApproachError, match=r"'ac_eff_lock' is not option=value"):
+        lookup("effpaging{ac_eff_lock}")
+    with pytest.raises(ApproachError, match=r"unknown approach 'efpaging'"):
+        lookup("efpaging{ac_eff_lock=1}")
+
+
+def test_sweep_table_best_and_spread() -> None:
+    rows = sweep_rows(_rows())
+    assert len(rows) == 12 and set(rows["value"]) == {0.5, 0.7, 0.9}      # lru and the killed cell left out
+    t = sweep_table(_rows()).set_index("mem_ratio")
+    assert (t.loc[0.75, "best_value"], t.loc[0.75, "best_loss_pp"], t.loc[0.75, "spread_pp"]) == (0.7, 6.0, 3.0)
+    assert (t.loc[0.5, "best_value"], t.loc[0.5, "worst_loss_pp"], t.loc[0.5, "values"]) == (0.5, 25.0, 3)
+
+
+def test_plot_sweeps(tmp_path: Path) -> None:
+    paths = plot_sweeps(_rows(), tmp_path)
+    assert sorted(p.name for p in paths) == ["sweep-effpaging-ac_eff_lock-readonly.md",
+                                             "sweep-effpaging-ac_eff_lock-readonly.pdf",
+                                             "sweep-effpaging-ac_eff_lock-readonly.png"]
+    md = (tmp_path / "sweep-effpaging-ac_eff_lock-readonly.md").read_text().splitlines()
+    assert md[2] == "| readonly | 0.99 | 0.5 | 3 | 0.5 | 20.00 | 25.00 | 5.00 |"
+    assert md[3] == "| readonly | 0.99 | 0.75 | 3 | 0.7 | 6.00 | 9.00 | 3.00 |"
+    assert plot_sweeps(_rows()[lambda d: d.approach == "lru"], tmp_path / "none") == []
