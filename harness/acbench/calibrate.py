@@ -554,27 +554,35 @@ def reference_of(req: Request) -> Request:
     return dataclasses.replace(req, approach=REFERENCE)
 
 
-def equal_for(req: Request, run: bool = True, log: Log | None = None) -> tuple[int | None, int | None, str]:
-    """provisioning "equal": (allowance, needs, source). allowance = ⌈SAFETY × stock memcached's
+def equal_for(req: Request, run: bool = True,
+              log: Log | None = None) -> tuple[int | None, int | None, int, str]:
+    """provisioning "equal": (allowance, needs, offline, source). allowance = ⌈SAFETY × stock memcached's
     overhead⌉, the same for every approach of the cell; needs = ⌈SAFETY × the approach's own
     overhead⌉ + its spill room (spill_room) for a user-space approach (its -m is what the limit
     leaves after it), None for a kernel-paged one (its pages take what the limit leaves: its own
-    calibration is not needed).
-    (None, None, "to calibrate: ...") when one is not cached and run is False."""
+    calibration is not needed). offline: for an approach whose classifier runs offline in the paper
+    (approaches.py offline_classifier) what its need exceeds stock memcached's, granted beside the
+    limit (its -m is then stock memcached's less the spill room); else 0.
+    (None, None, 0, "to calibrate: ...") when one is not cached and run is False."""
     n = int(req.props["recordcount"])
     reqs = [reference_of(req)] + ([] if get_approach(req.approach).fills_limit else [req])
     cals = [calibrate(r, log) if run else cached(r) for r in reqs]
     missing = [r for r, c in zip(reqs, cals) if c is None]
     if missing:
-        return None, None, "to calibrate: " + ", ".join(f"{r.approach} {r.sizes_text()}" for r in missing)
+        return None, None, 0, "to calibrate: " + ", ".join(f"{r.approach} {r.sizes_text()}" for r in missing)
     allowance = math.ceil(SAFETY * cals[0].overhead(n))
     source = f"equal: {REFERENCE} {cals[0].summary(rule=f'x{SAFETY:g}')}"
     if len(cals) == 1:
-        return allowance, None, source + "; fills the limit"
+        return allowance, None, 0, source + "; fills the limit"
     a = get_approach(req.approach)
-    needs = math.ceil(SAFETY * cals[1].overhead(n)) + spill_room(a)
+    own = math.ceil(SAFETY * cals[1].overhead(n))
     room = f" + spill room {spill_room(a) / MIB:g}MiB" if a.spills else ""
-    return allowance, needs, source + f"; needs {cals[1].summary(rule=f'x{SAFETY:g}')}{room}"
+    source += f"; needs {cals[1].summary(rule=f'x{SAFETY:g}')}{room}"
+    if a.offline_classifier and own > allowance:
+        # what it needs beyond stock memcached is granted beside the common limit (offline bytes): its
+        # -m is what stock memcached's would be, less the spill room
+        return allowance, allowance + spill_room(a), own - allowance, source + "; classifier offline"
+    return allowance, own + spill_room(a), 0, source
 
 
 def requests_of(spec: Spec, req: Request) -> list[Request]:

@@ -77,11 +77,14 @@ _PLAN = [
     _c("item_memory_bytes", "int", "bytes", "memcached-ac -m (user-space approaches: what the limit leaves them, "
        "at most the item budget; paging ones: room for every item)", PLAN),
     _c("item_budget_bytes", "int", "bytes", "⌈M/D × D⌉ in whole MiB: what OPT gets", PLAN),
-    _c("cgroup_limit_bytes", "int", "bytes", "the cell's cgroup memory limit = item budget + allowance", PLAN),
+    _c("cgroup_limit_bytes", "int", "bytes", "the cell's cgroup memory limit = item budget + allowance (+ offline_bytes)",
+       PLAN),
     _c("cgroup_swap_bytes", "int", "bytes", "swap the cgroup may use (0: none; paging approaches)", PLAN),
     _c("allowance_bytes", "int", "bytes", "the limit beyond the item budget: with provisioning equal, stock memcached's "
        "calibrated need (×1.15), the same for every approach of the cell; with own, the approach's own", PLAN),
     _c("provisioning", "str", "", "[memory] provisioning: equal (one limit per cell) or own (harness/acbench/memory.py)", PLAN),
+    _c("offline_bytes", "int", "bytes", "provisioning equal: granted beside the common limit to an approach whose "
+       "classifier the paper runs offline (logging-buffer: what it needs beyond stock memcached); 0 otherwise", PLAN),
     _c("approach_needs_bytes", "int", "bytes", "provisioning equal, user-space approaches: what the approach needs "
        "beside its items (×1.15 its calibrated overhead); its -m is what the limit leaves, at most the budget", PLAN),
     _c("allowance_source", "str", "", "spec, or the calibration it came from (calibrate.py)", PLAN),

@@ -13,6 +13,10 @@ that comes out of the same limit, so it holds fewer items:
 
     -m (user-space) = min(budget, round((limit − needs) / MiB))   needs = ⌈1.15 × its own overhead⌉
 
+One exception, named: an approach whose classifier the paper runs offline (logging-buffer, as the
+paper's Table II charges Siberia) gets what it needs beyond stock memcached beside the limit
+(offline_bytes) and -m = stock memcached's less its spill room.
+
 "own" (the rule before equal provisioning): each approach gets its own allowance on top of the
 budget (its ×1.15 overhead + [memory] allowance_margin) and -m = the budget. A fixed allowance
 ([memory] allowance = SIZE) is the same limit for every approach and -m = the budget in both.
@@ -64,6 +68,7 @@ class MemoryPlan:
     allowance_source: str = "spec"  # "spec" ([memory] allowance = SIZE) or "calibrated:<fit>" (calibrate.py)
     provisioning: str = "equal"     # [memory] provisioning: "equal" (one limit per cell) or "own"
     needs_bytes: int | None = None  # equal, user-space: what the approach needs beside its items (⌈1.15 × overhead⌉)
+    offline_bytes: int = 0          # equal: granted beside the common limit (an offline classifier: logging-buffer)
 
     def as_row(self) -> dict[str, int | str]:
         return {"data_bytes": self.data_bytes, "item_memory_bytes": self.item_mb * MIB,
@@ -71,7 +76,8 @@ class MemoryPlan:
                 "cgroup_limit_bytes": self.limit_bytes, "cgroup_swap_bytes": self.swap_bytes,
                 "allowance_bytes": self.allowance_bytes, "allowance_source": self.allowance_source,
                 "opt_capacity": self.opt_capacity, "hashpower": self.hashpower,
-                "provisioning": self.provisioning, "approach_needs_bytes": self.needs_bytes}
+                "provisioning": self.provisioning, "approach_needs_bytes": self.needs_bytes,
+                "offline_bytes": self.offline_bytes}
 
 
 def allowance(base_rss: int, recordcount: int, margin: int) -> int:
@@ -82,9 +88,10 @@ def allowance(base_rss: int, recordcount: int, margin: int) -> int:
 
 def plan(approach: Approach, recordcount: int, footprint: int, ratio: float, allowance_bytes: int,
          swap: int | None = None, allowance_source: str = "spec", provisioning: str = "equal",
-         needs_bytes: int | None = None) -> MemoryPlan:
+         needs_bytes: int | None = None, offline_bytes: int = 0) -> MemoryPlan:
     """needs_bytes (user-space approaches): what the approach needs beside its items; -m is what the
-    limit (budget + allowance) leaves after it, at most the budget. None: -m = the budget."""
+    limit (budget + allowance) leaves after it, at most the budget. None: -m = the budget.
+    offline_bytes: added to the limit beside that (what an offline classifier needs)."""
     if recordcount < 1 or footprint < 1:
         raise ValueError("recordcount and footprint must be >= 1")
     if not 0 < ratio:
@@ -113,5 +120,6 @@ def plan(approach: Approach, recordcount: int, footprint: int, ratio: float, all
                              f" {max(0, limit - needs_bytes) / MIB:.1f} MiB of the cell's {limit / MIB:.1f} MiB limit"
                              f" for -m; memcached-ac needs at least {MIN_ITEM_MB} MiB: raise recordcount or mem_ratio")
     capacity = target * MIB // footprint
-    return MemoryPlan(data, item_mb, limit, swap_bytes, allowance_bytes, capacity,
-                      hashpower_for(recordcount), target * MIB, allowance_source, provisioning, needs_bytes)
+    return MemoryPlan(data, item_mb, limit + offline_bytes, swap_bytes, allowance_bytes, capacity,
+                      hashpower_for(recordcount), target * MIB, allowance_source, provisioning, needs_bytes,
+                      offline_bytes)

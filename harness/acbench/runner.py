@@ -62,19 +62,19 @@ def plan_for(spec: Spec, cell: Cell, calibrate_missing: bool = True, spill_root:
     mem = spec.memory
     fp = footprint(spec, cell)
     rc = int(props["recordcount"])
-    needs = None
+    needs, offline = None, 0
     if mem["allowance"] == "auto":
         device = cell_device(spec, cell)
         req = calibrate.request_for(spec, cell, fp, spill_root if device == "ram" else SPILL_PARENT, device)
         if mem["provisioning"] == "equal":
-            allow, needs, source = calibrate.equal_for(req, run=calibrate_missing)
+            allow, needs, offline, source = calibrate.equal_for(req, run=calibrate_missing)
         else:
             allow, source = calibrate.allowance_for(req, int(mem["allowance_margin"]), run=calibrate_missing)
     else:
         allow, source = int(mem["allowance"]), "spec"
     swap = None if mem["swap"] == "auto" else int(mem["swap"])
     return plan(get_approach(cell.approach), rc, fp, cell.mem_ratio, allow or 0, swap, source,
-                mem["provisioning"], needs)
+                mem["provisioning"], needs, offline)
 
 
 def perf_available() -> bool:

@@ -49,9 +49,10 @@ def test_a_new_policy_runs_without_a_table_entry() -> None:
     assert b is not None and b.options == {"ac_tier": "tuples"} and b.resident == "items"
     assert approaches.from_binary("fifo+blocks", data) is None      # the default pair is spelt "fifo"
     assert approaches.from_binary("fifo+swap", data) is None and approaches.from_binary("lifo", data) is None
-    # a paging pair: pages, swaps (anonymous memory), R = the budget
+    # a paging pair: pages, swaps (anonymous memory), R = its resident pages, memcached's walkers off
     swap = approaches.from_binary("none+swap", data)
-    assert swap is not None and (swap.pages, swap.swap, swap.spills, swap.resident) == (True, True, False, "budget")
+    assert swap is not None and (swap.pages, swap.swap, swap.spills, swap.resident) == (True, True, False, "pages")
+    assert swap.flags == approaches.PAGING_FLAGS
     file = approaches.from_binary("none+mmapfile", data)
     assert file is not None and (file.pages, file.swap) == (True, False)
 
@@ -66,5 +67,5 @@ def test_spec_accepts_a_pair_of_the_binary(tmp_path: Path) -> None:
     assert [c.cell_id for c in cells] == ["lru_tuples_readonly_z0.9_m0.5_r0", "alru_readonly_z0.9_m0.5_r0"]
     spec.write_text(spec.read_text().replace('"lru+tuples"', '"lru+swap"'))
     with pytest.raises(SpecError, match=r"unknown approach 'lru\+swap'; accepted: memcached, .* \(or POLICY\+TIER, "
-                                        r"a pair of memcached-ac -o ac_list\)"):
+                                        r"a pair of memcached-ac -o ac_list, or NAME\{option=value,...\}\)"):
         load_spec(spec)

@@ -294,7 +294,7 @@ def test_equal_limit_from_stock_memcached(tmp_path, cache) -> None:
     from acbench.spec import parse_spec
     (tmp_path / "readonly").write_text("readproportion=1\nrequestdistribution=zipfian\n")
     spec = parse_spec({"fixed": {"recordcount": 1_000_000, "operationcount": 1_000_000},
-                       "grid": {"approach": ["lru", "logging", "ospaging"], "workload": ["readonly"],
+                       "grid": {"approach": ["lru", "logging", "ospaging", "logging-buffer"], "workload": ["readonly"],
                                 "zipf_theta": [0.99], "mem_ratio": ["1/2"]},
                        "memory": {"item_footprint": 1184}}, tmp_path / "s.toml")
     cells = {c.approach: c for c in spec.cells()}
@@ -304,13 +304,21 @@ def test_equal_limit_from_stock_memcached(tmp_path, cache) -> None:
         "to calibrate: memcached n=25k/100k/250k, lru n=25k/100k/250k"
     assert plan_for(spec, cells["ospaging"], calibrate_missing=False).allowance_source == \
         "to calibrate: memcached n=25k/100k/250k"
-    assert sorted(r.approach for r in calibrate.spec_requests(spec)) == ["logging", "lru", "memcached"]
+    assert sorted(r.approach for r in calibrate.spec_requests(spec)) == ["logging", "logging-buffer", "lru", "memcached"]
     for r, cal in ((calibrate.reference_of(reqs["lru"]), _cal("memcached", 2_000_000)),
-                   (reqs["lru"], _cal("lru", 4_000_000)), (reqs["logging"], _cal("logging", 40_000_000))):
+                   (reqs["lru"], _cal("lru", 4_000_000)), (reqs["logging"], _cal("logging", 40_000_000)),
+                   (reqs["logging-buffer"], _cal("logging-buffer", 40_000_000))):
         r.cache_file().write_text(json.dumps({"key": r.key(), "value": cal.to_json()}))
     plans = {a: plan_for(spec, c, calibrate_missing=False) for a, c in cells.items()}
     ref = (8 << 20) + 2_000_000 + 10_000_000                  # hash + a + b·N of stock memcached
-    assert {p.limit_bytes for p in plans.values()} == {565 * MIB + math.ceil(1.15 * ref)}
+    assert {p.limit_bytes - p.offline_bytes for p in plans.values()} == {565 * MIB + math.ceil(1.15 * ref)}
+    # the paper's accounting of Siberia: what logging-buffer needs beyond stock memcached beside the limit,
+    # its -m stock memcached's less the spill room
+    buf = plans["logging-buffer"]
+    assert buf.offline_bytes == math.ceil(1.15 * (ref + 38_000_000)) - math.ceil(1.15 * ref) > 0
+    assert buf.item_mb == 564 and buf.needs_bytes == math.ceil(1.15 * ref) + MIB
+    assert all(p.offline_bytes == 0 for a, p in plans.items() if a != "logging-buffer")
+    assert buf.allowance_source.endswith("; classifier offline")
     limit = plans["lru"].limit_bytes
     # each spilling approach also needs one block (1 MiB) of page cache for its spill file
     assert plans["lru"].needs_bytes == math.ceil(1.15 * (ref + 2_000_000)) + MIB
@@ -324,8 +332,9 @@ def test_equal_limit_from_stock_memcached(tmp_path, cache) -> None:
 
 
 def test_fig3_cells_share_one_limit(cache, monkeypatch) -> None:
-    """Every approach of a fig3-paper cell gets the same cgroup limit (the dry run's plans), and
-    what an approach needs beyond stock memcached shows as a smaller -m."""
+    """Every approach of a fig3-paper cell gets the same cgroup limit (the dry run's plans), but
+    logging-buffer's offline classifier beside it, and what an approach needs beyond stock
+    memcached shows as a smaller -m."""
     from acbench.runner import plan_for
     from acbench.spec import load_spec
     spec = load_spec(Path(__file__).resolve().parents[2] / "experiments" / "fig3-paper.toml")
@@ -337,7 +346,10 @@ def test_fig3_cells_share_one_limit(cache, monkeypatch) -> None:
             plan_for(spec, c, calibrate_missing=False)
     assert len(groups) >= 12
     for key, plans in groups.items():
-        assert len({p.limit_bytes for p in plans.values()}) == 1, (key, {a: p.limit_bytes for a, p in plans.items()})
+        limits = {p.limit_bytes - p.offline_bytes for p in plans.values()}
+        assert len(limits) == 1, (key, {a: p.limit_bytes for a, p in plans.items()})
+        # one named exception: the paper's accounting of Siberia (its classifier beside the limit)
+        assert {a for a, p in plans.items() if p.offline_bytes} == {"logging-buffer"}
         budget = next(iter(plans.values())).item_budget_bytes // MIB
         assert plans["memcached"].item_mb == budget
         assert plans["lru"].item_mb <= budget and plans["logging"].item_mb < plans["lru"].item_mb
