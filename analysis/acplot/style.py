@@ -2,7 +2,7 @@
 a colour from Paul Tol's colour-blind-safe "muted" scheme (and black), a marker and a line style,
 given in the harness's order of the figure's approaches (acbench.approaches), so figures of the
 same approaches look alike and the approaches of one figure differ in colour and marker (up to
-10 of them) and in line style from their neighbours.
+11 of them) and in line style from their neighbours.
 A line with a single point is drawn as its marker alone. Legends go above the panels in rows of
 equal length (never one entry alone on a row); titles say the workload and the scale.
 
@@ -15,9 +15,10 @@ from typing import Any
 
 import pandas as pd
 
-# Paul Tol, "muted" qualitative scheme (personal.sron.nl/~pault), colour-blind safe, + black
+# Paul Tol, "muted" qualitative scheme (personal.sron.nl/~pault), colour-blind safe, + black and a
+# mid grey (an eleventh approach: told apart from black by its marker and line style in grayscale)
 PALETTE = ("#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#CC6677", "#882255",
-           "#AA4499", "#000000")
+           "#AA4499", "#000000", "#777777")
 MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*", "h")
 LINESTYLES = ("-", "--", "-.", ":")
 LEGEND_ENTRY_INCHES = 1.7
