@@ -19,14 +19,20 @@ class ComponentsError(RuntimeError):
     pass
 
 
-def listing(binary: Path | None = None) -> dict[str, Any]:
-    """The binary's -o ac_list (memcached-ac of build/bin or $ACBENCH_BIN by default)."""
+def _version(binary: Path | None, what: str) -> tuple[str, int, int]:
+    """(path, mtime, size) of the binary (memcached-ac of build/bin or $ACBENCH_BIN by default): the
+    key its answers are cached under, read again when it is rebuilt."""
     b = binary or paths.binary("memcached-ac")
     try:
         st = b.stat()
     except OSError:
-        raise ComponentsError(f"{b} is missing: build it with `make` (it lists its policies and tiers)") from None
-    return _read(str(b), st.st_mtime_ns, st.st_size)
+        raise ComponentsError(f"{b} is missing: build it with `make` (it lists its {what})") from None
+    return str(b), st.st_mtime_ns, st.st_size
+
+
+def listing(binary: Path | None = None) -> dict[str, Any]:
+    """The binary's -o ac_list."""
+    return _read(*_version(binary, "policies and tiers"))
 
 
 @functools.lru_cache(maxsize=4)
@@ -74,12 +80,7 @@ def tier(data: dict[str, Any], name: str) -> dict[str, Any]:
 
 def option_keys(binary: Path | None = None) -> set[str]:
     """Every -o ac_* option the binary's -h lists (core, policies, tiers)."""
-    b = binary or paths.binary("memcached-ac")
-    try:
-        st = b.stat()
-    except OSError:
-        raise ComponentsError(f"{b} is missing: build it with `make` (it lists its options)") from None
-    return _keys(str(b), st.st_mtime_ns, st.st_size)
+    return _keys(*_version(binary, "options"))
 
 
 @functools.lru_cache(maxsize=4)
