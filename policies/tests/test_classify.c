@@ -37,32 +37,35 @@ static int by_est(const void *a, const void *b) {
     return x->fp < y->fp ? -1 : x->fp > y->fp;
 }
 
-/* a skewed log over KEYS keys: key i drawn with weight ~ 1/(i+1) */
-static void make_log(uint64_t *fps, uint32_t *sizes, uint32_t *log) {
-    for (int i = 0; i < KEYS; i++) {
+/* a skewed log over nkeys keys: key i drawn with weight ~ 1/(i+1) */
+static void make_log(uint64_t *fps, uint32_t *sizes, uint32_t *log, int nkeys) {
+    for (int i = 0; i < nkeys; i++) {
         fps[i] = (next() | 2) & ~1ULL;       /* never 0 or 1 */
         sizes[i] = 100 + (uint32_t)(next() % 900);
     }
-    double h = 0, cdf[KEYS];
-    for (int i = 0; i < KEYS; i++)
+    double h = 0, *cdf = malloc((size_t)nkeys * sizeof(double));
+    for (int i = 0; i < nkeys; i++)
         h += 1.0 / (i + 1), cdf[i] = h;
     for (int n = 0; n < LOG_LEN; n++) {
         double u = (double)(next() >> 11) / 9007199254740992.0 * h;
-        int lo = 0, hi = KEYS - 1;
+        int lo = 0, hi = nkeys - 1;
         while (lo < hi) {
             int mid = (lo + hi) / 2;
             if (cdf[mid] < u) lo = mid + 1; else hi = mid;
         }
         log[n] = (uint32_t)lo;
     }
+    free(cdf);
 }
 
-static void test_topk_matches_offline(double alpha, uint64_t slice, uint64_t budget) {
-    uint64_t *fps = malloc(KEYS * sizeof(uint64_t));
-    uint32_t *sizes = malloc(KEYS * sizeof(uint32_t)), *log = malloc(LOG_LEN * sizeof(uint32_t));
-    make_log(fps, sizes, log);
+/* The classifier (capacity keys) against the closed form over the same log of
+ * nkeys keys; budget UINT64_MAX: every key known is hot (no sort). */
+static void topk_matches_offline(int nkeys, size_t capacity, double alpha, uint64_t slice, uint64_t budget) {
+    uint64_t *fps = malloc((size_t)nkeys * sizeof(uint64_t));
+    uint32_t *sizes = malloc((size_t)nkeys * sizeof(uint32_t)), *log = malloc(LOG_LEN * sizeof(uint32_t));
+    make_log(fps, sizes, log, nkeys);
     struct ac_classifier c;
-    CHECK_EQ(ac_cls_init(&c, KEYS, alpha, slice), 0);
+    CHECK_EQ(ac_cls_init(&c, capacity, alpha, slice), 0);
     /* classify twice: halfway (forgetting and in-place deletion run) and at the end */
     for (int n = 0; n < LOG_LEN; n++) {
         ac_cls_record(&c, fps[log[n]], sizes[log[n]]);
@@ -72,10 +75,10 @@ static void test_topk_matches_offline(double alpha, uint64_t slice, uint64_t bud
     uint64_t hot = ac_cls_classify(&c, budget);
 
     /* offline: closed form over the whole log */
-    struct offline *off = calloc(KEYS, sizeof(*off));
-    uint64_t *last = calloc(KEYS, sizeof(uint64_t));
+    struct offline *off = calloc((size_t)nkeys, sizeof(*off));
+    uint64_t *last = calloc((size_t)nkeys, sizeof(uint64_t));
     uint64_t T = LOG_LEN / slice;    /* slice of the classification: accesses / slice_len */
-    for (int i = 0; i < KEYS; i++)
+    for (int i = 0; i < nkeys; i++)
         off[i].fp = fps[i], off[i].size = sizes[i], last[i] = UINT64_MAX;
     for (int n = 0; n < LOG_LEN; n++) {
         uint64_t t = (uint64_t)n / slice;
@@ -86,7 +89,7 @@ static void test_topk_matches_offline(double alpha, uint64_t slice, uint64_t bud
         off[k].est += (long double)alpha * powl(1.0L - alpha, (long double)(T - t));
     }
     int known = 0;
-    for (int i = 0; i < KEYS; i++)
+    for (int i = 0; i < nkeys; i++)
         if (off[i].est >= AC_CLS_FORGET)
             off[known++] = off[i];
     qsort(off, (size_t)known, sizeof(*off), by_est);
@@ -100,7 +103,7 @@ static void test_topk_matches_offline(double alpha, uint64_t slice, uint64_t bud
         if (fabs(got - (double)off[i].est) > 1e-9 * (double)off[i].est + 1e-15)
             mismatches++;
     }
-    CHECK(keys > 0 && keys < KEYS);
+    CHECK(keys > 0 && keys <= (uint64_t)known && (budget < UINT64_MAX || keys == (uint64_t)known));
     CHECK_EQ(hot, keys);
     CHECK_EQ(c.hot_bytes, bytes);
     CHECK_EQ(mismatches, 0);
@@ -111,11 +114,54 @@ static void test_topk_matches_offline(double alpha, uint64_t slice, uint64_t bud
     CHECK_EQ(extra, 0);
     CHECK_EQ(c.dropped, 0);
     CHECK_EQ(c.count, (uint64_t)known);
-    printf("top-K (alpha %.2f, slice %llu, budget %llu): %llu hot keys, %llu bytes, %llu forgotten\n",
-           alpha, (unsigned long long)slice, (unsigned long long)budget, (unsigned long long)hot,
-           (unsigned long long)bytes, (unsigned long long)c.forgotten);
+    /* the table in use follows the keys, not the capacity, and never holds more than it */
+    CHECK(c.nuse <= c.nslots && ac_cls_bytes(&c) <= ac_cls_bytes_for_slots(c.nslots));
+    CHECK(c.nuse == c.nslots || 2 * c.count <= c.nuse);
+    printf("top-K (%d keys, capacity %zu: %llu of %llu slots in use; alpha %.2f, slice %llu, budget %llu): "
+           "%llu hot keys, %llu bytes, %llu forgotten\n", nkeys, capacity, (unsigned long long)c.nuse,
+           (unsigned long long)c.nslots, alpha, (unsigned long long)slice, (unsigned long long)budget,
+           (unsigned long long)hot, (unsigned long long)bytes, (unsigned long long)c.forgotten);
     ac_cls_destroy(&c);
     free(off); free(last); free(fps); free(sizes); free(log);
+}
+
+static void test_topk_matches_offline(double alpha, uint64_t slice, uint64_t budget) {
+    topk_matches_offline(KEYS, KEYS, alpha, slice, budget);
+}
+
+/* A table that grows: from its first size (4096 slots) through doublings to
+ * an eighth of the capacity, then to all of it; every key is found after each
+ * move, estimates as the closed form says; past 90 % of the capacity new keys
+ * are dropped. */
+static void test_growth(void) {
+    /* ~31000 of 60000 keys seen: 4096 -> 8192 -> ... -> 65536 of 2^21 slots */
+    topk_matches_offline(60000, 1000000, 0.05, 1000, 3000000);
+    topk_matches_offline(60000, 1000000, 0.05, 1000, UINT64_MAX);
+    struct ac_classifier c;
+    CHECK_EQ(ac_cls_init(&c, 100000, 0.05, 1000000), 0);   /* 131072 slots, 117964 keys */
+    CHECK_EQ(c.nslots, 131072);
+    CHECK_EQ(c.nuse, 4096);
+    CHECK_EQ(ac_cls_bytes(&c), ac_cls_bytes_for_slots(4096));
+    uint64_t sizes[] = { 4096, 8192, 16384, 131072 };
+    int step = 0;
+    for (uint64_t k = 1; k <= 130000; k++) {
+        ac_cls_record(&c, k * 0x9E3779B97F4A7C15ULL, (uint32_t)(k % 1000));
+        if (k == 2048 || k == 4096 || k == 8192) {
+            CHECK_EQ(c.nuse, sizes[step]);       /* at half load, not yet grown */
+            step++;
+        }
+        if (k == 2049 || k == 4097 || k == 8193)
+            CHECK_EQ(c.nuse, sizes[step]);       /* the next key grew it */
+    }
+    CHECK_EQ(c.nuse, 131072);
+    CHECK_EQ(c.count, 117964);
+    CHECK_EQ(c.dropped, 130000 - 117964);
+    int lost = 0;
+    for (uint64_t k = 1; k <= 117964; k++)
+        lost += ac_cls_estimate(&c, k * 0x9E3779B97F4A7C15ULL) != 0.05;
+    CHECK_EQ(lost, 0);
+    CHECK_EQ(ac_cls_classify(&c, UINT64_MAX), 117964);
+    ac_cls_destroy(&c);
 }
 
 static void test_smoothing_values(void) {
@@ -239,6 +285,8 @@ int main(void) {
     test_topk_matches_offline(0.05, 1000, 150000);
     test_topk_matches_offline(0.05, 1, 300000);
     test_topk_matches_offline(0.3, 50, 60000);
+    test_topk_matches_offline(0.05, 1000, UINT64_MAX);
+    test_growth();
     test_access_log();
     test_bloom();
     return check_report("test_classify");
