@@ -221,6 +221,10 @@ static size_t slab_bytes(void) {
     return pages * settings.slab_page_size;
 }
 
+size_t ac_slab_bytes(void) {
+    return slab_bytes();
+}
+
 /* Room thread: the limit follows the book-keeping; true if the slab memory
  * (every class's pages and the pool's) is over it. */
 static bool apply_limit(void) {

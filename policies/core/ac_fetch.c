@@ -65,6 +65,13 @@ bool ac_maybe_spilled(uint64_t fp) {
     return ac.spill->maybe(fp);
 }
 
+uint64_t ac_spilled_now(void) {
+    struct ac_tier_stats ts;
+    memset(&ts, 0, sizeof(ts));
+    ac.tier->get_stats(&ts);
+    return ts.spilled;
+}
+
 /* Normally a lookup fetches a spilled key before anything links it again, so
  * this finds nothing (and a fetch that dropped the key's only copy to link it
  * is not even asked: struct ac_lookup sole_copy). It matters when that fetch

@@ -46,6 +46,8 @@ void ac_prefetcher_free(struct ac_prefetcher *p);
 /* ac_fetch.c: fp may be spilled (the tier's answer from memory alone: no I/O,
  * not counted, never a false no). */
 bool ac_maybe_spilled(uint64_t fp);
+/* ac_fetch.c: the items the tier holds now (stub_items). */
+uint64_t ac_spilled_now(void);
 /* ac_state.c: the spill lock (the core reads victim hints under it). */
 void ac_spill_lock(void);
 void ac_spill_unlock(void);
@@ -54,6 +56,9 @@ void ac_spill_unlock(void);
  * how large it is (effpaging, at init). */
 size_t ac_slab_limit(void);
 void ac_slab_limit_set(size_t bytes);
+/* ac_budget.c: the slab memory now (every class's pages and the pool's): at
+ * least the chunks of every resident item. */
+size_t ac_slab_bytes(void);
 /* ac_core.c: the in-process driver is the only client (no socket: every
  * access to item memory is the process's own). */
 bool ac_in_process(void);

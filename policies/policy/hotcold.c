@@ -97,7 +97,7 @@ static int by_est_asc(const void *a, const void *b) {
 }
 
 size_t ac_hc_collect(struct ac_hotcold *h, unsigned int clsid, struct ac_resident **res, size_t *cap,
-                     size_t *nhot) {
+                     size_t *nhot, uint64_t *room) {
     size_t n = 0, hot = 0;
     unsigned int id = clsid | COLD_LRU;
     pthread_mutex_lock(&lru_locks[id]);
@@ -114,8 +114,17 @@ size_t ac_hc_collect(struct ac_hotcold *h, unsigned int clsid, struct ac_residen
         }
         uint64_t fp = ac_key_fp(ITEM_key(it), it->nkey);
         bool is_hot = ac_cls_is_hot(&h->cls, fp);
+        double est = is_hot ? ac_cls_estimate(&h->cls, fp) : -1.0;
+        if (!is_hot && *room > 0) {
+            uint32_t size = ac_hc_item_size(it);
+            if (size <= *room) {
+                *room -= size;
+                is_hot = true;
+                est = 0.0;
+            }
+        }
         (*res)[n].it = it;
-        (*res)[n].est = is_hot ? ac_cls_estimate(&h->cls, fp) : -1.0;
+        (*res)[n].est = est;
         hot += is_hot;
         n++;
     }

@@ -70,10 +70,14 @@ size_t ac_hc_drain(struct ac_hotcold *h);
 void ac_hc_want_early(struct ac_hotcold *h);
 /* The resident items of class clsid with their estimates, hot ones with their
  * estimate and the others with -1, sorted ascending (the others first);
- * *nhot: how many are hot. *res grows as needed (free it). Takes the class's
- * LRU lock; the items are hints (re-validate before moving one). */
+ * *nhot: how many are hot. *room: bytes of the hot-set budget the hot set
+ * left (0 unless every key the table knows is hot): an item that is not hot
+ * (its key unknown: estimate 0, ranked after every known key) counts as hot
+ * with estimate 0 while its size fits what is left of *room, which it takes.
+ * *res grows as needed (free it). Takes the class's LRU lock; the items are
+ * hints (re-validate before moving one). */
 size_t ac_hc_collect(struct ac_hotcold *h, unsigned int clsid, struct ac_resident **res, size_t *cap,
-                     size_t *nhot);
+                     size_t *nhot, uint64_t *room);
 /* The log_* lines of `stats anticache`. */
 void ac_hc_stats(const struct ac_hotcold *h, ADD_STAT add_stats, void *c);
 /* The classifier's options (ac_log_*), listed by both policies that use it,

@@ -58,6 +58,7 @@ static size_t victim_bytes;                                  /* under the spill 
 static struct {
     uint64_t migrated_out, migrated_in, migrate_in_nomem;
     uint64_t victims_listed, victims_fallback;
+    uint64_t light_rounds;            /* rounds with room for all of the slab memory: no walk */
 } st;                                          /* written by the classifier (victims_fallback: atomic) */
 
 struct logging_options {
@@ -161,6 +162,17 @@ static void migrate_prepare(void) {
         fprintf(stderr, "memcached-ac: logging: migration reads one record at a time (%s)\n", why);
 }
 
+/* Hot keys that are cold come back; none to look for when the tier holds nothing. */
+static void migrate_in_hot(void) {
+    if (ac_spilled_now() == 0)
+        return;
+    migrate_prepare();
+    mig.n = 0;
+    mig.stop = false;
+    ac_cls_foreach_hot(&hc.cls, migrate_in_one, NULL);
+    migrate_flush();
+}
+
 static void set_victims(unsigned int clsid, item **list, size_t m, unsigned epoch) {
     ac_spill_lock();
     victim_bytes -= victims[clsid].n * sizeof(item *);
@@ -172,11 +184,28 @@ static void set_victims(unsigned int clsid, item **list, size_t m, unsigned epoc
 
 /* After a classification (classifier thread). */
 static void logging_round(void) {
+    /* The forward algorithm ranks the keys the table does not know (estimate
+     * 0) after every key it knows: they take what the hot set left of the
+     * budget, when it holds every known key. */
+    uint64_t room = hc.cls.hot_keys == hc.cls.count && hc.cls.hot_bytes < hc.budget
+        ? hc.budget - hc.cls.hot_bytes : 0;
+    if (room >= ac_slab_bytes()) {
+        /* Room for all of the slab memory: every resident item is hot, none
+         * leaves RAM, and none is walked. Victim lists wait for a round
+         * without that much room: were RAM to fill before it, pick_victims
+         * takes the oldest inserts and asks for that round early. */
+        for (unsigned int clsid = 1; clsid < MAX_NUMBER_OF_SLAB_CLASSES; clsid++)
+            if (victims[clsid].n > 0)
+                set_victims(clsid, NULL, 0, ac_page_epoch());
+        st.light_rounds++;
+        migrate_in_hot();
+        return;
+    }
     struct ac_resident *res = NULL;
     size_t cap = 0;
     for (unsigned int clsid = 1; clsid < MAX_NUMBER_OF_SLAB_CLASSES; clsid++) {
         unsigned epoch = ac_page_epoch();      /* before the pointers are collected */
-        size_t nhot, n = ac_hc_collect(&hc, clsid, &res, &cap, &nhot);
+        size_t nhot, n = ac_hc_collect(&hc, clsid, &res, &cap, &nhot, &room);
         if (n == 0) {
             set_victims(clsid, NULL, 0, epoch);
             continue;
@@ -201,13 +230,7 @@ static void logging_round(void) {
         st.victims_listed += m;
     }
     free(res);
-
-    /* hot keys that are cold come back */
-    migrate_prepare();
-    mig.n = 0;
-    mig.stop = false;
-    ac_cls_foreach_hot(&hc.cls, migrate_in_one, NULL);
-    migrate_flush();
+    migrate_in_hot();
 }
 
 static int logging_init(void) {
@@ -244,6 +267,7 @@ static void logging_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("log_migrate_in_nomem", "%llu", U(st.migrate_in_nomem));
     APPEND_STAT("log_victims_listed", "%llu", U(st.victims_listed));
     APPEND_STAT("log_victims_fallback", "%llu", U(__atomic_load_n(&st.victims_fallback, __ATOMIC_RELAXED)));
+    APPEND_STAT("log_light_rounds", "%llu", U(st.light_rounds));
 }
 
 static const struct ac_word charge_words[] = {
