@@ -4,7 +4,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-struct tl_ring { const struct ac_access_log *owner; uint64_t gen; struct ac_log_ring *ring; uint64_t rng; };
+/* this thread's ring; tail: the consumer's tail as last read (the ring is
+ * full only if it is full by that: the shared line is read again only then) */
+struct tl_ring { const struct ac_access_log *owner; uint64_t gen; struct ac_log_ring *ring; uint64_t rng, tail; };
 static uint64_t generations;
 static __thread struct tl_ring tl;
 
@@ -42,6 +44,7 @@ static struct ac_log_ring *my_ring(struct ac_access_log *l) {
     tl.owner = l;
     tl.gen = l->gen;
     tl.ring = NULL;
+    tl.tail = 0;
     unsigned id = __atomic_fetch_add(&l->nrings, 0, __ATOMIC_RELAXED);
     struct ac_log_ring *r = calloc(1, ac_log_ring_bytes(l->capacity));
     if (r == NULL)
@@ -67,9 +70,7 @@ static struct ac_log_ring *my_ring(struct ac_access_log *l) {
     return r;
 }
 
-bool ac_log_sampled(const struct ac_access_log *l) {
-    if (l->threshold == UINT64_MAX)
-        return true;
+bool ac_log_draw(const struct ac_access_log *l) {
     if (tl.rng == 0)                       /* this thread's first draw */
         tl.rng = 0x9E3779B97F4A7C15ULL ^ (uint64_t)(uintptr_t)&tl;
     tl.rng ^= tl.rng >> 12;                /* xorshift64* (Vigna 2016) */
@@ -89,10 +90,12 @@ void ac_log_record_ref(struct ac_access_log *l, uint64_t fp, uint32_t size, uint
         return;
     }
     uint64_t head = r->head;               /* only this thread writes it */
-    uint64_t tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-    if (head - tail >= l->capacity) {
-        __atomic_store_n(&r->drops, r->drops + 1, __ATOMIC_RELAXED);
-        return;
+    if (head - tl.tail >= l->capacity) {
+        tl.tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+        if (head - tl.tail >= l->capacity) {
+            __atomic_store_n(&r->drops, r->drops + 1, __ATOMIC_RELAXED);
+            return;
+        }
     }
     struct ac_log_entry *e = &r->e[head & (l->capacity - 1)];
     e->fp = fp;

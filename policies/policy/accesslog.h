@@ -49,7 +49,10 @@ size_t ac_log_bytes(const struct ac_access_log *l);
 /* Producer side, in two steps so that a caller computes fp and size only for
  * the sampled accesses: this thread's sampling draw, then the unconditional
  * record. Lock-free, never blocks. */
-bool ac_log_sampled(const struct ac_access_log *l);
+bool ac_log_draw(const struct ac_access_log *l);
+static inline bool ac_log_sampled(const struct ac_access_log *l) {
+    return l->threshold == UINT64_MAX || ac_log_draw(l);   /* every access: no draw */
+}
 void ac_log_record(struct ac_access_log *l, uint64_t fp, uint32_t size);
 /* The same with a reference the consumer gets back (effpaging: where the item is). */
 void ac_log_record_ref(struct ac_access_log *l, uint64_t fp, uint32_t size, uint32_t ref);

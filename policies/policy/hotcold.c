@@ -53,11 +53,19 @@ int ac_hc_init(struct ac_hotcold *h, size_t keys, uint64_t budget, void (*round)
     return 0;
 }
 
+/* slabs_size of each class, as first asked (classes never change their chunk size) */
+static unsigned int chunk_size[MAX_NUMBER_OF_SLAB_CLASSES];
+
 uint32_t ac_hc_item_size(item *it) {
     size_t n = ITEM_ntotal(it);
     unsigned int id = AC_ITEM_TRANSIENT(it) ? slabs_clsid(n) : ITEM_clsid(it);
-    if (id != 0 && slabs_size((int)id) > n)
-        n = slabs_size((int)id);
+    if (id != 0 && id < MAX_NUMBER_OF_SLAB_CLASSES) {
+        unsigned int c = __atomic_load_n(&chunk_size[id], __ATOMIC_RELAXED);
+        if (c == 0)
+            __atomic_store_n(&chunk_size[id], c = slabs_size((int)id), __ATOMIC_RELAXED);
+        if (c > n)
+            n = c;
+    }
     return n > 0x3fffffff ? 0x3fffffff : (uint32_t)n;
 }
 
