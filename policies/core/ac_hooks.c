@@ -25,8 +25,10 @@
 extern __thread struct ac_thread ac_self;    /* ac_state.c: the boundary's record */
 
 /* Hit counters are bumped on every access: one cache line per worker thread,
- * so threads do not share a counter line (more threads than slots share slots,
- * hence the atomic add). Summed by `stats anticache`. */
+ * so threads do not share a counter line. The first HIT_SLOTS threads have a
+ * line each and bump it with a plain add (one writer; readers load it
+ * atomically); threads beyond them share lines, with an atomic add. Summed by
+ * `stats anticache`. */
 #define HIT_SLOTS 64
 struct ac_hit_slot {
     uint64_t mem_hits, disk_hits;
@@ -41,13 +43,18 @@ static uint64_t write_page_ins;       /* faults inside the in-process driver's s
 
 static void count_hit(struct ac_thread *th, bool disk) {
     struct ac_hit_slot *s = th->hit_slot;
-    if (s == NULL)
-        s = th->hit_slot = &hit_slots[__atomic_fetch_add(&next_hit_slot, 1, __ATOMIC_RELAXED) % HIT_SLOTS];
-    if (disk) {
-        __atomic_add_fetch(&s->disk_hits, 1, __ATOMIC_RELAXED);
+    if (s == NULL) {
+        unsigned i = __atomic_fetch_add(&next_hit_slot, 1, __ATOMIC_RELAXED);
+        s = th->hit_slot = &hit_slots[i % HIT_SLOTS];
+        th->hit_slot_shared = i >= HIT_SLOTS;
+    }
+    uint64_t *n = disk ? &s->disk_hits : &s->mem_hits;
+    if (th->hit_slot_shared)
+        __atomic_add_fetch(n, 1, __ATOMIC_RELAXED);
+    else
+        __atomic_store_n(n, __atomic_load_n(n, __ATOMIC_RELAXED) + 1, __ATOMIC_RELAXED);
+    if (disk)
         th->disk_hits++;
-    } else
-        __atomic_add_fetch(&s->mem_hits, 1, __ATOMIC_RELAXED);
 }
 
 void ac_hit_totals(uint64_t *mem, uint64_t *disk) {

@@ -163,6 +163,7 @@ struct ac_thread {
     uint64_t write_page_ins_start;     /* a store's window (in-process driver) */
     bool window_external, window_accessed;
     struct ac_hit_slot *hit_slot;  /* its hit counters' cache line */
+    bool hit_slot_shared;          /* another thread counts on that line too */
     uint64_t disk_hits;            /* its reads served after a tier read, for the driver */
     /* ac_park.c: the get command being parsed: its first response, and its
      * parked keys' command record once one is parked */
