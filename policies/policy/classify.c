@@ -116,6 +116,10 @@ static void grow(struct ac_classifier *c) {
     c->order = calloc(n, sizeof(uint32_t));   /* NULL: classify tries again */
 }
 
+void ac_cls_prefetch(const struct ac_classifier *c, uint64_t fp) {
+    __builtin_prefetch(&c->tab[slot_of(norm(fp), c->nuse)], 1);
+}
+
 void ac_cls_record(struct ac_classifier *c, uint64_t fp, uint32_t size) {
     fp = norm(fp);
     uint64_t now = ac_cls_slice(c);

@@ -70,6 +70,8 @@ static inline uint64_t ac_cls_slice(const struct ac_classifier *c) {
 }
 /* One logged access of key fp whose item takes size bytes. */
 void ac_cls_record(struct ac_classifier *c, uint64_t fp, uint32_t size);
+/* A hint that fp is recorded soon: its slot is fetched into the cache. */
+void ac_cls_prefetch(const struct ac_classifier *c, uint64_t fp);
 /* The estimate of fp decayed to the current slice (0 for an unknown key). */
 double ac_cls_estimate(const struct ac_classifier *c, uint64_t fp);
 /* fp is in the hot set of the last classification. */

@@ -81,15 +81,34 @@ void ac_hc_insert(struct ac_hotcold *h, item *it) {
         ac_hc_access(h, it);
 }
 
-static void consume(const struct ac_log_entry *e, void *arg) {
-    struct ac_hotcold *h = arg;
+/* Drained entries go through a short queue (h->pipe): an entry's slot in the
+ * estimate table is prefetched when it enters and recorded PIPE entries
+ * later, so that the table's cache misses overlap instead of following one
+ * another. Same order, and the queue is empty when ac_hc_drain returns. */
+#define PIPE (sizeof(((struct ac_hotcold *)0)->pipe.e) / sizeof(struct ac_log_entry))
+
+static void record(struct ac_hotcold *h, const struct ac_log_entry *e) {
     ac_cls_record(&h->cls, e->fp, e->size);
     if (e->ref != 0 && h->on_ref != NULL)
         h->on_ref(e->ref);
 }
 
+static void consume(const struct ac_log_entry *e, void *arg) {
+    struct ac_hotcold *h = arg;
+    ac_cls_prefetch(&h->cls, e->fp);
+    if (h->pipe.n == PIPE) {
+        record(h, &h->pipe.e[h->pipe.head]);
+        h->pipe.e[h->pipe.head] = *e;
+        h->pipe.head = (h->pipe.head + 1) % PIPE;
+    } else {
+        h->pipe.e[(h->pipe.head + h->pipe.n++) % PIPE] = *e;
+    }
+}
+
 size_t ac_hc_drain(struct ac_hotcold *h) {
     size_t n = ac_log_drain(&h->log, consume, h, DRAIN_BATCH);
+    for (; h->pipe.n > 0; h->pipe.n--, h->pipe.head = (h->pipe.head + 1) % PIPE)
+        record(h, &h->pipe.e[h->pipe.head]);
     h->since_round += n;
     h->st.logged += n;
     return n;

@@ -31,6 +31,10 @@ struct ac_hotcold {
     volatile bool stopping;
     bool early;                        /* atomic: a round is wanted before it is due */
     uint64_t since_round;              /* logged accesses consumed since the last round */
+    struct {                           /* drained entries whose slots are being fetched (hotcold.c) */
+        struct ac_log_entry e[8];
+        unsigned head, n;
+    } pipe;
     struct {
         uint64_t rounds, early_rounds, last_round_ns, logged;
         uint64_t hot_keys, hot_bytes;
