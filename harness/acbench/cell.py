@@ -373,7 +373,10 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
               "compact_thread", "compact_queued",
               # memcached's background walkers: on or off, and what they did (whole life)
               "lru_crawler", "lru_maintainer", "lru_crawler_starts", "lru_crawler_items_checked",
-              "lru_maintainer_juggles"):
+              "lru_maintainer_juggles",
+              # the classifier of logging and effpaging: its rounds and dropped log entries; effpaging's moves
+              "log_rounds", "log_drops", "eff_memory", "eff_hot_bytes", "eff_promoted", "eff_demoted",
+              "eff_hot_first_moves"):
         out[f"ac_{k}"] = ac.get(k)
     out["read_amplification"] = read_amplification(out.get("disk_read_bytes"), ac,
                                                    (ph.get("server_start") or {}).get("anticache") or {})

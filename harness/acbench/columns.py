@@ -217,6 +217,13 @@ _AC = [
     ("lru_crawler_starts", "int", "count", "crawls memcached's LRU crawler started (whole life)"),
     ("lru_crawler_items_checked", "int", "items", "items the LRU crawler walked (whole life)"),
     ("lru_maintainer_juggles", "int", "count", "LRU maintainer passes (whole life)"),
+    ("log_rounds", "int", "count", "logging, effpaging: classification rounds (whole life)"),
+    ("log_drops", "int", "count", "logging, effpaging: access-log entries dropped (a full ring)"),
+    ("eff_memory", "int", "bytes", "effpaging: memory it locked (hot region + classifier)"),
+    ("eff_hot_bytes", "int", "bytes", "effpaging: its hot region"),
+    ("eff_promoted", "int", "items", "effpaging: items moved into the hot region"),
+    ("eff_demoted", "int", "items", "effpaging: items moved out of the hot region"),
+    ("eff_hot_first_moves", "int", "count", "effpaging: hot items relinked ahead of a cold one in a hash chain"),
 ]
 _AC_COLUMNS = [_c(f"ac_{n}", t, u, m, f"{SERVER} {n}") for n, t, u, m in _AC]
 
