@@ -19,7 +19,7 @@ from the writer, which fits (the stock cache would drop and ospaging refuse the 
 They run without a memory cgroup and without swap: nothing limits them below -m, so
 the kernel keeps every page in RAM. That is enough for a protocol check (the requests
 reach the same protocol code; test_ospaging.py / test_effpaging.py check the paging in a
-real cgroup). effpaging has no cgroup limit to size its hot region from, so it gets
+real cgroup). effpaging (and its variants) has no cgroup limit to size its hot region from, so it gets
 ac_eff_memory=6M, and rounds every 2000 logged accesses so items move between regions.
 
 memccapable flushes the server in four of its tests (ascii flush, ascii flush noreply,
@@ -93,7 +93,8 @@ def _cases() -> dict[str, dict[str, str]]:
         if ac not in cases.values():          # memcached-static: the same server as memcached
             cases[name] = ac
     cases["lru-block-merge"] = {"ac_policy": "lru", "ac_merge": "block"}
-    cases["effpaging"].update(ac_eff_memory="6M", ac_log_round="2000", ac_log_slice="500")
+    for name in [n for n, a in APPROACHES.items() if a.policy == "effpaging" and n in cases]:
+        cases[name].update(ac_eff_memory="6M", ac_log_round="2000", ac_log_slice="500")
     return cases
 
 
