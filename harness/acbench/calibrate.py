@@ -592,6 +592,13 @@ def requests_of(spec: Spec, req: Request) -> list[Request]:
     return [reference_of(req)] + ([] if get_approach(req.approach).fills_limit else [req])
 
 
+def plan_device(spec: Spec, cell: Cell) -> str:
+    """Where the calibrations of a cell's plan run. provisioning "equal": on the disk always, since
+    -m follows from them and a cell on the RAM device must run the plan of the same cell on the disk
+    (it stands in for it: approaches.py ram_device); "own": where the cell's files go."""
+    return "disk" if spec.memory["provisioning"] == "equal" else cell_device(spec, cell)
+
+
 def spec_requests(spec: Spec, spill_root: Path = SPILL_PARENT) -> list[Request]:
     """The distinct calibrations a spec's cells need (allowance = "auto" only); spill_root: the
     mount point of the spec's RAM device when it has spill_device = "ram"."""
@@ -599,7 +606,7 @@ def spec_requests(spec: Spec, spill_root: Path = SPILL_PARENT) -> list[Request]:
         return []
     out: dict[str, Request] = {}
     for c in spec.cells():
-        dev = cell_device(spec, c)
+        dev = plan_device(spec, c)
         for r in requests_of(spec, request_for(spec, c, footprint(spec, c), spill_root if dev == "ram" else SPILL_PARENT,
                                                 dev)):
             out.setdefault(json.dumps(r.key(), sort_keys=True), r)
@@ -625,7 +632,7 @@ def main(argv: list[str] | None = None) -> int:
         return 0
     floor = int(spec.memory["allowance_margin"])
     device = None
-    if spec.run["spill_device"] == "ram" and not a.dry_run and any(cached(r) is None for r in reqs):
+    if not a.dry_run and any(r.device == "ram" and cached(r) is None for r in reqs):
         device = ramdev.RamDevice(ram_device_bytes(spec, spec.cells()))
         try:
             reqs = spec_requests(spec, device.start())

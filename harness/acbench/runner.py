@@ -64,7 +64,7 @@ def plan_for(spec: Spec, cell: Cell, calibrate_missing: bool = True, spill_root:
     rc = int(props["recordcount"])
     needs, offline = None, 0
     if mem["allowance"] == "auto":
-        device = cell_device(spec, cell)
+        device = calibrate.plan_device(spec, cell)
         req = calibrate.request_for(spec, cell, fp, spill_root if device == "ram" else SPILL_PARENT, device)
         if mem["provisioning"] == "equal":
             allow, needs, offline, source = calibrate.equal_for(req, run=calibrate_missing)
@@ -173,7 +173,7 @@ def dry_run_table(spec: Spec, cells: list[Cell], status: ResumeStatus) -> Table:
         todo = p.allowance_source.startswith("to calibrate")
         if todo:
             req = calibrate.request_for(spec, c, p.data_bytes // int(c.properties["recordcount"]),
-                                        device=cell_device(spec, c))
+                                        device=calibrate.plan_device(spec, c))
             for r in calibrate.requests_of(spec, req):
                 if calibrate.cached(r) is None:
                     pending[str(r.cache_file())] = (r.describe(), len(r.sizes))
