@@ -390,11 +390,11 @@ def fault_attribution(major_faults: Any, end: dict[str, Any], start: dict[str, A
     read_major_faults + write_major_faults at the run's end less at its start; paging tiers count
     them, writes in the in-process driver only) and the rest, which no request asked for (memcached's
     background walkers, a classifier thread, reclaim). None where a figure is missing."""
-    keys = ("read_major_faults", "write_major_faults")
-    if any(not isinstance(end.get(k, 0), int) or not isinstance(start.get(k, 0), int) for k in keys) \
-            or "read_major_faults" not in end or "read_major_faults" not in start:
+    # write_major_faults is absent from a server older than the write windows: 0 writes counted
+    counts = [(d.get("read_major_faults"), d.get("write_major_faults", 0)) for d in (end, start)]
+    if not all(isinstance(x, int) for pair in counts for x in pair):
         return {"request_major_faults": None, "unattributed_major_faults": None}
-    req = sum(end.get(k, 0) - start.get(k, 0) for k in keys)
+    req = sum(counts[0]) - sum(counts[1])
     return {"request_major_faults": req,
             "unattributed_major_faults": None if major_faults is None else max(0, major_faults - req)}
 

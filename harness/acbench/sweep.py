@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import re
 from pathlib import Path
-from typing import Any
 
 import matplotlib.pyplot as plt
 import pandas as pd
@@ -95,10 +94,7 @@ def _markdown(t: pd.DataFrame) -> str:
     head = ["workload", "θ", "M/D", "values", "best value", "loss at best (pp)", "worst (pp)", "spread (pp)"]
     lines = ["| " + " | ".join(head) + " |", "|" + "---|" * len(head)]
     for r in t.itertuples(index=False):
-        v: Any = r.best_value
-        lines.append(f"| {r.workload} | {r.zipf_theta:g} | {r.mem_ratio:g} | {r.values} | {v:g} |"
-                     f" {r.best_loss_pp:.2f} | {r.worst_loss_pp:.2f} | {r.spread_pp:.2f} |"
-                     if isinstance(v, float) else
-                     f"| {r.workload} | {r.zipf_theta:g} | {r.mem_ratio:g} | {r.values} | {v} |"
+        best = f"{r.best_value:g}" if isinstance(r.best_value, float) else str(r.best_value)
+        lines.append(f"| {r.workload} | {r.zipf_theta:g} | {r.mem_ratio:g} | {r.values} | {best} |"
                      f" {r.best_loss_pp:.2f} | {r.worst_loss_pp:.2f} | {r.spread_pp:.2f} |")
     return "\n".join(lines)
