@@ -41,8 +41,11 @@ test: all
 
 # One stage of make test: runs STAGE_TARGET, appends "STAGE_NAME SECONDS STATUS" to $(STAGES); a
 # failed stage prints the table so far and fails.
+# A stage that leaves vm.page-cluster changed is named on stderr (every fixture restores it).
 test-stage:
-	@t0=$$(date +%s); $(MAKE) --no-print-directory $(STAGE_TARGET); rc=$$?; \
+	@t0=$$(date +%s); pc0=$$(cat /proc/sys/vm/page-cluster); $(MAKE) --no-print-directory $(STAGE_TARGET); rc=$$?; \
+	pc1=$$(cat /proc/sys/vm/page-cluster); [ "$$pc0" = "$$pc1" ] || \
+	  echo "make test: WARNING: stage $(STAGE_NAME) left vm.page-cluster=$$pc1 (it was $$pc0)" >&2; \
 	echo "$(STAGE_NAME) $$(( $$(date +%s) - t0 )) $$rc" >> $(STAGES); \
 	if [ $$rc -ne 0 ]; then $(MAKE) --no-print-directory test-times; fi; exit $$rc
 
