@@ -10,7 +10,8 @@
 # RAM).
 # Usage: policies/inram_bench.sh [BINARY ...]   (default build/bin/memcached-ac; several
 #        binaries are measured side by side, e.g. a build before a change and the one after)
-#        env RUNS (5), THREADS ("1 2"), POLICIES ("none lru alru logging"), RECORDS (200000),
+#        env RUNS (5), THREADS ("1 2"), POLICIES ("none lru alru logging"; an entry may carry
+#        -o options after the policy: "lru,ac_lru_batch=0"), RECORDS (200000),
 #        OPS (2000000 reads per driver thread), DIR (/var/tmp: the spill directory's parent),
 #        QUIET (30: seconds each run may wait for the machine to have no other runnable thread;
 #        0: start at once)
@@ -54,7 +55,7 @@ for run in $(seq 1 "$RUNS"); do
             i=0
             for b in "$@"; do
                 i=$((i + 1))
-                tag="$i-$t-$p-$run"
+                tag="$i-$t-${p//[,=]/_}-$run"
                 wait_quiet
                 "$b" -u root -m 4096 -t "$t" -o "ac_policy=$p,ac_spill_dir=$OUT/spill,ac_driver=$WL,\
 ac_driver_out=$OUT/$tag.json,ac_driver_set=recordcount=$RECORDS,ac_driver_set=operationcount=$((OPS * t)),\
@@ -70,16 +71,18 @@ python3 - "$OUT" "$RUNS" "$THREADS" "$POLICIES" "$#" <<'PY'
 import json, statistics, sys
 out, runs, threads, policies, nbin = sys.argv[1], int(sys.argv[2]), sys.argv[3].split(), sys.argv[4].split(), int(sys.argv[5])
 def vals(b, t, p, f):
-    return [f(json.load(open(f"{out}/{b}-{t}-{p}-{r}.json"))["run"]) for r in range(1, runs + 1)]
+    tag = p.replace(",", "_").replace("=", "_")
+    return [f(json.load(open(f"{out}/{b}-{t}-{tag}-{r}.json"))["run"]) for r in range(1, runs + 1)]
 ops = lambda r: r["throughput_ops_per_s"]
 notram = lambda r: r["reads"]["total"] - r["reads"]["hit"]
-head = f"{'threads':>7} {'policy':<8}"
+width = max(8, *(len(p) for p in policies))
+head = f"{'threads':>7} {'policy':<{width}}"
 for b in range(1, nbin + 1):
     head += f" | {'ops/s' if nbin == 1 else f'ops/s ({b})':>10} {'/ none':>6} {'min-max (k)':>11} {'not RAM':>8}"
 print(head)
 for t in threads:
     for p in policies:
-        line = f"{t:>7} {p:<8}"
+        line = f"{t:>7} {p:<{width}}"
         for b in range(1, nbin + 1):
             v = vals(b, t, p, ops)
             m = statistics.median(v)

@@ -376,7 +376,9 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
               "lru_maintainer_juggles",
               # the classifier of logging and effpaging: its rounds and dropped log entries; effpaging's moves
               "log_rounds", "log_drops", "eff_memory", "eff_hot_bytes", "eff_promoted", "eff_demoted",
-              "eff_hot_first_moves"):
+              "eff_hot_first_moves",
+              # lru's batched moves (ac_lru_batch; 0: strict)
+              "lru_batch", "lru_batches", "lru_batched", "lru_batch_skipped"):
         out[f"ac_{k}"] = ac.get(k)
     out["read_amplification"] = read_amplification(out.get("disk_read_bytes"), ac,
                                                    (ph.get("server_start") or {}).get("anticache") or {})

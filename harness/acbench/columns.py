@@ -224,6 +224,10 @@ _AC = [
     ("eff_promoted", "int", "items", "effpaging: items moved into the hot region"),
     ("eff_demoted", "int", "items", "effpaging: items moved out of the hot region"),
     ("eff_hot_first_moves", "int", "count", "effpaging: hot items relinked ahead of a cold one in a hash chain"),
+    ("lru_batch", "int", "count", "lru: accesses a worker buffers before it applies them (ac_lru_batch; 0: strict)"),
+    ("lru_batches", "int", "count", "lru: buffers applied (whole life)"),
+    ("lru_batched", "int", "count", "lru: buffered accesses applied or skipped (whole life)"),
+    ("lru_batch_skipped", "int", "count", "lru: buffered accesses skipped: the item was gone, or its page epoch"),
 ]
 _AC_COLUMNS = [_c(f"ac_{n}", t, u, m, f"{SERVER} {n}") for n, t, u, m in _AC]
 

@@ -20,7 +20,7 @@ from mc_helpers import BIN, free_port
 # in the order -o ac_help lists them: the core's, then each policy's and each
 # tier's own table (the classifier's once, under logging)
 OPTIONS = ("ac_policy, ac_tier, ac_os_backing, ac_spill_dir, ac_alloc_wait, ac_borrow_pages, ac_driver, "
-           "ac_driver_out, ac_driver_set, ac_driver_depth, ac_park_threads, ac_lru_sample, ac_alru_bits, ac_alru_samples, ac_alru_resolution, "
+           "ac_driver_out, ac_driver_set, ac_driver_depth, ac_park_threads, ac_lru_sample, ac_lru_batch, ac_alru_bits, ac_alru_samples, ac_alru_resolution, "
            "ac_alru_clock, ac_log_charge, ac_log_sample, ac_log_alpha, ac_log_round, ac_log_slice, ac_log_keys, "
            "ac_log_hot_fill, ac_eff_memory, ac_eff_madv_cold, ac_eff_lock, ac_eff_hot_first, ac_vma_reset, ac_vma_granule, ac_vma_samples, "
            "ac_block_size, ac_merge, ac_compact_fill, ac_evicted_max, ac_write_queue, ac_compress, ac_io, ac_io_threads, ac_io_direct, ac_fault, "
@@ -181,6 +181,7 @@ def test_ac_help_lists_every_option_with_its_default_and_exits():
         assert "default: " in blocks[key] and "accepted: " in blocks[key], blocks[key]
     assert "default: 1M, or -m/16 if smaller; accepted: a size from 4K to 64M" in blocks["ac_block_size"]
     assert "default: 1; accepted: an integer N from 1 to 1000000" in blocks["ac_lru_sample"]
+    assert "default: 32; accepted: a count of accesses from 0 to 1024" in blocks["ac_lru_batch"]
     assert "default: 5s; accepted: 0 or a duration up to 600s with a unit s, ms or us" in blocks["ac_alloc_wait"]
     assert "default: 100000; accepted: a count of logged accesses from 1 to 1000000000" in blocks["ac_log_round"]
     assert "default: tuple; accepted: \"tuple\" or \"block\"" in blocks["ac_merge"]
@@ -436,7 +437,7 @@ def test_ac_list_prints_the_components_and_the_pairs_that_work_as_json():
     net = {p["name"]: p["network"] for p in listing["policies"]}
     assert net["vma"] is False and all(v for k, v in net.items() if k != "vma")
     opts = {p["name"]: p["options"] for p in listing["policies"]}
-    assert opts["lru"] == ["ac_lru_sample"] and "ac_log_alpha" in opts["logging"]
+    assert opts["lru"] == ["ac_lru_sample", "ac_lru_batch"] and "ac_log_alpha" in opts["logging"]
     assert "ac_block_size" in next(t["options"] for t in listing["tiers"] if t["name"] == "blocks")
     assert run_help("-o", "ac_list=1").stderr == "memcached-ac: ac_list takes no value (-o ac_list)\n"
 

@@ -150,6 +150,8 @@ static void free_released(void *pages) {
     pthread_mutex_lock(&ac.spill_lock);          /* no hint is being read */
     __atomic_add_fetch(&ac.page_epoch, 1, __ATOMIC_RELEASE);
     pthread_mutex_unlock(&ac.spill_lock);
+    if (ac.policy->epoch_moved != NULL)
+        ac.policy->epoch_moved();               /* nor under the policy's own locks */
     while (pages != NULL) {
         void *next = *(void **)pages;
         if (ac.policy->page_release != NULL)

@@ -47,6 +47,11 @@ struct ac_policy_ops {
      * caller locks and re-validates each one before spilling it. A policy over
      * a paging tier returns none. */
     int    (*pick_victims)(unsigned int clsid, item **out, int max);
+    /* Optional: the page epoch moved (ac_services.h), pages released before
+     * it are about to be freed. A policy that reads hints outside the spill
+     * lock, under locks of its own, waits here until no reader of the old
+     * epoch holds them. */
+    void   (*epoch_moved)(void);
     size_t (*metadata_bytes)(void);             /* tracking memory it holds now */
     void   (*stats)(ADD_STAT add_stats, void *c);
     void   (*shutdown)(void);                   /* at a failed start: stop threads */

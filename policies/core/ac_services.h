@@ -5,7 +5,8 @@
  *  - hints and the page epoch: a policy that keeps item pointers beyond the
  *    spill lock notes the epoch when it takes them and drops them unread once
  *    it has moved on (the slab page may have been freed); ac_grab_item locks
- *    and re-validates one;
+ *    and re-validates one; one that reads them under locks of its own instead
+ *    has the core wait for those (ac_policy.h epoch_moved);
  *  - moving items: a policy's own thread may spill resident items it chose
  *    (ac_spill_items) and bring spilled ones back (ac_migrate_in), with reads
  *    kept in flight on a prefetcher of its own;

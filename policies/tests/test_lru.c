@@ -7,6 +7,7 @@
 #include "memcached.h"
 #include "../core/ac_policy.h"
 #include "../policy/test_hooks.h"
+#include "../core/ac_services.h"
 
 extern const struct ac_policy_ops ac_policy_lru;   /* the policy under test (core/ac_components.def lists it) */
 #include "../policy/lru_list.h"
@@ -18,6 +19,10 @@ extern const struct ac_policy_ops ac_policy_lru;   /* the policy under test (cor
 
 pthread_mutex_t lru_locks[POWER_LARGEST];
 volatile rel_time_t current_time = 100;
+static unsigned page_epoch;
+unsigned ac_page_epoch(void) {
+    return page_epoch;
+}
 struct stats_state stats_state;
 static item *heads[POWER_LARGEST], *tails[POWER_LARGEST];
 
@@ -65,6 +70,7 @@ static void reset(int n) {
 #define CHECK_VICTIMS(max, want) CHECK_VICTIMS_OF(&ac_policy_lru, max, want)
 
 static void test_exact(void) {
+    set_option(ac_policy_lru.options[0], "ac_lru_batch", 0);
     set_option(ac_policy_lru.options[0], "ac_lru_sample", 1);
     CHECK_EQ(ac_policy_lru.init(), 0);
     reset(6);                                 /* inserted 0..5: 0 is the coldest */
@@ -105,10 +111,11 @@ static void test_exact(void) {
     stats_state.curr_items = 1000;
     CHECK_EQ(ac_policy_lru.metadata_bytes(), 16000);
     ac_policy_lru.stats(NULL, NULL);
-    CHECK(strcmp(last_stat, "lru_sample=1") == 0);
+    CHECK(strcmp(last_stat, "lru_batch_skipped=0") == 0);
 }
 
 static void test_sampled(void) {
+    set_option(ac_policy_lru.options[0], "ac_lru_batch", 0);
     set_option(ac_policy_lru.options[0], "ac_lru_sample", 3);
     CHECK_EQ(ac_policy_lru.init(), 0);
     reset(6);
@@ -122,7 +129,7 @@ static void test_sampled(void) {
     ac_policy_lru.on_access(&items[3]);       /* 9th */
     CHECK_VICTIMS(16, "0 1 4 2 5 3");
     ac_policy_lru.stats(NULL, NULL);
-    CHECK(strcmp(last_stat, "lru_sample=3") == 0);
+    CHECK(strcmp(last_stat, "lru_batch_skipped=0") == 0);
 }
 
 /* Block-mates a block merge brought back without a request go to the LRU
@@ -130,6 +137,7 @@ static void test_sampled(void) {
  * were merged (the last merged is the coldest), ahead of every item inserted
  * or accessed before; an access afterwards makes one MRU as usual. */
 static void test_merged_cold_end(void) {
+    set_option(ac_policy_lru.options[0], "ac_lru_batch", 0);
     set_option(ac_policy_lru.options[0], "ac_lru_sample", 1);
     CHECK_EQ(ac_policy_lru.init(), 0);
     reset(8);                                 /* 0 coldest .. 7 */
@@ -155,11 +163,66 @@ static void test_merged_cold_end(void) {
     CHECK(items[0].prev == NULL && items[0].next == NULL);
 }
 
+/* Batched moves (ac_lru_batch=B): the order changes only when the buffer
+ * fills, or before the thread links, merges or picks victims, and then it is
+ * the order strict LRU has after the same events; stale entries (unlinked, a
+ * chunk used by another item, an old page epoch) are skipped. */
+static void test_batched(void) {
+    set_option(ac_policy_lru.options[0], "ac_lru_sample", 1);
+    set_option(ac_policy_lru.options[0], "ac_lru_batch", 4);
+    CHECK_EQ(ac_policy_lru.init(), 0);
+    reset(8);                                 /* 0 coldest .. 7 */
+    ac_policy_lru.on_access(&items[2]);
+    ac_policy_lru.on_access(&items[0]);
+    ac_policy_lru.on_access(&items[5]);
+    CHECK(tails[1 | COLD_LRU] == &items[0]);  /* three buffered: the list is as inserted */
+    ac_policy_lru.on_access(&items[2]);       /* the fourth: applied in access order */
+    CHECK(tails[1 | COLD_LRU] == &items[1] && heads[1 | COLD_LRU] == &items[2]);
+    CHECK_VICTIMS(16, "1 3 4 6 7 0 5 2");     /* strict LRU after 2 0 5 2 */
+    /* a pick applies the thread's buffered accesses first */
+    ac_policy_lru.on_access(&items[1]);
+    ac_policy_lru.on_access(&items[3]);
+    CHECK_VICTIMS(3, "4 6 7");
+    /* a link after buffered accesses stays the newest */
+    ac_policy_lru.on_access(&items[4]);
+    unlink_q(&items[6]);
+    ac_policy_lru.on_remove(&items[6]);
+    link_q(&items[6]);                        /* memcached links at the MRU end ... */
+    ac_policy_lru.on_insert(&items[6]);       /* ... and the buffered 4 goes before it */
+    CHECK_VICTIMS(16, "7 0 5 2 1 3 4 6");
+    /* a merge applies them too, then goes to the LRU end */
+    ac_policy_lru.on_access(&items[7]);
+    ac_policy_lru.on_merged(&items[3]);
+    CHECK_VICTIMS(16, "3 0 5 2 1 4 6 7");
+    /* skipped: an item unlinked since; a chunk now holding another item (its
+     * CAS differs); everything taken before the page epoch moved */
+    for (int i = 0; i < 8; i++)
+        items[i].it_flags |= ITEM_CAS;        /* CAS 0 each: as accessed */
+    ac_policy_lru.on_access(&items[0]);
+    ac_policy_lru.on_access(&items[5]);
+    unlink_q(&items[0]);
+    ac_policy_lru.on_remove(&items[0]);
+    items[5].data->cas = 77;                  /* freed and linked again as another item */
+    CHECK_VICTIMS(16, "3 5 2 1 4 6 7");       /* neither moved */
+    ac_policy_lru.on_access(&items[3]);
+    page_epoch++;
+    CHECK_VICTIMS(16, "3 5 2 1 4 6 7");       /* dropped unread */
+    ac_policy_lru.on_access(&items[3]);
+    CHECK_VICTIMS(16, "5 2 1 4 6 7 3");       /* a new epoch's entry applies */
+    /* a chunk allocated but not linked into the list yet (prev NULL, no head) */
+    item fresh = { .it_flags = ITEM_LINKED, .slabs_clsid = 1 | COLD_LRU, .id = 98 };
+    ac_policy_lru.on_access(&fresh);
+    CHECK_VICTIMS(16, "5 2 1 4 6 7 3");
+    ac_policy_lru.stats(NULL, NULL);
+    CHECK(strcmp(last_stat, "lru_batch_skipped=4") == 0);
+}
+
 int main(void) {
     for (int i = 0; i < POWER_LARGEST; i++)
         pthread_mutex_init(&lru_locks[i], NULL);
     test_exact();
     test_sampled();
     test_merged_cold_end();
+    test_batched();
     return check_report("test_lru");
 }

@@ -34,6 +34,8 @@ typedef struct _stritem {
 #define ITEM_CAS 2
 #define ITEM_key(item) (((char *)&((item)->data)) + (((item)->it_flags & ITEM_CAS) ? sizeof(uint64_t) : 0))
 #define ITEM_clsid(it) ((it)->slabs_clsid & ~(3 << 6))
+#define ITEM_get_cas(i) (((i)->it_flags & ITEM_CAS) ? (i)->data->cas : (uint64_t)0)
+#define ITEM_set_cas(i, v) { if ((i)->it_flags & ITEM_CAS) { (i)->data->cas = (v); } }
 
 typedef void (*ADD_STAT)(const char *key, const uint16_t klen, const char *val,
                          const uint32_t vlen, const void *cookie);
@@ -75,8 +77,6 @@ void *slabs_chunk_sample(const unsigned int id, const uint64_t rnd);
 #define ITEM_FETCHED 8
 #define ITEM_CHUNKED 32
 #define ITEM_CFLAGS 256
-#define ITEM_get_cas(i) (((i)->it_flags & ITEM_CAS) ? (i)->data->cas : (uint64_t)0)
-#define ITEM_set_cas(i, v) { if ((i)->it_flags & ITEM_CAS) { (i)->data->cas = (v); } }
 #define ITEM_suffix(item) ((char *)&((item)->data) + (item)->nkey + 1 \
         + (((item)->it_flags & ITEM_CAS) ? sizeof(uint64_t) : 0))
 #define ITEM_data(item) ((char *)&((item)->data) + (item)->nkey + 1 \
