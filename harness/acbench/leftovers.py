@@ -31,6 +31,8 @@ directories (only acbench-* directories it recorded), and unmounts and removes i
 """
 from __future__ import annotations
 
+import contextlib
+import fcntl
 import json
 import os
 import shutil
@@ -39,7 +41,7 @@ import sys
 import threading
 import time
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterator
 
 from acbench.zram import SYS_BLOCK, RamDeviceError, remove as remove_zram
 from acbench.cgroup import acg
@@ -141,12 +143,57 @@ def untrack_dir(path: Path) -> None:
 
 
 def track_sysctl(path: Path, old: str, new: str) -> None:
-    """Call before writing `new` to the sysctl file `path` (old: its value now)."""
+    """Call before writing `new` to the sysctl file `path` (old: the value to restore)."""
     _MARKER.update(lambda d: d["sysctls"].__setitem__(str(path), {"old": old, "set": new}))
 
 
 def untrack_sysctl(path: Path) -> None:
     _MARKER.update(lambda d: d["sysctls"].pop(str(path), None))
+
+
+@contextlib.contextmanager
+def sysctl_lock() -> Iterator[None]:
+    """Held (flock on <run dir>/sysctl.lock) while a process reads, changes or restores a sysctl
+    that other acbench processes may have changed too (share_sysctl, unshare_sysctl)."""
+    d = run_dir()
+    d.mkdir(parents=True, exist_ok=True, mode=0o700)
+    with open(d / "sysctl.lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        try:
+            yield
+        finally:
+            fcntl.flock(f, fcntl.LOCK_UN)
+
+
+def _others_tracking(path: Path) -> list[tuple[bool, dict[str, Any]]]:
+    """(alive, record) of every other acbench process's marker that has changed `path`."""
+    lib = acg()
+    out = []
+    for _, m in _read_markers():
+        rec = m.get("sysctls", {}).get(str(path))
+        if m["owner_pid"] != os.getpid() and isinstance(rec, dict):
+            out.append((lib.is_alive(m["owner_pid"], m.get("owner_start")), rec))
+    return out
+
+
+def share_sysctl(path: Path, now: str, new: str) -> str:
+    """Call under sysctl_lock() before writing `new` to `path`, which holds `now`. Returns the value
+    to restore: `now`, or, when another acbench process (live, or dead and not yet cleaned up) has
+    set `path` to `now`, the value that process recorded (the machine's own). Two runs at once
+    otherwise leave the sysctl as the first one set it: the second reads its setting as the
+    machine's value and restores that last."""
+    old = next((str(rec["old"]) for _, rec in _others_tracking(path)
+                if str(rec.get("set")) == now and "old" in rec), now)
+    track_sysctl(path, old, new)
+    return old
+
+
+def unshare_sysctl(path: Path) -> bool:
+    """Call under sysctl_lock() when done with `path`: forgets this process's record and says
+    whether to restore it now (False while another live acbench process has it set: the last one
+    restores it)."""
+    untrack_sysctl(path)
+    return not any(alive for alive, _ in _others_tracking(path))
 
 
 def track_device(zram: int, mount: Path) -> None:

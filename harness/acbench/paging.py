@@ -6,7 +6,9 @@ says whether it waited for the disk. Both are undone by stop(), which the cell c
 its `finally` (also on failure and Ctrl-C); each step runs even if an earlier one failed.
 Both are recorded with this process as their owner (the old page-cluster in acbench's
 leftover marker before it is changed, the swap file in acg's registry), so that after a
-SIGKILL `acbench cleanup` (or the next `acbench run`) undoes them (leftovers.py).
+SIGKILL `acbench cleanup` (or the next `acbench run`) undoes them (leftovers.py). Several
+acbench runs at once share the setting: each records the machine's value (not another run's 0)
+and the last one done restores it.
 """
 from __future__ import annotations
 
@@ -35,17 +37,19 @@ class PagingSetup:
         self.swap_on = False
 
     def start(self) -> None:
-        try:
-            old = self.sysctl.read_text().strip()
-        except OSError as e:
-            raise PagingError(f"cannot set vm.page-cluster=0 via {self.sysctl}: {e}") from None
-        # recorded before it is changed: if acbench is killed, `acbench cleanup` restores it
-        leftovers.track_sysctl(self.sysctl, old, "0")
-        try:
-            self.sysctl.write_text("0")
-        except OSError as e:
-            leftovers.untrack_sysctl(self.sysctl)
-            raise PagingError(f"cannot set vm.page-cluster=0 via {self.sysctl}: {e}") from None
+        with leftovers.sysctl_lock():
+            try:
+                now = self.sysctl.read_text().strip()
+            except OSError as e:
+                raise PagingError(f"cannot set vm.page-cluster=0 via {self.sysctl}: {e}") from None
+            # recorded before it is changed: if acbench is killed, `acbench cleanup` restores it;
+            # the machine's value, also when another acbench run has set it to 0 already
+            old = leftovers.share_sysctl(self.sysctl, now, "0")
+            try:
+                self.sysctl.write_text("0")
+            except OSError as e:
+                leftovers.untrack_sysctl(self.sysctl)
+                raise PagingError(f"cannot set vm.page-cluster=0 via {self.sysctl}: {e}") from None
         self.old_cluster = old
         if self.swap_file is not None and self.swap_bytes > 0:
             lib = acg()
@@ -77,9 +81,11 @@ class PagingSetup:
                     time.sleep(SWAPOFF_RETRY_S)
         if self.old_cluster is not None:
             try:
-                self.sysctl.write_text(self.old_cluster)
+                with leftovers.sysctl_lock():
+                    # another live run with page-cluster 0 restores it when it is done
+                    if leftovers.unshare_sysctl(self.sysctl):
+                        self.sysctl.write_text(self.old_cluster)
                 self.old_cluster = None
-                leftovers.untrack_sysctl(self.sysctl)
             except BaseException as e:  # noqa: BLE001
                 first = first or e
         if first is not None:

@@ -91,6 +91,54 @@ def test_paging_setup_restores_page_cluster(tmp_path) -> None:
     missing.stop()
 
 
+def _holder(sysctl, run_dir):
+    """Another acbench process that sets page-cluster 0 (PagingSetup.start) and restores it when
+    its stdin is closed."""
+    import subprocess
+    import sys
+    code = ("import sys\nfrom pathlib import Path\nfrom acbench.paging import PagingSetup\n"
+            f"p = PagingSetup(None, 0, sysctl=Path({str(sysctl)!r}))\np.start()\nprint('set', flush=True)\n"
+            "sys.stdin.read()\np.stop()\n")
+    env = {**__import__("os").environ, "ACBENCH_RUN_DIR": str(run_dir)}
+    proc = subprocess.Popen([sys.executable, "-c", code], stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                            env=env)
+    assert proc.stdout.readline() == "set\n"
+    return proc
+
+
+def test_two_runs_at_once_restore_the_machines_page_cluster(tmp_path, monkeypatch) -> None:
+    """Two acbench runs with paging cells at once: whichever is done first, the value of the
+    machine comes back when both are (before, the second took the first's 0 for the machine's
+    value and restored it last)."""
+    from acbench.paging import PagingSetup
+    monkeypatch.setenv("ACBENCH_RUN_DIR", str(tmp_path / "run"))
+    sysctl = tmp_path / "page-cluster"
+    for other_first in (True, False):
+        sysctl.write_text("3\n")
+        other = _holder(sysctl, tmp_path / "run")
+        try:
+            assert sysctl.read_text() == "0"
+            mine = PagingSetup(None, 0, sysctl=sysctl)
+            mine.start()
+            assert mine.old_cluster == "3"          # the machine's value, not the other run's 0
+            if other_first:
+                other.stdin.close()
+                assert other.wait(timeout=30) == 0
+                assert sysctl.read_text() == "0"    # still in use by this run
+                mine.stop()
+            else:
+                mine.stop()
+                assert sysctl.read_text() == "0"    # the other run still has it set
+                other.stdin.close()
+                assert other.wait(timeout=30) == 0
+            assert sysctl.read_text().strip() == "3"
+        finally:
+            if other.poll() is None:
+                other.kill()
+                other.wait()
+    assert not list((tmp_path / "run" / "runs").glob("*.json"))
+
+
 # --- item budget, calibrated allowance (acbench/calibrate.py) --------------------------------------
 
 from fractions import Fraction  # noqa: E402
