@@ -65,7 +65,7 @@ from acbench.cgroup import acg
 from acbench.memory import MIB, hash_bytes
 from acbench.paging import PagingSetup
 from acbench.placement import SPILL_PARENT, cell_device, footprint, ram_device_bytes
-from acbench.spec import Cell, Spec, SpecError, load_spec
+from acbench.spec import Cell, Spec, SpecError, load_spec, server_threads_of
 from acbench.units import parse_size
 
 CAL_VERSION = 1
@@ -535,7 +535,7 @@ def request_for(spec: Spec, cell: Cell, footprint: int, spill_root: Path = SPILL
                 device: str | None = None) -> Request:
     """device: where the cell's files go (placement.cell_device), by default the spec's spill_device."""
     return Request(cell.approach, cell.workload_file, dict(cell.properties), float(cell.mem_ratio),
-                   int(spec.run["server_threads"]), int(footprint), device or str(spec.run["spill_device"]),
+                   server_threads_of(spec.run, cell.properties), int(footprint), device or str(spec.run["spill_device"]),
                    spill_root)
 
 

@@ -25,7 +25,7 @@ from acbench.approaches import get_approach
 from acbench.cgroup import acg
 from acbench.memory import MemoryPlan
 from acbench.paging import PagingSetup
-from acbench.spec import Cell
+from acbench.spec import Cell, server_threads_of
 
 SAMPLE_S = 0.2
 JOIN_AND_EXEC = 'echo $$ > "$0" && exec "$@"'
@@ -135,7 +135,8 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
     # paging approaches: swap file next to the spill directory, vm.page-cluster=0 for the cell
     paging = PagingSetup(spill_parent / "swap", plan.swap_bytes) if approach.pages else None
     device = collect.device_of(spill_parent)
-    out: dict[str, Any] = {"mode": mode, "spill_device": spill_device}
+    out: dict[str, Any] = {"mode": mode, "spill_device": spill_device,
+                           "server_threads": server_threads_of(run, cell.properties)}
     stderr = open(cell_dir / "stderr.txt", "w")
     t0 = time.monotonic()
     try:
@@ -275,7 +276,7 @@ def _finish_common(out: dict[str, Any], sampler: Sampler, rusage: dict[str, floa
 def _in_process(cell: Cell, plan: MemoryPlan, props: dict[str, Any], run: dict[str, Any], cell_dir: Path,
                 opts: list[str], group: Any, stderr: Any, use_perf: bool, pids: dict[str, Any]) -> dict[str, Any]:
     result = cell_dir / "driver.json"
-    cmd = server.driver_cmd(plan.item_mb, run["server_threads"], opts, cell.workload_file, result, props)
+    cmd = server.driver_cmd(plan.item_mb, server_threads_of(run, props), opts, cell.workload_file, result, props)
     proc, spid = _start(group, cmd, cell_dir, stderr, use_perf, pids)
     sampler = Sampler()
     deadline = time.monotonic() + run["timeout_s"]
@@ -457,7 +458,7 @@ def run_window(res: dict[str, Any] | None) -> dict[str, Any]:
 def _network(cell: Cell, plan: MemoryPlan, props: dict[str, Any], run: dict[str, Any], cell_dir: Path,
              opts: list[str], group: Any, stderr: Any, use_perf: bool, pids: dict[str, Any]) -> dict[str, Any]:
     port = server.free_port()
-    cmd = server.server_cmd(plan.item_mb, run["server_threads"], opts, port)
+    cmd = server.server_cmd(plan.item_mb, server_threads_of(run, props), opts, port)
     proc, spid = _start(group, cmd, cell_dir, stderr, use_perf, pids)
     server.wait_port(port, proc)
     sampler = Sampler()

@@ -30,6 +30,7 @@ from typing import Any, Iterable
 
 from acbench import paths, sysinfo
 from acbench.approaches import get_approach
+from acbench.spec import server_threads_of
 
 # [run] settings that do not change what a cell measures
 NOT_IDENTITY_RUN = ("timeout_s",)
@@ -61,7 +62,8 @@ def settings(cell: Any, run: dict[str, Any], memory: dict[str, Any], *, mode: st
     out["workload.sha256"] = sysinfo.file_sha256(Path(cell.workload_file))
     out["mem_ratio"] = cell.mem_ratio
     out["repetition"] = cell.repetition
-    eff = {**run, "mode": mode, "spill_device": spill_device, "perf": perf}
+    eff = {**run, "mode": mode, "spill_device": spill_device, "perf": perf,
+           "server_threads": server_threads_of(run, cell.properties)}
     out.update({f"run.{k}": v for k, v in sorted(eff.items()) if k not in NOT_IDENTITY_RUN})
     out.update({f"memory.{k}": v for k, v in sorted(memory.items())})
     out.update({f"{BINARY_PREFIX}{k}": v for k, v in sorted(bins.items())})

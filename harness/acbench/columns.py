@@ -68,6 +68,8 @@ _CELL = [
     _c("repetition", "int", "count", "repetition index r (0-based)", SPEC),
     _c("seed", "int", "", "the request stream's seed (seed + r)", SPEC),
     _c("mode", "str", "", "in-process (driver inside memcached-ac) or network (ycsb-mc over TCP)", SPEC),
+    _c("server_threads", "int", "count", "memcached's worker threads (-t): [run] server_threads, or the cell's driver "
+       "threads (YCSB threads) by default", SPEC),
     _c("spill_device", "str", "", "where the spill files and swap file were: disk or ram (a zram device)", HARNESS),
     _c("disk_device", "str", "", "the block device of the spill directory (vda, zram1, ...)", DISK),
 ]

@@ -48,12 +48,13 @@ zipf_theta = [0.99]            # skew theta of the request distribution
 # M/D: the memory given to items as a fraction of the data (the paper: 3/4, 1/2, 1/4)
 mem_ratio = ["3/4", "1/2"]
 repetition = 1                 # runs per cell (seed + r); the paper ran 3
-# any YCSB property may also be a list here, e.g. readproportion = [1.0, 0.95]
+# any YCSB property may also be a list here, e.g. readproportion = [1.0, 0.95], or driver threads:
+# threads = [1, 2, 4] (memcached's workers follow them: [run] server_threads = "threads")
 
 # [run]: how the cells run (defaults shown).
 [run]
 mode = "{mode}"            # in-process (the driver inside memcached-ac, no network) or network (ycsb-mc)
-server_threads = {server_threads}             # memcached worker threads
+server_threads = "threads"     # memcached worker threads: a number, or "threads" (the cell's driver threads)
 driver_depth = {driver_depth}               # in-process: requests each driver thread keeps in flight
 network_conns = {network_conns}              # network: connections per ycsb-mc thread
 network_depth = {network_depth}              # network: requests each connection keeps in flight

@@ -1,5 +1,5 @@
-"""`acbench plot RUN_DIR [--out DIR]`: Fig 3 (loss vs OPT), Fig 4 (throughput / CPU / I/O) and
-the sensitivity sweeps (acbench/sweep.py)."""
+"""`acbench plot RUN_DIR [--out DIR]`: Fig 3 (loss vs OPT), Fig 4 (throughput / CPU / I/O), the
+sensitivity sweeps (acbench/sweep.py) and scaling with threads (acbench/scaling.py)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -10,6 +10,7 @@ from rich.console import Console
 
 from acbench.figures import PlotError, plot_decomposition, plot_fig3, plot_fig4
 from acbench.results import ResultsError, load_results
+from acbench.scaling import plot_scaling
 from acbench.sweep import plot_sweeps
 
 _err = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -20,7 +21,9 @@ def plot(run_dir: Path = typer.Argument(..., help="A run directory of `acbench r
          ) -> None:
     """Writes fig3-<workload>, loss-decomposed-<workload> and fig4-<workload> (.png and .pdf), and for
     each sweep of one option (approaches NAME{option=value}) sweep-<name>-<option>-<workload>
-    (.png, .pdf, and .md: the best value per cell and how far the loss moves)."""
+    (.png, .pdf, and .md: the best value per cell and how far the loss moves), and for a grid of
+    several driver-thread counts scaling-<workload> (.png, .pdf, .md: throughput and per thread
+    against threads, and the ratio to stock memcached)."""
     from acplot import ResultsError as AcplotError
     try:
         df = load_results(run_dir)
@@ -33,7 +36,7 @@ def plot(run_dir: Path = typer.Argument(..., help="A run directory of `acbench r
                                + " (each cell's error.txt under cells/ says why)")
         outdir = out or (run_dir if run_dir.is_dir() else run_dir.parent) / "figures"
         paths = (plot_fig3(df, outdir) + plot_decomposition(df, outdir) + plot_fig4(df, outdir)
-                 + plot_sweeps(df, outdir))
+                 + plot_sweeps(df, outdir) + plot_scaling(df, outdir))
     except (ResultsError, PlotError, AcplotError) as e:
         _err.print(f"acbench plot: error: {e}", markup=False)
         raise typer.Exit(2)

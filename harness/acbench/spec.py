@@ -4,7 +4,8 @@
     [fixed]   YCSB properties for every cell (recordcount=..., operationcount=...)
     [grid]    approach, zipf_theta, mem_ratio, workload (lists), repetition (count),
               and optionally any YCSB property as a list
-    [run]     mode, server_threads, perf, timeout_s, network_conns, network_depth, driver_depth
+    [run]     mode, server_threads (default "threads": -t follows each cell's driver threads),
+              perf, timeout_s, network_conns, network_depth, driver_depth
               (in-process: requests each driver thread keeps in flight), io_engine (spilling
               approaches' -o ac_io: uring (default), sync, threads, aio), io_direct (true: their record
               reads with O_DIRECT, -o ac_io_direct=on), spill_device (disk, or ram: a
@@ -43,7 +44,8 @@ RESERVED = {"zipfianconstant": "use [grid] zipf_theta",
             "workload": "use [grid] workload (a workload file's name or path)"}
 TOP_KEYS = ("name", "description", "fixed", "grid", "run", "memory")
 GRID_KEYS = ("approach", "zipf_theta", "mem_ratio", "workload", "repetition")
-RUN_DEFAULTS: dict[str, Any] = {"mode": "in-process", "server_threads": 1, "perf": True,
+# server_threads "threads": memcached's -t follows each cell's driver threads (YCSB `threads`)
+RUN_DEFAULTS: dict[str, Any] = {"mode": "in-process", "server_threads": "threads", "perf": True,
                                 "timeout_s": 3600, "network_conns": 1, "network_depth": 1,
                                 "driver_depth": 1, "io_engine": "uring", "io_direct": False,
                                 "spill_device": "disk"}
@@ -306,7 +308,11 @@ def parse_spec(data: dict[str, Any], path: Path) -> Spec:
     run = _table(path, "run", data.get("run", {}), RUN_DEFAULTS)
     if run["mode"] not in MODES:
         raise _err(path, "[run] mode", f"{run['mode']!r}; accepted: {', '.join(MODES)}")
-    for k in ("server_threads", "timeout_s", "network_conns", "network_depth", "driver_depth"):
+    if run["server_threads"] != "threads" and (isinstance(run["server_threads"], bool)
+                                               or not isinstance(run["server_threads"], int) or run["server_threads"] < 1):
+        raise _err(path, "[run] server_threads", f"{run['server_threads']!r}; accepted: a whole number >= 1, or "
+                   "\"threads\" (memcached's worker threads follow each cell's driver threads)")
+    for k in ("timeout_s", "network_conns", "network_depth", "driver_depth"):
         if isinstance(run[k], bool) or not isinstance(run[k], int) or run[k] < 1:
             raise _err(path, f"[run] {k}", f"{run[k]!r}; accepted: a whole number >= 1")
     if run["driver_depth"] > 256:
@@ -322,6 +328,12 @@ def parse_spec(data: dict[str, Any], path: Path) -> Spec:
             raise _err(path, f"[run] {k}", f"{run[k]!r}; accepted: true or false")
     memory = _memory(path, data.get("memory", {}))
     return Spec(name, path, desc, fixed, grid, reps, run, memory)
+
+
+def server_threads_of(run: dict[str, Any], properties: dict[str, Any]) -> int:
+    """memcached's worker threads (-t) for a cell: [run] server_threads, or its driver threads."""
+    v = run.get("server_threads", "threads")
+    return int(properties.get("threads", 1)) if v == "threads" else int(v)
 
 
 def _table(path: Path, name: str, t: dict[str, Any], defaults: dict[str, Any]) -> dict[str, Any]:
