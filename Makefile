@@ -11,7 +11,7 @@ PY_PKGS := pytest pymemcache pytest-xdist
 # memcached's client tools (memccapable, memcaslap)
 TOOL_DEB_PKGS := netcat-openbsd libmemcached-tools
 
-.PHONY: all deps test test-full test-stage bench-builds test-times test-upstream test-upstream-none test-integration test-fuzz demo demo-server bench clean paper-smoke paper soak fuzz
+.PHONY: all deps test test-full test-stage bench-builds bench-scaling test-times test-upstream test-upstream-none test-integration test-fuzz demo demo-server bench clean paper-smoke paper soak fuzz
 all: deps
 	$(MAKE) -C memcached all
 	@for d in $(COMPONENTS); do $(MAKE) -C $$d all || exit 1; done
@@ -132,6 +132,10 @@ RUNS ?= 9
 bench-builds: all
 	@test -n "$(OLD)" || { echo "make bench-builds: OLD=/path/to/the other build's memcached-ac is required"; exit 2; }
 	memcached/bench-builds.sh $(OLD) $(BUILD)/bin/memcached-ac $(RUNS)
+
+# each policy's throughput against none as driver threads grow, up to the machine's cores (policies/Makefile)
+bench-scaling: all
+	$(MAKE) -C policies bench-scaling
 
 bench: all
 	$(MAKE) -C memcached stock

@@ -14,7 +14,9 @@
 #        -o options after the policy: "lru,ac_lru_batch=0"), RECORDS (200000),
 #        OPS (2000000 reads per driver thread), DIR (/var/tmp: the spill directory's parent),
 #        QUIET (30: seconds each run may wait for the machine to have no other runnable thread;
-#        0: start at once)
+#        0: start at once), MEM (4096: -m in MB; a smaller one makes the policies spill, e.g.
+#        MEM=96 RECORDS=400000), DEPTH (1: requests each driver thread keeps in flight,
+#        -o ac_driver_depth)
 set -eu
 TOP=${TOP:-$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)}
 WL=$TOP/experiments/workloads/readonly
@@ -24,6 +26,8 @@ POLICIES=${POLICIES:-none lru alru logging}
 RECORDS=${RECORDS:-200000}
 OPS=${OPS:-2000000}
 DIR=${DIR:-/var/tmp}
+MEM=${MEM:-4096}
+DEPTH=${DEPTH:-1}
 [ $# -gt 0 ] || set -- "$TOP/build/bin/memcached-ac"
 for b in "$@"; do
     [ -x "$b" ] || { echo "bench-inram: $b is missing (make -C memcached all)" >&2; exit 1; }
@@ -46,7 +50,7 @@ wait_quiet() {
     [ "$calm" -ge 3 ] || [ "$QUIET" = 0 ] || busy=$((busy + 1))
 }
 
-echo "== in RAM: -m 4096, $RECORDS records of 10 x 100 B, read-only true Zipf 0.99, $OPS reads per" \
+echo "== -m $MEM, depth $DEPTH, $RECORDS records of 10 x 100 B, read-only true Zipf 0.99, $OPS reads per" \
      "driver thread, in-process, $RUNS alternating runs each (medians)"
 for b in "$@"; do echo "   binary $b ($(sha256sum "$b" | cut -c1-12))"; done
 for run in $(seq 1 "$RUNS"); do
@@ -57,7 +61,7 @@ for run in $(seq 1 "$RUNS"); do
                 i=$((i + 1))
                 tag="$i-$t-${p//[,=]/_}-$run"
                 wait_quiet
-                "$b" -u root -m 4096 -t "$t" -o "ac_policy=$p,ac_spill_dir=$OUT/spill,ac_driver=$WL,\
+                "$b" -u root -m "$MEM" -t "$t" -o "ac_policy=$p,ac_spill_dir=$OUT/spill,ac_driver=$WL,ac_driver_depth=$DEPTH,\
 ac_driver_out=$OUT/$tag.json,ac_driver_set=recordcount=$RECORDS,ac_driver_set=operationcount=$((OPS * t)),\
 ac_driver_set=requestdistribution=truezipf,ac_driver_set=zipfianconstant=0.99,ac_driver_set=threads=$t,\
 ac_driver_set=seed=$run" >/dev/null 2>"$OUT/$tag.err" \
