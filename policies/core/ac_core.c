@@ -317,7 +317,10 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     /* memcached's background walkers (-o no_lru_crawler, no_lru_maintainer turn them off) */
     STATS_LOCK();
     uint64_t crawler_starts = stats.lru_crawler_starts, juggles = stats.lru_maintainer_juggles;
+    unsigned hash_power = stats_state.hash_power_level;
     STATS_UNLOCK();
+    /* the hash table's size (2^N buckets; the in-process driver fixes it: inproc.c) */
+    APPEND_STAT("hash_power_level", "%u", hash_power);
     APPEND_STAT("lru_crawler", "%s", settings.lru_crawler ? "on" : "off");
     APPEND_STAT("lru_maintainer", "%s", settings.lru_maintainer_thread ? "on" : "off");
     APPEND_STAT("lru_crawler_starts", "%llu", (unsigned long long)crawler_starts);
