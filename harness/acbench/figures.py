@@ -109,11 +109,11 @@ def plot_decomposition(df: pd.DataFrame, outdir: Path) -> list[Path]:
         fig.legend(handles, labels, loc="upper center", bbox_to_anchor=(0.5, 0.955), ncol=4, frameon=False,
                    fontsize=8)
         fig.tight_layout(rect=(0, 0, 1, 0.9))
-        paths += _save(fig, outdir, f"loss-decomposed-{wl}")
+        paths += save_figure(fig, outdir, f"loss-decomposed-{wl}")
     return paths
 
 
-def _save(fig: Any, outdir: Path, stem: str) -> list[Path]:
+def save_figure(fig: Any, outdir: Path, stem: str) -> list[Path]:
     """stem.png and stem.pdf in outdir; the figure is closed."""
     outdir.mkdir(parents=True, exist_ok=True)
     paths = []
@@ -157,5 +157,5 @@ def plot_fig4(df: pd.DataFrame, outdir: Path) -> list[Path]:
         handles, labels = axes[0][0].get_legend_handles_labels()
         fig.tight_layout()
         legend_above(fig, handles, labels, title=scale_title(wdf, wl))
-        paths += _save(fig, outdir, f"fig4-{wl}")
+        paths += save_figure(fig, outdir, f"fig4-{wl}")
     return paths

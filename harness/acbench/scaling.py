@@ -12,6 +12,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from acplot.cells import approach_order
+from acbench.figures import save_figure
 from acplot.style import approach_styles, legend_above, plot_line, scale_title
 
 # the approach a ratio is taken against: stock memcached (no tracking of ours), or none at all
@@ -84,12 +85,8 @@ def plot_scaling(df: pd.DataFrame, outdir: Path) -> list[Path]:
         handles, labels = axes[0][0].get_legend_handles_labels()
         legend_above(fig, handles, labels,
                      title=f"{scale_title(df[df['workload'] == wl], wl)}: scaling with threads (medians)")
-        outdir.mkdir(parents=True, exist_ok=True)
         stem = f"scaling-{wl}"
-        for ext in ("png", "pdf"):
-            fig.savefig(outdir / f"{stem}.{ext}", bbox_inches="tight")
-            paths.append(outdir / f"{stem}.{ext}")
-        plt.close(fig)
+        paths += save_figure(fig, outdir, stem)
         md = outdir / f"{stem}.md"
         md.write_text(markdown(g) + "\n")
         paths.append(md)

@@ -11,6 +11,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from acbench.figures import save_figure
 from acplot.style import approach_styles, legend_above, plot_line, scale_title
 
 _ONE = re.compile(r"^([^{}]+)\{\s*(ac_[a-z0-9_]+)\s*=\s*([^{},]+?)\s*\}$")
@@ -77,12 +78,8 @@ def plot_sweeps(df: pd.DataFrame, outdir: Path) -> list[Path]:
         axes[0][0].set_ylabel("loss vs OPT (pp)")
         handles, hl = axes[0][0].get_legend_handles_labels()
         legend_above(fig, handles, hl, title=f"{scale_title(g, wl)}: {base}, {option} swept (circle: best)")
-        outdir.mkdir(parents=True, exist_ok=True)
         stem = f"sweep-{base}-{option}-{wl}"
-        for ext in ("png", "pdf"):
-            fig.savefig(outdir / f"{stem}.{ext}", bbox_inches="tight")
-            paths.append(outdir / f"{stem}.{ext}")
-        plt.close(fig)
+        paths += save_figure(fig, outdir, stem)
         table = sweep_table(g)
         md = outdir / f"{stem}.md"
         md.write_text(_markdown(table) + "\n")

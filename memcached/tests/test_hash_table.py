@@ -5,28 +5,15 @@ and the driver's threads are not among them (a read racing the swap missed: abou
 unless -o hashpower gave its size, which then stays although memcached would have grown it."""
 from __future__ import annotations
 
-import json
-import subprocess
-
 import pytest
 
-from mc_helpers import BIN, ROOT
-
-
-def run(tmp_path, extra: str) -> dict:
-    out = tmp_path / "driver.json"
-    opts = (f"ac_policy=lru,ac_spill_dir={tmp_path}/spill{extra},ac_driver={ROOT / 'experiments' / 'workloads' / 'readonly'},"
-            f"ac_driver_out={out},ac_driver_set=recordcount=200000,ac_driver_set=operationcount=200000,"
-            "ac_driver_set=requestdistribution=truezipf,ac_driver_set=threads=2")
-    r = subprocess.run([str(BIN), "-u", "root", "-m", "1024", "-t", "2", "-o", opts], capture_output=True,
-                       text=True, timeout=300)
-    assert r.returncode == 0, r.stderr
-    return json.loads(out.read_text())
+from mc_helpers import run_in_process
 
 
 @pytest.mark.parametrize("extra,power", [("", 18), (",hashpower=17", 17), (",hashpower=20", 20)])
 def test_the_table_is_sized_at_start_and_does_not_grow(tmp_path, extra, power):
-    d = run(tmp_path, extra)
+    d = run_in_process(tmp_path, f"ac_policy=lru{extra}", "readonly", ops=200000, records=200000, mem_mb=1024,
+                       threads=2)
     a, reads = d["server"]["anticache"], d["run"]["reads"]
     # 200,000 items: 2^18 buckets; hashpower=17 stays although 200,000 > 1.5 x 2^17 (memcached grows there)
     assert a["hash_power_level"] == power
