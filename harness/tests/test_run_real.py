@@ -110,7 +110,9 @@ MAY_BE_EMPTY = {"lat_update_mean_us", "lat_update_p50_us", "lat_update_p99_us", 
                 "resident_bytes_avg", "ac_slab_resident_bytes",
                 # the classifier's (logging, effpaging) and effpaging's own
                 "ac_log_rounds", "ac_log_drops", "ac_eff_memory", "ac_eff_hot_bytes", "ac_eff_promoted",
-                "ac_eff_demoted", "ac_eff_hot_first_moves"}
+                "ac_eff_demoted", "ac_eff_hot_first_moves",
+                # lru's batched moves (policy lru only)
+                "ac_lru_batch", "ac_lru_batches", "ac_lru_batched", "ac_lru_batch_skipped"}
 # What differs between the cells (approach x memory ratio) must differ in the rows.
 MUST_VARY = ["approach", "mem_ratio", "item_memory_bytes", "cgroup_limit_bytes", "opt_capacity", "hits",
              "hit_rate", "opt_hit_rate", "loss_pp", "throughput_ops_s", "run_duration_s", "cpu_user_s",
