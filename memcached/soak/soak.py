@@ -768,12 +768,18 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     out = open(args.out, "w") if args.out else None
 
+    def say(text: str) -> None:
+        # one write of the line and its newline: children running at once share the parent's
+        # stdout, and a newline written apart once let another child's line run on after "PASS"
+        sys.stdout.write(text + "\n")
+        sys.stdout.flush()
+
     def log(text: str) -> None:
-        print(text, flush=True)
+        say(text)
 
     def emit(text: str, echo: bool = True) -> None:
         if echo:
-            print(text, flush=True)
+            say(text)
         if out:
             out.write(text + "\n")
             out.flush()
