@@ -139,6 +139,7 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
                            "server_threads": server_threads_of(run, cell.properties)}
     stderr = open(cell_dir / "stderr.txt", "w")
     t0 = time.monotonic()
+    busy0, own0, load0 = collect.machine_busy_s(), collect.own_cpu_s(), os.getloadavg()[0]
     try:
         if paging is not None:
             paging.start()
@@ -166,6 +167,10 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
     finally:
         _cleanup(group, spill_parent, stderr, paging)
     out["cell_wall_s"] = time.monotonic() - t0
+    # whatever else ran on the machine meanwhile (the rows say it; a throughput beside it is suspect)
+    out.update(collect.load_beside(busy0, own0, collect.machine_busy_s(), collect.own_cpu_s(), out["cell_wall_s"],
+                                   os.cpu_count() or 1))
+    out["loadavg_start"], out["loadavg_end"] = load0, os.getloadavg()[0]
     return out
 
 

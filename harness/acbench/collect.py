@@ -52,6 +52,31 @@ def device_of(path: Path) -> str | None:
     return link.resolve().name
 
 
+def machine_busy_s(text: str | None = None) -> float:
+    """CPU time every core of the machine has spent busy since boot (s): /proc/stat's first line,
+    all but idle and iowait (guest time is already in user and nice)."""
+    text = text if text is not None else Path("/proc/stat").read_text()
+    f = [int(x) for x in text.splitlines()[0].split()[1:]]
+    busy = sum(f[:8]) - f[3] - f[4]           # user nice system idle iowait irq softirq steal
+    return busy / CLK_TCK
+
+
+def own_cpu_s() -> float:
+    """CPU time of this process and of the children it has waited for (s)."""
+    t = os.times()
+    return t.user + t.system + t.children_user + t.children_system
+
+
+def load_beside(busy0: float, own0: float, busy1: float, own1: float, wall_s: float,
+                cores: int) -> dict[str, float]:
+    """What else ran on the machine during a cell: the machine's busy CPU over it minus the cell's
+    own (the harness and every process of the cell it waited for: the server, perf, ycsb-mc), and
+    that as a share of the machine's capacity over the wall time."""
+    other = max(0.0, (busy1 - busy0) - (own1 - own0))
+    return {"machine_busy_cpu_s": busy1 - busy0, "other_cpu_s": other,
+            "other_cpu_share": other / (wall_s * cores) if wall_s > 0 and cores > 0 else None}
+
+
 def diskstats(device: str | None, text: str | None = None) -> dict[str, int] | None:
     """Read and write counters of one device (see Documentation/admin-guide/iostats.rst)."""
     if device is None:

@@ -248,6 +248,13 @@ _CELLWIDE = [
     _c("cell_disk_write_ios", "int", "count", "writes it completed over the whole cell", DISK),
     _c("cell_disk_write_bytes", "int", "bytes", "bytes it wrote over the whole cell", DISK),
     _c("cell_wall_s", "float", "s", "wall time of the whole cell (cgroup set-up to clean-up)", HARNESS),
+    _c("machine_busy_cpu_s", "float", "s", "CPU time the whole machine spent busy over the cell (/proc/stat)", HARNESS),
+    _c("other_cpu_s", "float", "s", "of that, what was not the cell's (the harness and the processes it waited for: "
+       "server, perf, ycsb-mc): other work beside the cell", HARNESS),
+    _c("other_cpu_share", "float", "ratio", "other_cpu_s over the machine's capacity during the cell "
+       "(wall × cores): near 0 on an idle machine", HARNESS),
+    _c("loadavg_start", "float", "", "1-minute load average when the cell started", HARNESS),
+    _c("loadavg_end", "float", "", "1-minute load average when it ended", HARNESS),
     _c("wait4_maxrss_bytes", "int", "bytes", "peak RSS of the process tree wait4 reaped", PROC),
     _c("peak_rss_bytes", "int", "bytes", "memcached-ac's VmHWM (last sample)", PROC),
     _c("proc_utime_s", "float", "s", "memcached-ac's user time (last /proc/PID/stat sample)", PROC),
