@@ -196,6 +196,45 @@ def unshare_sysctl(path: Path) -> bool:
     return not any(alive for alive, _ in _others_tracking(path))
 
 
+_HELD: dict[str, list] = {}        # sysctl path -> [holds in this process, value to restore]
+
+
+def hold_sysctl(path: Path, value: str) -> str:
+    """Writes `value` to the sysctl file `path` for as long as this process holds it, and returns
+    the value to give release_sysctl(): the machine's own, also when another process holds it at
+    `value` already (share_sysctl). Recorded before it is changed: if this process is killed,
+    `acbench cleanup` restores it. Nested holds in one process count: only the outermost release
+    can restore it. An OSError (cannot read or write it) leaves nothing recorded."""
+    key = str(path)
+    if key in _HELD:
+        _HELD[key][0] += 1
+        return _HELD[key][1]
+    with sysctl_lock():
+        now = Path(path).read_text().strip()
+        old = share_sysctl(path, now, value)
+        try:
+            Path(path).write_text(value)
+        except OSError:
+            untrack_sysctl(path)
+            raise
+    _HELD[key] = [1, old]
+    return old
+
+
+def release_sysctl(path: Path, old: str) -> None:
+    """Ends this process's hold of `path`: writes `old` back unless another live process still
+    holds it (the last one restores it)."""
+    key = str(path)
+    if key in _HELD:
+        _HELD[key][0] -= 1
+        if _HELD[key][0] > 0:
+            return
+        del _HELD[key]
+    with sysctl_lock():
+        if unshare_sysctl(path):
+            Path(path).write_text(old)
+
+
 def track_device(zram: int, mount: Path) -> None:
     """A zram device this acbench added (/dev/zram<zram>), to be mounted at `mount`."""
     m = str(Path(mount).resolve())

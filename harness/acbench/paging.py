@@ -13,6 +13,8 @@ and the last one done restores it.
 from __future__ import annotations
 
 import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from acbench import leftovers
@@ -28,6 +30,31 @@ class PagingError(RuntimeError):
     pass
 
 
+def hold_page_cluster_zero(sysctl: Path = PAGE_CLUSTER) -> str:
+    """Sets vm.page-cluster to 0 and returns the value to give release_page_cluster(): the
+    machine's own, also when another process holds it at 0 already (acbench runs, the memcached
+    tests' fixtures and soak.py all hold it through here; leftovers.hold_sysctl)."""
+    try:
+        return leftovers.hold_sysctl(sysctl, "0")
+    except OSError as e:
+        raise PagingError(f"cannot set vm.page-cluster=0 via {sysctl}: {e}") from None
+
+
+def release_page_cluster(old: str, sysctl: Path = PAGE_CLUSTER) -> None:
+    """Ends this process's hold (the last holder restores `old`)."""
+    leftovers.release_sysctl(sysctl, old)
+
+
+@contextmanager
+def page_cluster_zero(sysctl: Path = PAGE_CLUSTER) -> Iterator[None]:
+    """vm.page-cluster = 0 for the block, shared as hold_page_cluster_zero() says."""
+    old = hold_page_cluster_zero(sysctl)
+    try:
+        yield
+    finally:
+        release_page_cluster(old, sysctl)
+
+
 class PagingSetup:
     def __init__(self, swap_file: Path | None, swap_bytes: int, sysctl: Path = PAGE_CLUSTER) -> None:
         self.swap_file = swap_file
@@ -37,19 +64,7 @@ class PagingSetup:
         self.swap_on = False
 
     def start(self) -> None:
-        with leftovers.sysctl_lock():
-            try:
-                now = self.sysctl.read_text().strip()
-            except OSError as e:
-                raise PagingError(f"cannot set vm.page-cluster=0 via {self.sysctl}: {e}") from None
-            # recorded before it is changed: if acbench is killed, `acbench cleanup` restores it;
-            # the machine's value, also when another acbench run has set it to 0 already
-            old = leftovers.share_sysctl(self.sysctl, now, "0")
-            try:
-                self.sysctl.write_text("0")
-            except OSError as e:
-                leftovers.untrack_sysctl(self.sysctl)
-                raise PagingError(f"cannot set vm.page-cluster=0 via {self.sysctl}: {e}") from None
+        old = hold_page_cluster_zero(self.sysctl)
         self.old_cluster = old
         if self.swap_file is not None and self.swap_bytes > 0:
             lib = acg()
@@ -81,10 +96,7 @@ class PagingSetup:
                     time.sleep(SWAPOFF_RETRY_S)
         if self.old_cluster is not None:
             try:
-                with leftovers.sysctl_lock():
-                    # another live run with page-cluster 0 restores it when it is done
-                    if leftovers.unshare_sysctl(self.sysctl):
-                        self.sysctl.write_text(self.old_cluster)
+                release_page_cluster(self.old_cluster, self.sysctl)
                 self.old_cluster = None
             except BaseException as e:  # noqa: BLE001
                 first = first or e

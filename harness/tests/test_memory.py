@@ -139,6 +139,26 @@ def test_two_runs_at_once_restore_the_machines_page_cluster(tmp_path, monkeypatc
     assert not list((tmp_path / "run" / "runs").glob("*.json"))
 
 
+def test_nested_holds_and_another_process_restore_page_cluster_once(tmp_path, monkeypatch) -> None:
+    """The memcached tests' fixture and soak.py hold page-cluster through the same functions as
+    acbench runs: a hold nested in one process (a fixture around an in-process run) restores only
+    at the outermost release, and another process's hold keeps it at 0 until both are done."""
+    from acbench.paging import hold_page_cluster_zero, page_cluster_zero, release_page_cluster
+    monkeypatch.setenv("ACBENCH_RUN_DIR", str(tmp_path / "run"))
+    sysctl = tmp_path / "page-cluster"
+    sysctl.write_text("3\n")
+    with page_cluster_zero(sysctl):
+        assert hold_page_cluster_zero(sysctl) == "3"
+        release_page_cluster("3", sysctl)
+        assert sysctl.read_text() == "0"            # the outer hold is still on
+        other = _holder(sysctl, tmp_path / "run")     # holds it, then releases it
+        other.stdin.close()
+        assert other.wait(timeout=30) == 0
+        assert sysctl.read_text() == "0"            # it found it held by this process
+    assert sysctl.read_text().strip() == "3"
+    assert not list((tmp_path / "run" / "runs").glob("*.json"))
+
+
 # --- item budget, calibrated allowance (acbench/calibrate.py) --------------------------------------
 
 from fractions import Fraction  # noqa: E402

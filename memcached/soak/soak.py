@@ -112,6 +112,7 @@ from mc_helpers import BIN, MiB, Server, log_uniform_size, start_server  # noqa:
 from noloss import ModelWorker, check_no_refusals  # noqa: E402
 from acg_lib import AcgError, MemoryGroup, swap_off, swap_on  # noqa: E402
 from acbench.approaches import APPROACHES as ACBENCH  # noqa: E402
+from acbench.paging import hold_page_cluster_zero, release_page_cluster  # noqa: E402
 
 SAMPLE_S = 1.0
 WARMUP_FRACTION = 0.10
@@ -124,7 +125,6 @@ SERVER_THREADS = 4
 MIN_LIVE_KEYS = 64             # trimming never takes a thread's live set below this
 STALL_S = 120                  # no client progress for this long: the server hangs
 DISK_FLOOR = 2 << 30
-PAGE_CLUSTER = Path("/proc/sys/vm/page-cluster")
 WORK_PARENT = Path("/var/tmp")
 GiB = 1 << 30
 
@@ -406,9 +406,8 @@ def run_approach(a: Approach, args, log) -> Result:
         clean.push("work directory", lambda: shutil.rmtree(work, ignore_errors=True))
         spill = work / "spill"
         if a.paged and not args.page_cluster_held:
-            old_pc = PAGE_CLUSTER.read_text().strip()
-            PAGE_CLUSTER.write_text("0")
-            clean.push("vm.page-cluster", lambda: PAGE_CLUSTER.write_text(old_pc))
+            old_pc = hold_page_cluster_zero()       # shared with acbench runs and tests at once
+            clean.push("vm.page-cluster", lambda: release_page_cluster(old_pc))
         if a.swap:
             # owned (where acg_lib has it): `acg cleanup` removes the file should soak.py be SIGKILLed
             owned = {"owned": True} if "owned" in inspect.signature(swap_on).parameters else {}
@@ -709,13 +708,13 @@ def run_jobs(args, emit) -> int:
     time). vm.page-cluster is set to 0 here once for all of them and restored at the end; a
     signal is passed on to the children, which clean up their own."""
     paged = any(APPROACHES[n].paged for n in args.approach)
-    old_pc = PAGE_CLUSTER.read_text().strip() if paged else None
+    old_pc = None
     tmp = Path(tempfile.mkdtemp(prefix="soak-jobs-", dir=WORK_PARENT))
     pending, running, lines, failed = list(args.approach), {}, [], []
     t0 = time.monotonic()
     try:
         if paged:
-            PAGE_CLUSTER.write_text("0")
+            old_pc = hold_page_cluster_zero()
         while pending or running:
             while pending and len(running) < args.jobs:
                 name = pending.pop(0)
@@ -748,7 +747,7 @@ def run_jobs(args, emit) -> int:
         return 130
     finally:
         if old_pc is not None:
-            PAGE_CLUSTER.write_text(old_pc)
+            release_page_cluster(old_pc)
         shutil.rmtree(tmp, ignore_errors=True)
     emit(f"soak: {len(lines)} approaches, {len(lines) - len(failed)} passed, {len(failed)} failed"
          + (f" ({', '.join(failed)})" if failed else "")

@@ -17,13 +17,13 @@ import time
 from pathlib import Path
 
 import pytest
+from acbench.paging import page_cluster_zero
 
 from mc_helpers import BIN, ROOT, MiB, Raw, free_port, server_argv
 
 sys.path.insert(0, str(ROOT / "cgroups"))
 from acg_lib import MemoryGroup, swap_off, swap_on  # noqa: E402
 
-PAGE_CLUSTER = Path("/proc/sys/vm/page-cluster")
 READONLY = ROOT / "experiments" / "workloads" / "readonly"
 # items of 1024-byte chunks never straddle a 4 KiB page: one disk hit = one fault
 ALIGNED = "slab_sizes=512-1024-2048"
@@ -31,12 +31,9 @@ ALIGNED = "slab_sizes=512-1024-2048"
 
 @pytest.fixture
 def page_cluster0():
-    old = PAGE_CLUSTER.read_text().strip()
-    PAGE_CLUSTER.write_text("0")
-    try:
+    # shared with acbench runs and soak.py under one lock: each restores the machine's value
+    with page_cluster_zero():
         yield
-    finally:
-        PAGE_CLUSTER.write_text(old)
 
 
 @pytest.fixture
@@ -160,7 +157,11 @@ def inproc(var_tmp: Path, group: MemoryGroup, ac: str, ops: int, records: int = 
                 time.sleep(0.1)
         finally:
             stop(proc)
-    assert proc.returncode == 0, (var_tmp / "stderr.txt").read_text()
+    if proc.returncode != 0:
+        st = group.stats()
+        raise AssertionError(f"memcached-ac exited with {proc.returncode} (negative: killed by that signal); "
+                             f"group oom_kills={st.get('oom_kills')}, peak {st.get('peak_bytes')} bytes, "
+                             f"limits {st.get('limits')}; stderr: {(var_tmp / 'stderr.txt').read_text()!r}")
     return json.loads(out.read_text())
 
 
