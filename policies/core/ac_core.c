@@ -10,6 +10,7 @@
 #include "store/record.h"
 #include <errno.h>
 #include <limits.h>
+#include <malloc.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,6 +117,16 @@ int ac_init(size_t *item_limit) {
         return -1;
     if (t->caps & AC_CAP_EVICT)
         return 0;                        /* the stock cache */
+    /* glibc raises its mmap threshold to the size of each large block freed (up
+     * to 32 MiB), after which 1 MiB buffers (blocks read for compaction, tier
+     * buffers) come from the freeing thread's arena and stay resident there
+     * once freed: measured at 200k records (lru over blocks, -m 110), the two
+     * arenas of a 2-thread run held 5.4 MB where one thread's held 3.8 MB, more
+     * than the calibration's shorter probe saw, and the cell was OOM-killed
+     * (experiments/scaling.toml). A fixed threshold (glibc's default value)
+     * returns every large block to the kernel when it is freed, so resident
+     * memory follows what is live, whatever the run's length or threads. */
+    mallopt(M_MMAP_THRESHOLD, 128 * 1024);
     ac.policy = p;
     ac.tier = t;
     ac.spill = t->spill;                 /* the tier's shape: taken here, once */
