@@ -361,6 +361,8 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
               "write_major_faults", "major_faults", "slab_resident_bytes", "refused_items", "refused_disk_full",
               "refused_io_error", "refused_table_full",
               "refused_timeout", "refused_nomem", "pages_borrowed", "spilled_bytes", "fetched_bytes",
+              # threads that waited for another's spill round, and how long (what stays serial)
+              "spill_lock_waits", "spill_lock_wait_ns",
               # reads served from a record without bringing it in (logging), migrations that needed
               # one read only, the block writer's waits
               "read_through_items", "migrate_reads_saved", "write_queue", "write_timeouts",

@@ -175,6 +175,8 @@ _AC = [
     ("refused_timeout", "int", "count", "refused: nothing to spill or borrow within ac_alloc_wait"),
     ("refused_nomem", "int", "count", "refused: no memory for a spill's record buffer"),
     ("pages_borrowed", "int", "count", "slab pages taken past the limit while being repaid"),
+    ("spill_lock_waits", "int", "count", "takers of the spill lock that found it held (one spill round at a time)"),
+    ("spill_lock_wait_ns", "int", "ns", "their total wait for it"),
     ("spilled_bytes", "int", "bytes", "bytes of items spilled"),
     ("fetched_bytes", "int", "bytes", "bytes of items fetched back"),
     ("read_through_items", "int", "items", "reads served from a record without bringing it in (logging)"),

@@ -147,9 +147,9 @@ unsigned ac_page_epoch(void) {
 }
 
 static void free_released(void *pages) {
-    pthread_mutex_lock(&ac.spill_lock);          /* no hint is being read */
+    ac_spill_lock();                              /* no hint is being read */
     __atomic_add_fetch(&ac.page_epoch, 1, __ATOMIC_RELEASE);
-    pthread_mutex_unlock(&ac.spill_lock);
+    ac_spill_unlock();
     if (ac.policy->epoch_moved != NULL)
         ac.policy->epoch_moved();               /* nor under the policy's own locks */
     while (pages != NULL) {

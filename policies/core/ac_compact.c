@@ -92,7 +92,7 @@ static bool copy_record(const struct ac_walk *w, void *arg) {
     (void)arg;
     bool go_on = true;
     struct ac_loc to;
-    pthread_mutex_lock(&ac.spill_lock);
+    ac_spill_lock();
     for (;;) {
         void *lk = item_trylock(hash(w->r.key, w->r.nkey));
         if (lk == NULL) {
@@ -116,7 +116,7 @@ static bool copy_record(const struct ac_walk *w, void *arg) {
             break;
         }
     }
-    pthread_mutex_unlock(&ac.spill_lock);
+    ac_spill_unlock();
     return go_on;
 }
 

@@ -320,6 +320,8 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("alloc_room_taken", "%llu", (unsigned long long)AC_READ(alloc_room_taken));
     APPEND_STAT("alloc_waits", "%llu", (unsigned long long)AC_READ(alloc_waits));
     APPEND_STAT("pages_borrowed", "%llu", (unsigned long long)AC_READ(pages_borrowed));
+    APPEND_STAT("spill_lock_waits", "%llu", (unsigned long long)AC_READ(spill_lock_waits));
+    APPEND_STAT("spill_lock_wait_ns", "%llu", (unsigned long long)AC_READ(spill_lock_wait_ns));
     APPEND_STAT("pages_repaid", "%llu", (unsigned long long)AC_READ(pages_repaid));
     APPEND_STAT("pages_owed", "%u", ac_pages_owed());
     APPEND_STAT("budget_settled", "%d", ac_enabled ? (int)ac_budget_settled() : 1);

@@ -73,6 +73,7 @@ struct ac_counters {
     uint64_t alloc_room_taken;     /* spilled, but another request took the room: again */
     uint64_t alloc_waits;          /* allocations that had to wait for held chunks or a page */
     uint64_t pages_borrowed, pages_repaid;
+    uint64_t spill_lock_waits, spill_lock_wait_ns;   /* ac_spill_lock: takers that found it held, their wait */
 };
 
 extern struct ac_state ac;

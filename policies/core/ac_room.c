@@ -71,13 +71,13 @@ struct try {
  * allocation again. */
 static struct try room_and_alloc(struct ac_scratch *s, size_t ntotal, unsigned int id) {
     struct try t = { NULL, { AC_ROOM_NONE, 0, AC_REFUSED_NONE } };
-    pthread_mutex_lock(&ac.spill_lock);
+    ac_spill_lock();
     t.it = slabs_alloc(ntotal, id, 0);
     if (t.it == NULL) {
         t.room = ac_make_room_locked(s, id);
         t.it = slabs_alloc(ntotal, id, 0);
     }
-    pthread_mutex_unlock(&ac.spill_lock);
+    ac_spill_unlock();
     return t;
 }
 

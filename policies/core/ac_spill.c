@@ -106,7 +106,7 @@ static int flush_block(enum ac_refusal *why) {
 
 int ac_spill_batch_items(struct ac_scratch *s, unsigned int clsid, item **cand, int n, unsigned epoch) {
     int spilled = 0;
-    pthread_mutex_lock(&ac.spill_lock);
+    ac_spill_lock();
     while (n > 0 && epoch == ac_page_epoch()) {
         bool full;
         enum ac_refusal why;
@@ -121,7 +121,7 @@ int ac_spill_batch_items(struct ac_scratch *s, unsigned int clsid, item **cand, 
         }
         break;
     }
-    pthread_mutex_unlock(&ac.spill_lock);
+    ac_spill_unlock();
     ac_budget_changed();
     return spilled;
 }
