@@ -19,6 +19,7 @@ from acplot.style import approach_styles, legend_above, plot_line, scale_title
 REFERENCES = ("memcached", "memcached-static")
 THREADS = "p_threads"            # the rows' YCSB property threads (driver threads)
 NEED = ["approach", "workload", "mem_ratio", THREADS, "throughput_ops_s"]
+LOG_SPREAD = 10.0                # a panel's max / min throughput above which it is drawn on a log scale
 
 
 def scaling_rows(df: pd.DataFrame) -> pd.DataFrame:
@@ -77,9 +78,15 @@ def plot_scaling(df: pd.DataFrame, outdir: Path) -> list[Path]:
             axes[0][col].set_title(f"M/D {ratio:g}", fontsize=9)
             axes[1][col].set_xlabel("driver threads")
             axes[1][col].set_xticks(sorted(g["threads"].unique()))
+            # a panel whose approaches differ by more than LOG_SPREAD (stock memcached drops what the
+            # others spill) is drawn on a log scale, or the spilling approaches lie flat on its floor
+            spread = t["throughput_ops_s"].max() / max(t["throughput_ops_s"].min(), 1.0)
             for row in (0, 1):
-                axes[row][col].grid(alpha=0.3)
-                axes[row][col].set_ylim(bottom=0)
+                axes[row][col].grid(alpha=0.3, which="both")
+                if spread > LOG_SPREAD:
+                    axes[row][col].set_yscale("log")
+                else:
+                    axes[row][col].set_ylim(bottom=0)
         axes[0][0].set_ylabel("throughput (ops/s)")
         axes[1][0].set_ylabel("per thread (ops/s)")
         handles, labels = axes[0][0].get_legend_handles_labels()
