@@ -165,13 +165,19 @@ def effpaging_beats_ospaging(df: pd.DataFrame) -> str:
     return _pairwise(df, "throughput_ops_s", ("effpaging",), ("ospaging",), "throughput", "{:,.0f} ops/s")
 
 
+PAPER_THETA = 0.99                  # Fig 2's Zipf skew in the paper (acbench fig2 also runs 0.5)
+
+
 def _fig2(df: pd.DataFrame, method: str, column: str) -> float | str:
     """The method's value of column in the Fig 2 table, or the not-testable verdict."""
     missing = [c for c in FIG2 if c not in df.columns]
     if missing:
         return not_testable(f"needs Fig 2's per-access CPU cost of each tracking method (the table of "
                             f"`acbench fig2`, ACBENCH_FIG2); the rows lack {', '.join(missing)}")
-    rows = df[df["tracking_method"] == method][column].dropna()
+    sel = df["tracking_method"] == method
+    if "zipf_theta" in df.columns and (df["zipf_theta"] == PAPER_THETA).any():
+        sel &= df["zipf_theta"] == PAPER_THETA       # the paper's Fig 2 skew, not a mean over several
+    rows = df[sel][column].dropna()
     if rows.empty:
         return not_testable(f"no Fig 2 row for tracking method {method!r}")
     return float(rows.mean())
