@@ -11,7 +11,7 @@ the paper's rule (the same physical memory for all). The allowance is what stock
 beside its items (calibrate.py, approach `memcached-static`, ×1.15); what an approach needs beyond
 that comes out of the same limit, so it holds fewer items:
 
-    -m (user-space) = min(budget, ⌊(limit − needs + 128 KiB) / MiB⌋)   needs = ⌈1.15 × its own overhead⌉
+    -m (user-space) = min(budget, ⌊(limit − needs) / MiB⌋)   needs = ⌈1.15 × its own overhead⌉
 
 One exception, named: an approach whose classifier the paper runs offline (logging-buffer, as the
 paper's Table II charges Siberia) gets what it needs beyond stock memcached beside the limit
@@ -37,9 +37,6 @@ from dataclasses import dataclass
 from acbench.approaches import Approach
 
 MIB = 1 << 20
-# equal provisioning: needs within this of what the limit leaves still get the MiB (the spread of one
-# approach's calibrated overhead between runs: lru 4.22 / 4.34 MiB, 200k records, experiments/scaling.toml)
-NEEDS_NOISE = 128 << 10
 # memcached refuses -m below twice its item size limit (-I, 1 MiB by default)
 MIN_ITEM_MB = 2
 MIN_HASHPOWER = 16  # memcached's default
@@ -116,12 +113,11 @@ def plan(approach: Approach, recordcount: int, footprint: int, ratio: float, all
     else:
         swap_bytes = 0
         # whole MiB (memcached's -m and slab page), rounded down: -m never takes more than the limit
-        # leaves beside the needs, save NEEDS_NOISE (an approach that needs what stock memcached needs,
-        # to the calibration's noise, gets the whole budget, as the reference does). Rounded to the
-        # nearest before: logging at 200k records, M/D 1/2, was given -m 110 where 109.5 MiB were left
-        # and was OOM-killed in 3 of 3 runs (experiments/scaling.toml)
-        item_mb = target if needs_bytes is None else \
-            min(target, math.floor((limit - needs_bytes + NEEDS_NOISE) / MIB))
+        # leaves beside the needs. Rounded to the nearest before: logging at 200k records, M/D 1/2,
+        # was given -m 110 where 109.5 MiB were left and was OOM-killed in 3 of 3 runs
+        # (experiments/scaling.toml); a tolerance of 128 KiB put logging's CI cell 0.07 MiB from a
+        # boundary, where calibration noise (~0.1 MiB between runs) would flip its -m
+        item_mb = target if needs_bytes is None else min(target, math.floor((limit - needs_bytes) / MIB))
         if item_mb < MIN_ITEM_MB:
             raise ValueError(f"{approach.name} needs {needs_bytes / MIB:.1f} MiB beside its items, which leaves"
                              f" {max(0, limit - needs_bytes) / MIB:.1f} MiB of the cell's {limit / MIB:.1f} MiB limit"

@@ -341,11 +341,10 @@ def test_equal_plan_takes_needs_out_of_the_limit() -> None:
     assert (p.limit_bytes, p.item_mb, p.item_budget_bytes) == (585 * MIB, 561, 565 * MIB)
     assert p.as_row()["approach_needs_bytes"] == 23 * MIB + 3 * MIB // 4 and p.as_row()["provisioning"] == "equal"
     # rounded down: -m 561.5 -> 561 (to the nearest, 562 left 0.5 MiB less than the needs: logging's
-    # OOM kills at 200k records); a need within 128 KiB of the room still gets the MiB
+    # OOM kills at 200k records); a need of exactly the room gets it, one byte more does not
     assert plan(APPROACHES["lru"], 1_000_000, 1184, 0.5, 20 * MIB, needs_bytes=23 * MIB + MIB // 2).item_mb == 561
-    assert plan(APPROACHES["lru"], 1_000_000, 1184, 0.5, 20 * MIB, needs_bytes=23 * MIB + 128 * 1024).item_mb == 562
-    assert plan(APPROACHES["lru"], 1_000_000, 1184, 0.5, 20 * MIB,
-                needs_bytes=23 * MIB + 128 * 1024 + 1).item_mb == 561
+    assert plan(APPROACHES["lru"], 1_000_000, 1184, 0.5, 20 * MIB, needs_bytes=23 * MIB).item_mb == 562
+    assert plan(APPROACHES["lru"], 1_000_000, 1184, 0.5, 20 * MIB, needs_bytes=23 * MIB + 1).item_mb == 561
     # needing less than stock memcached never gives more than the budget (R <= C)
     assert plan(APPROACHES["lru"], 1_000_000, 1184, 0.5, 20 * MIB, needs_bytes=MIB).item_mb == 565
     # a paging approach: same limit, -m covers the data, nothing subtracted
@@ -394,10 +393,8 @@ def test_equal_limit_from_stock_memcached(tmp_path, cache) -> None:
     limit = plans["lru"].limit_bytes
     # each spilling approach also needs one block (1 MiB) of page cache for its spill file
     assert plans["lru"].needs_bytes == math.ceil(1.15 * (ref + 2_000_000)) + MIB
-    noise = 128 * 1024          # memory.NEEDS_NOISE
-    assert plans["lru"].item_mb == math.floor((limit - plans["lru"].needs_bytes + noise) / MIB) == 561
-    assert plans["logging"].item_mb == math.floor((limit - math.ceil(1.15 * (ref + 38_000_000)) - MIB + noise)
-                                                  / MIB) == 522
+    assert plans["lru"].item_mb == math.floor((limit - plans["lru"].needs_bytes) / MIB) == 561
+    assert plans["logging"].item_mb == math.floor((limit - math.ceil(1.15 * (ref + 38_000_000)) - MIB) / MIB) == 522
     assert plans["ospaging"].item_mb == 1244 and plans["ospaging"].needs_bytes is None
     assert plans["lru"].allowance_source.startswith("equal: memcached calibrated:n=25k")
     assert plans["logging"].allowance_source.endswith("res=0.00MiB x1.15 + spill room 1MiB")
