@@ -16,6 +16,14 @@ from paging import MemoryGroup, inproc, mappings, page_states
 
 # 30000 records of 900 bytes in 1 KiB chunks: D = 30 MiB; the group's limit is about half of it
 RECORDS, LIMIT, SWAP = 30000, 24 * MiB, 96 * MiB
+# the hash-chain test locks half of what the group allows (ac_eff_lock=0.5): at the default (all of
+# it, less the 8 MiB margin), hashpower 13 and hot-first moves, the kernel OOM-killed the server near
+# the end of the load in 1 of 8 runs at 24 MiB, 2 of 4 at 28 MiB (its hot region grows with the limit),
+# 2 of 8 at a lock share of 0.8; 0 of 8 at 0.5 (measured 2026-11-28). At the kill the group was at
+# its limit with the hot region locked and 11-12 MB of anonymous pages, all on the active list and
+# none reclaimed in time: effpaging's default sizing leaves the kernel too little to page with at
+# this size (policies/README.md, effpaging, "OOM kills at small limits")
+CHAINS_LOCK = 0.5
 
 
 class RegionSampler:
@@ -187,11 +195,12 @@ def test_hot_items_lead_their_hash_chains(var_tmp, swap, page_cluster0):
     take fewer faults than with the chains as memcached links them (ac_eff_hot_first=0)."""
     rows = {}
     for on in (0, 1):
-        d, _ = _run(var_tmp, f"ac_policy=effpaging,hashpower=13,ac_eff_hot_first={on}")
+        d, _ = _run(var_tmp, f"ac_policy=effpaging,hashpower=13,ac_eff_hot_first={on},ac_eff_lock={CHAINS_LOCK}")
         reads, ac = d["run"]["reads"], d["server"]["anticache"]
         assert reads["miss"] == 0 and ac["lost_items"] == 0 and reads["disk_hit"] > 0
         rows[on] = (reads["hit"] / reads["total"], reads["disk_hit"], ac["read_major_faults"], ac["eff_hot_first_moves"])
     print(f"\nhot first off: hit rate {rows[0][0]:.4f}, disk hits {rows[0][1]}, read faults {rows[0][2]};"
           f" on: {rows[1][0]:.4f}, {rows[1][1]}, {rows[1][2]} ({rows[1][3]} moves)")
     assert rows[0][3] == 0 and rows[1][3] > 1000
-    assert rows[1][1] < 0.9 * rows[0][1] and rows[1][2] < 0.9 * rows[0][2]
+    # measured at CHAINS_LOCK (2 runs): disk hits -10.3 / -11.3 %, read faults -13.4 / -14.4 %
+    assert rows[1][1] < 0.95 * rows[0][1] and rows[1][2] < 0.95 * rows[0][2]
