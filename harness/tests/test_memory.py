@@ -345,6 +345,10 @@ def test_equal_plan_takes_needs_out_of_the_limit() -> None:
     assert plan(APPROACHES["lru"], 1_000_000, 1184, 0.5, 20 * MIB, needs_bytes=23 * MIB + MIB // 2).item_mb == 561
     assert plan(APPROACHES["lru"], 1_000_000, 1184, 0.5, 20 * MIB, needs_bytes=23 * MIB).item_mb == 562
     assert plan(APPROACHES["lru"], 1_000_000, 1184, 0.5, 20 * MIB, needs_bytes=23 * MIB + 1).item_mb == 561
+    # needs within 64 KiB above stock memcached's allowance (calibration noise) get the whole budget;
+    # more, and -m is what the limit leaves, rounded down
+    assert plan(APPROACHES["lru"], 1_000_000, 1184, 0.5, 20 * MIB, needs_bytes=20 * MIB + 64 * 1024).item_mb == 565
+    assert plan(APPROACHES["lru"], 1_000_000, 1184, 0.5, 20 * MIB, needs_bytes=20 * MIB + 64 * 1024 + 1).item_mb == 564
     # needing less than stock memcached never gives more than the budget (R <= C)
     assert plan(APPROACHES["lru"], 1_000_000, 1184, 0.5, 20 * MIB, needs_bytes=MIB).item_mb == 565
     # a paging approach: same limit, -m covers the data, nothing subtracted

@@ -79,11 +79,11 @@ def test_rows(run: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
     for col in ("git_revision", "binary_sha256", "kernel", "cpu_model", "date", "cgroup_limit_bytes", "throughput_ops_s"):
         assert pd.notna(lru[col]), col
     # equal provisioning: one limit = budget + stock memcached's allowance; lru's -m is what the limit
-    # leaves after its own need (its overhead and a block of page cache), to the nearest MiB
+    # leaves after its own need (its overhead and a block of page cache), rounded down to a MiB
     assert lru["cgroup_limit_bytes"] == lru["item_budget_bytes"] + lru["allowance_bytes"] == base["cgroup_limit_bytes"]
+    assert lru["approach_needs_bytes"] > base["allowance_bytes"] + (64 << 10) and lru["provisioning"] == "equal"
     assert lru["item_memory_bytes"] == min(lru["item_budget_bytes"], (
-        (lru["cgroup_limit_bytes"] - lru["approach_needs_bytes"] + (1 << 19)) >> 20) << 20)
-    assert lru["approach_needs_bytes"] > base["allowance_bytes"] and lru["provisioning"] == "equal"
+        (lru["cgroup_limit_bytes"] - lru["approach_needs_bytes"]) >> 20) << 20)
     for f in ("driver.json", "stderr.txt", "cgroup.json", "pids.json", "row.json"):
         assert (rd / "cells" / IDS[1] / f).is_file(), f
 
