@@ -11,10 +11,12 @@ import pandas as pd
 import pytest
 
 WORKLOADS = Path(__file__).resolve().parents[2] / "experiments" / "workloads"
+# 16000 records: lru's -m at M/D 1/4 must stay above memcached-ac's 2 MiB once its needs (overhead
+# and a block of page cache) are taken out of the common limit and rounded down (at 8000 it was 1.9)
 SPEC = """
 name = "tiny"
 [fixed]
-recordcount = 8000
+recordcount = 16000
 operationcount = 8000
 warmupoperations = 2000
 [grid]
@@ -70,7 +72,7 @@ def test_rows(run: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
         parts = r["loss_lru_pp"] + r["loss_overhead_pp"] + r["loss_policy_pp"]
         assert parts == pytest.approx(r["loss_pp"], abs=1e-9)
         assert r["lru_c_hit_rate"] == r["lru_ref_hit_rate"]
-        assert 0 < r["resident_items_avg"] <= 8000
+        assert 0 < r["resident_items_avg"] <= 16000
         assert r["skew_requests"] == 8000 and 0 < r["skew_top1_share"] < r["skew_top10_share"] < 1
     # one window: per-op figures are the run's own deltas, smaller than the whole cell's
     assert lru["cpu_us_per_op"] == pytest.approx(1e6 * (lru["cpu_user_s"] + lru["cpu_sys_s"]) / 8000)
@@ -128,7 +130,7 @@ def test_every_column_filled_and_plausible(run: tuple[Path, Path, subprocess.Com
     constant = [c for c in MUST_VARY if df[c].nunique() < 2]
     assert not constant, f"columns that should differ between cells: {constant}"
     # lru read spilled records in the run window: a ratio of device bytes to bytes asked (0 when
-    # the page cache held what was asked: 8000 records fit in it at M/D 1/2)
+    # the page cache held what was asked: 16000 records fit in it at M/D 1/2)
     amp = df[df["approach"] == "lru"]["read_amplification"]
     assert amp.notna().all() and (amp >= 0).all()
     for cid, row in df.iterrows():
