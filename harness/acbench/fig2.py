@@ -195,24 +195,16 @@ def read_map_count(sysctl: Path = MAX_MAP_COUNT) -> int:
         raise Fig2Error(f"cannot read vm.max_map_count ({sysctl}): {e}") from None
 
 
-def max_map_count() -> int:
-    try:
-        return read_map_count()
-    except Fig2Error:
-        return 65530
-
-
 def vma_map_need(mb: int, granule: int = PAGE) -> int:
     """The vm.max_map_count policy vma accepts `granule`-byte granules with at -m mb: one VMA per
     granule of its mapping at most, plus the reserve it keeps for the rest of the process."""
     return math.ceil((mb + VMA_HEADROOM_MB) * MIB / granule) + MAP_COUNT_RESERVE
 
 
-def vma_granule(mb: int, map_count: int | None = None) -> int:
-    """The smallest power-of-two granule (>= 4 KiB) policy vma accepts at this vm.max_map_count
-    (default: the machine's): what --allow-big-granules falls back to."""
-    maps = max_map_count() if map_count is None else map_count
-    room = max(maps - MAP_COUNT_RESERVE, 1)
+def vma_granule(mb: int, map_count: int) -> int:
+    """The smallest power-of-two granule (>= 4 KiB) policy vma accepts at this vm.max_map_count:
+    what --allow-big-granules falls back to."""
+    room = max(map_count - MAP_COUNT_RESERVE, 1)
     g = PAGE
     while vma_map_need(mb, g) - MAP_COUNT_RESERVE > room:
         g *= 2
