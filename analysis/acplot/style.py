@@ -2,7 +2,7 @@
 a colour from Paul Tol's colour-blind-safe "muted" scheme (and black), a marker and a line style,
 given in the harness's order of the figure's approaches (acbench.approaches), so figures of the
 same approaches look alike and the approaches of one figure differ in colour and marker (up to
-11 of them) and in line style from their neighbours.
+13 of them) and in line style from their neighbours.
 A line with a single point is drawn as its marker alone. Legends go above the panels in rows of
 equal length (never one entry alone on a row); titles say the workload and the scale.
 
@@ -15,11 +15,12 @@ from typing import Any
 
 import pandas as pd
 
-# Paul Tol, "muted" qualitative scheme (personal.sron.nl/~pault), colour-blind safe, + black and a
+# Paul Tol, "muted" qualitative scheme (personal.sron.nl/~pault), colour-blind safe, + black, a
 # mid grey (an eleventh approach: told apart from black by its marker and line style in grayscale)
+# and the orange and red of his "vibrant" scheme (a twelfth and a thirteenth)
 PALETTE = ("#332288", "#88CCEE", "#44AA99", "#117733", "#999933", "#DDCC77", "#CC6677", "#882255",
-           "#AA4499", "#000000", "#777777")
-MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*", "h")
+           "#AA4499", "#000000", "#777777", "#EE7733", "#CC3311")
+MARKERS = ("o", "s", "^", "D", "v", "P", "X", "<", ">", "*", "h", "p", "d")
 LINESTYLES = ("-", "--", "-.", ":")
 LEGEND_ENTRY_INCHES = 1.7
 

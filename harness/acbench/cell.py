@@ -386,7 +386,12 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
               "log_rounds", "log_drops", "eff_memory", "eff_hot_bytes", "eff_promoted", "eff_demoted",
               "eff_hot_first_moves",
               # lru's batched moves (ac_lru_batch; 0: strict)
-              "lru_batch", "lru_batches", "lru_batched", "lru_batch_skipped"):
+              "lru_batch", "lru_batches", "lru_batched", "lru_batch_skipped",
+              # uvmm's pager: its cap, faults, evictions, page-file bytes (and compression), fetch latency
+              "uvmm_evict", "uvmm_compress", "uvmm_cap_pages", "uvmm_resident_pages", "uvmm_book_bytes",
+              "uvmm_fetches", "uvmm_fetches_unattributed", "uvmm_zero_fills", "uvmm_wp_faults",
+              "uvmm_waits_for_room", "uvmm_evictions", "uvmm_evictions_clean", "uvmm_bytes_written",
+              "uvmm_page_bytes_written", "uvmm_bytes_read", "uvmm_fetch_ns_p50", "uvmm_fetch_ns_p99"):
         out[f"ac_{k}"] = ac.get(k)
     out["read_amplification"] = read_amplification(out.get("disk_read_bytes"), ac,
                                                    (ph.get("server_start") or {}).get("anticache") or {})

@@ -232,6 +232,23 @@ _AC = [
     ("lru_batches", "int", "count", "lru: buffers applied (whole life)"),
     ("lru_batched", "int", "count", "lru: buffered accesses applied or skipped (whole life)"),
     ("lru_batch_skipped", "int", "count", "lru: buffered accesses skipped: the item was gone, or its page epoch"),
+    ("uvmm_evict", "str", "", "uvmm: its eviction strategy (clock, hints, fifo, random)"),
+    ("uvmm_compress", "str", "", "uvmm: the codec of pages written (none, lz4, zstd)"),
+    ("uvmm_cap_pages", "int", "pages", "uvmm: resident pages allowed at the end (ac_uvmm_memory, or what the cgroup allows)"),
+    ("uvmm_resident_pages", "int", "pages", "uvmm: pages of the region resident at the end"),
+    ("uvmm_book_bytes", "int", "bytes", "uvmm: its page table (8 bytes a page; fifo adds 4)"),
+    ("uvmm_fetches", "int", "count", "uvmm: pages read back from the page file (whole life)"),
+    ("uvmm_fetches_unattributed", "int", "count", "uvmm: fetches for threads that never asked (memcached's own)"),
+    ("uvmm_zero_fills", "int", "count", "uvmm: first touches served with zeros"),
+    ("uvmm_wp_faults", "int", "count", "uvmm: first writes to clean pages (ac_uvmm_clean=1)"),
+    ("uvmm_waits_for_room", "int", "count", "uvmm: faults that waited for the evictor (the region at its cap)"),
+    ("uvmm_evictions", "int", "count", "uvmm: pages dropped (whole life)"),
+    ("uvmm_evictions_clean", "int", "count", "uvmm: pages dropped without a write (their copy on disk was valid)"),
+    ("uvmm_bytes_written", "int", "bytes", "uvmm: bytes written to the page file (compressed, padded to the I/O unit)"),
+    ("uvmm_page_bytes_written", "int", "bytes", "uvmm: bytes of the pages written, before compression"),
+    ("uvmm_bytes_read", "int", "bytes", "uvmm: bytes read from the page file"),
+    ("uvmm_fetch_ns_p50", "int", "ns", "uvmm: median time to serve a fetch (read, check, place; 1/8-octave buckets)"),
+    ("uvmm_fetch_ns_p99", "int", "ns", "uvmm: 99th percentile of the same"),
 ]
 _AC_COLUMNS = [_c(f"ac_{n}", t, u, m, f"{SERVER} {n}") for n, t, u, m in _AC]
 

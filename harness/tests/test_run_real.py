@@ -114,7 +114,13 @@ MAY_BE_EMPTY = {"lat_update_mean_us", "lat_update_p50_us", "lat_update_p99_us", 
                 "ac_log_rounds", "ac_log_drops", "ac_eff_memory", "ac_eff_hot_bytes", "ac_eff_promoted",
                 "ac_eff_demoted", "ac_eff_hot_first_moves",
                 # lru's batched moves (policy lru only)
-                "ac_lru_batch", "ac_lru_batches", "ac_lru_batched", "ac_lru_batch_skipped"}
+                "ac_lru_batch", "ac_lru_batches", "ac_lru_batched", "ac_lru_batch_skipped",
+                # uvmm's pager (tier uvmm only)
+                "ac_uvmm_evict", "ac_uvmm_compress", "ac_uvmm_cap_pages", "ac_uvmm_resident_pages",
+                "ac_uvmm_book_bytes", "ac_uvmm_fetches", "ac_uvmm_fetches_unattributed", "ac_uvmm_zero_fills",
+                "ac_uvmm_wp_faults", "ac_uvmm_waits_for_room", "ac_uvmm_evictions", "ac_uvmm_evictions_clean",
+                "ac_uvmm_bytes_written", "ac_uvmm_page_bytes_written", "ac_uvmm_bytes_read",
+                "ac_uvmm_fetch_ns_p50", "ac_uvmm_fetch_ns_p99"}
 # What differs between the cells (approach x memory ratio) must differ in the rows.
 MUST_VARY = ["approach", "mem_ratio", "item_memory_bytes", "cgroup_limit_bytes", "opt_capacity", "hits",
              "hit_rate", "opt_hit_rate", "loss_pp", "throughput_ops_s", "run_duration_s", "cpu_user_s",

@@ -24,10 +24,12 @@ OPTIONS = ("ac_policy, ac_tier, ac_os_backing, ac_spill_dir, ac_alloc_wait, ac_b
            "ac_alru_clock, ac_log_charge, ac_log_sample, ac_log_alpha, ac_log_round, ac_log_slice, ac_log_keys, "
            "ac_log_hot_fill, ac_eff_memory, ac_eff_madv_cold, ac_eff_lock, ac_eff_hot_first, ac_vma_reset, ac_vma_granule, ac_vma_samples, "
            "ac_block_size, ac_merge, ac_compact_fill, ac_evicted_max, ac_write_queue, ac_compress, ac_io, ac_io_threads, ac_io_direct, ac_fault, "
-           "ac_compact, ac_compact_thread, ac_bloom_keys")
+           "ac_compact, ac_compact_thread, ac_bloom_keys, ac_uvmm_memory, ac_uvmm_evict, ac_uvmm_compress, ac_uvmm_clean, "
+           "ac_uvmm_batch")
 OWNERS = ["the core", "policy lru", "policy alru", "policy logging", "the classifier of logging and effpaging",
           "policy effpaging", "policy vma", "tier blocks", "spilled records (tiers blocks and tuples)",
-          "spill-file I/O (tiers blocks and tuples)", "lazy compaction (tier blocks)", "tier tuples"]
+          "spill-file I/O (tiers blocks, tuples and uvmm)", "lazy compaction (tier blocks)", "tier tuples",
+          "tier uvmm"]
 
 
 def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> str:
@@ -40,7 +42,7 @@ def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> s
 
 @pytest.mark.parametrize("ac,message", [
     ("ac_policy=x", 'memcached-ac: unknown ac_policy "x"; valid policies: none, lru, alru, logging, effpaging, vma, ospaging'),
-    ("ac_tier=disk", 'memcached-ac: unknown ac_tier "disk"; valid tiers: none, blocks, tuples, swap, mmapfile'),
+    ("ac_tier=disk", 'memcached-ac: unknown ac_tier "disk"; valid tiers: none, blocks, tuples, swap, mmapfile, uvmm'),
     # pairs that cannot work: refused at start, with the tiers the policy works over
     ("ac_policy=lru,ac_tier=swap",
      "memcached-ac: ac_policy=lru cannot work over ac_tier=swap; valid tiers for policy lru: blocks, tuples"),
@@ -49,13 +51,13 @@ def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> s
     ("ac_policy=logging,ac_tier=mmapfile",
      "memcached-ac: ac_policy=logging cannot work over ac_tier=mmapfile; valid tiers for policy logging: tuples, blocks"),
     ("ac_policy=none,ac_tier=blocks",
-     "memcached-ac: ac_policy=none cannot work over ac_tier=blocks; valid tiers for policy none: none, swap, mmapfile"),
+     "memcached-ac: ac_policy=none cannot work over ac_tier=blocks; valid tiers for policy none: none, swap, mmapfile, uvmm"),
     ("ac_tier=tuples",
-     "memcached-ac: ac_policy=none cannot work over ac_tier=tuples; valid tiers for policy none: none, swap, mmapfile"),
+     "memcached-ac: ac_policy=none cannot work over ac_tier=tuples; valid tiers for policy none: none, swap, mmapfile, uvmm"),
     ("ac_policy=effpaging,ac_tier=tuples",
      "memcached-ac: ac_policy=effpaging cannot work over ac_tier=tuples; valid tiers for policy effpaging: swap"),
     ("ac_policy=ospaging,ac_tier=blocks",
-     "memcached-ac: ac_policy=ospaging cannot work over ac_tier=blocks; valid tiers for policy none: none, swap, mmapfile"),
+     "memcached-ac: ac_policy=ospaging cannot work over ac_tier=blocks; valid tiers for policy none: none, swap, mmapfile, uvmm"),
     ("ac_policy=vma,ac_tier=swap",
      "memcached-ac: ac_policy=vma cannot work over ac_tier=swap; valid tiers for policy vma: blocks, tuples"),
     # vma protects the slab memory: a socket touching it would get EFAULT
@@ -145,7 +147,7 @@ def test_bad_option(ac, message):
 
 
 POLICIES = ("none", "lru", "alru", "logging", "effpaging", "vma", "ospaging")
-TIERS = ("none", "blocks", "tuples", "swap", "mmapfile")
+TIERS = ("none", "blocks", "tuples", "swap", "mmapfile", "uvmm")
 
 
 def run_help(*pre: str) -> subprocess.CompletedProcess[str]:
@@ -395,6 +397,7 @@ def test_default_spill_dir():
     ("ac_policy=ospaging", "none", "swap"),
     ("ac_policy=ospaging,ac_os_backing=file", "none", "mmapfile"),
     ("ac_policy=none,ac_tier=mmapfile", "none", "mmapfile"),
+    ("ac_policy=none,ac_tier=uvmm,ac_uvmm_memory=8M", "none", "uvmm"),
     ("ac_policy=none", "none", "none"),
 ])
 def test_every_valid_pair_starts_and_says_what_it_runs(server, tmp_path, pair, policy, tier):
@@ -403,7 +406,8 @@ def test_every_valid_pair_starts_and_says_what_it_runs(server, tmp_path, pair, p
     srv = server(mem=64, ac={**ac, "ac_spill_dir": str(spill)}, check_dir_modes=False)
     st = srv.ac()
     assert (st["policy"], st["tier"]) == (policy, tier)
-    files = {"blocks": {"blocks.dat"}, "tuples": {"cold.dat", "cold.idx"}, "mmapfile": {"ospaging.mem"}}
+    files = {"blocks": {"blocks.dat"}, "tuples": {"cold.dat", "cold.idx"}, "mmapfile": {"ospaging.mem"},
+             "uvmm": {"uvmm.pages"}}
     if tier in files:
         assert {p.name for p in spill.iterdir()} == files[tier]
         assert st["spill_dir"] == str(spill)
@@ -422,14 +426,16 @@ def test_ac_list_prints_the_components_and_the_pairs_that_work_as_json():
     assert [t["name"] for t in listing["tiers"]] == list(TIERS)
     assert listing["aliases"] == [{"name": "ospaging", "policy": "none", "tier": "swap"}]
     shapes = {t["name"]: t["shape"] for t in listing["tiers"]}
-    assert shapes == {"none": "evict", "blocks": "spill", "tuples": "spill", "swap": "page", "mmapfile": "page"}
+    assert shapes == {"none": "evict", "blocks": "spill", "tuples": "spill", "swap": "page", "mmapfile": "page",
+                      "uvmm": "page"}
     caps = {t["name"]: set(t["caps"]) for t in listing["tiers"]}
     assert caps["swap"] == {"page", "anon"} and caps["mmapfile"] == {"page", "files"}
+    assert caps["uvmm"] == {"page", "files"}
     assert caps["blocks"] >= {"spill", "blocks", "read_ahead", "move", "files"}
     assert caps["tuples"] >= {"spill", "read_ahead", "files"} and "blocks" not in caps["tuples"]
     # the valid tiers of each policy, its default first: the same as the refusal messages say
     tiers = {p["name"]: p["tiers"] for p in listing["policies"]}
-    assert tiers == {"none": ["none", "swap", "mmapfile"], "lru": ["blocks", "tuples"],
+    assert tiers == {"none": ["none", "swap", "mmapfile", "uvmm"], "lru": ["blocks", "tuples"],
                      "alru": ["blocks", "tuples"], "logging": ["tuples", "blocks"], "effpaging": ["swap"],
                      "vma": ["blocks", "tuples"]}
     pairs = {(p["policy"], p["tier"]): p["default"] for p in listing["pairs"]}

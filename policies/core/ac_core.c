@@ -39,7 +39,7 @@ static void ac_shutdown(void) {
     if (ac.policy != NULL && ac.policy->shutdown != NULL)
         ac.policy->shutdown();
     ac.tier->close();                    /* removes its files */
-    if (ac.spill != NULL)
+    if (ac.io)
         ac_io_stop();
     if (has_dir())
         rmdir(ac.dir);
@@ -131,6 +131,8 @@ int ac_init(size_t *item_limit) {
     ac.tier = t;
     ac.spill = t->spill;                 /* the tier's shape: taken here, once */
     ac.page = t->page;
+    for (int i = 0; i < AC_MAX_OPT_TABLES; i++)
+        ac.io = ac.io || t->options[i] == &ac_io_options;
     pthread_mutex_init(&ac.spill_lock, NULL);
 
     /* Anti-caching keeps its own order: memcached's segmented LRU
@@ -168,11 +170,11 @@ int ac_init(size_t *item_limit) {
         snprintf(ac.dir, sizeof(ac.dir), "/var/tmp/memcached-ac.%d", (int)getpid());
     if (has_dir() && ac_spilldir_prepare(ac.dir) != 0)
         return -1;
-    if (ac.spill != NULL)
+    if (ac.io)
         ac_io_init();                    /* before the tier's threads and files */
     char err[512];
     if (t->open(ac.dir, settings.maxbytes, err, sizeof(err)) != 0) {
-        if (ac.spill != NULL)
+        if (ac.io)
             ac_io_stop();
         fprintf(stderr, "memcached-ac: ac_tier=%s: %s\n", t->name, err);
         if (has_dir())
@@ -199,6 +201,7 @@ int ac_init(size_t *item_limit) {
         ac_shutdown();
         return -1;
     }
+    ac_check_items = ac.page != NULL && ac.page->checking != NULL && ac.page->checking();
     *item_limit = ac.item_limit;
     if (ac_budget_init() != 0) {
         ac_shutdown();
@@ -302,8 +305,9 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("compress_in_bytes", "%llu", (unsigned long long)AC_READ(compress_in_bytes));
     APPEND_STAT("compress_out_bytes", "%llu", (unsigned long long)AC_READ(compress_out_bytes));
     APPEND_STAT("compress_skipped", "%llu", (unsigned long long)AC_READ(compress_skipped));
-    if (ac_enabled && ac.spill != NULL) {
+    if (ac_enabled && ac.io)
         ac_io_stats(add_stats, c);
+    if (ac_enabled && ac.spill != NULL) {
         APPEND_STAT("driver_depth", "%llu", (unsigned long long)(ac_in_process() ? ac_opts.driver_depth : 0));
         ac_prefetch_stats(add_stats, c);
         if (ac.spill->begin_merge != NULL)

@@ -169,10 +169,23 @@ item *ac_item_find(const char *key, size_t nkey, uint32_t hv, bool do_update) {
     return it;
 }
 
+bool ac_check_items;
+
+/* The hash walk is about to read it's header and key: their pages first. */
+void ac_item_check(const void *p) {
+    const item *it = p;
+    ac.page->check(it, sizeof(item));
+    ac.page->check(it, (size_t)(ITEM_key(it) - (const char *)it) + it->nkey);
+}
+
 void ac_item_accessed(item *it) {
     struct ac_thread *th = &ac_self;
+    if (ac_check_items)
+        ac.page->check(it, ITEM_ntotal(it));      /* the value's pages before the reply reads them */
     it->it_flags |= ITEM_FETCHED;
     if (ac.spill == NULL) {
+        if (ac.page->touched != NULL)
+            ac.page->touched(it, ITEM_ntotal(it));
         if (th->window_external) {
             th->window_accessed = true;     /* counted when the driver closes its window */
         } else {
@@ -194,6 +207,8 @@ void ac_item_linked(item *it, uint32_t hv) {
         struct ac_lookup *lk = ac_self.lookup;   /* a lookup materializing this item, or NULL */
         if (lk == NULL || !lk->sole_copy)
             ac_drop_stale_copies(&ac_self.scratch, it);
+    } else if (ac.page != NULL && ac.page->touched != NULL) {
+        ac.page->touched(it, ITEM_ntotal(it));
     }
     ac.policy->on_insert(it);
 }

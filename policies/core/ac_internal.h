@@ -43,6 +43,7 @@ struct ac_state {
      * while anti-caching is on (none for the stock cache) */
     const struct ac_spill_ops *spill;
     const struct ac_page_ops *page;
+    bool io;                       /* the tier moves data through the I/O engine (lists ac_io_options) */
     size_t tier_fixed;             /* the tier's book-keeping allocated at start */
     size_t fixed_charge;           /* all book-keeping charged against -m at start (tier + policy) */
     size_t item_limit;             /* what the slab allocator gets of -m now (ac_budget.c lowers it

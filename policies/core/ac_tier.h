@@ -10,8 +10,8 @@
  *    (store/record.h) under the 64-bit fingerprint of their key, hands back a
  *    location and reads a record back by location; items leave RAM when a
  *    policy picks them;
- *  - a paging tier (.page: swap, mmapfile) provides the slab memory, which
- *    it pages itself (the kernel, or a user-space pager), and reports the
+ *  - a paging tier (.page: swap, mmapfile, uvmm) provides the slab memory,
+ *    which it pages itself (the kernel, or a user-space pager), and reports the
  *    pages a thread waited for, from which the core counts its disk hits.
  * Tier "none" has neither: memcached evicts (stock).
  * What a tier offers is declared in .caps; a policy declares what it needs of
@@ -112,7 +112,7 @@ struct ac_spill_ops {
     void   (*merge_done)(uint32_t block);
 };
 
-/* The operations of a paging tier. Both mandatory. */
+/* The operations of a paging tier. map and thread_page_ins mandatory. */
 struct ac_page_ops {
     /* The slab memory: a mapping of len bytes that the tier pages; random: no
      * read-around on a fault (MADV_RANDOM). NULL after printing why. */
@@ -121,6 +121,15 @@ struct ac_page_ops {
      * major faults, getrusage RUSAGE_THREAD; a user-space pager: the faults it
      * served for the thread). A read during which it rose is a disk hit. */
     uint64_t (*thread_page_ins)(void);
+    /* May be NULL. The n bytes at p were accessed (an item read or linked):
+     * a user-space pager's access marks (uvmm). */
+    void  (*touched)(const void *p, size_t n);
+    /* May be NULL. checking: the tier checks pages on the item path (chosen at
+     * open); check: the n bytes at p are about to be read: pages of them not
+     * in memory are brought in by the calling thread itself (a page in flight
+     * is left to the fault path). */
+    bool  (*checking)(void);
+    void  (*check)(const void *p, size_t n);
 };
 
 /* A tier. Mandatory: name, summary, caps, files, fixed_bytes, open, close,

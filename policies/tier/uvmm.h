@@ -1,0 +1,98 @@
+/* What the files of tier "uvmm" share (uvmm.c: the region, its faults and the
+ * tier's descriptor; uvmm_evict.c: the evictor; uvmm_io.c: the page file).
+ * Nothing outside tier/uvmm*.c includes it. */
+#ifndef AC_UVMM_H
+#define AC_UVMM_H
+#include <pthread.h>
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#define UVMM_PAGE 4096u
+
+/* A page's state. Changed under uvmm.lock only; read without it where a stale
+ * value is harmless (the clock hand's first look, statistics). */
+enum uvmm_state {
+    UVMM_NEVER = 0,      /* never touched: a fault maps zeros */
+    UVMM_DIRTY,          /* resident, differs from its disk copy (or has none) */
+    UVMM_CLEAN,          /* resident, write-protected, its disk copy is valid */
+    UVMM_EVICTING,       /* the evictor is writing it out: faults on it wait for its wake-up */
+    UVMM_EVICTED,        /* on disk only: a fault fetches it */
+    UVMM_FETCHING,       /* a fault thread is reading it: other faults on it wait for the copy */
+};
+
+/* Book-keeping of one page, 8 bytes: no location (page i lives at slot i of
+ * the page file), the stored length and the page's checksum. */
+struct uvmm_page {
+    uint8_t state;
+    uint8_t ref;         /* access marks (clock: 0/1; hints: 0..3) */
+    uint16_t stored;     /* bytes of its disk copy (UVMM_PAGE: stored as is) */
+    uint32_t crc;        /* CRC32C of the page's 4096 bytes */
+};
+
+enum uvmm_mode { UVMM_MODE_UFFD = 0, UVMM_MODE_CHECK = 1 };
+enum uvmm_evict_kind { UVMM_CLOCK = 0, UVMM_HINTS = 1, UVMM_FIFO = 2, UVMM_RANDOM = 3 };
+
+struct uvmm_options {
+    uint64_t memory;     /* ac_uvmm_memory: resident bytes of the region (0: what the cgroup allows) */
+    unsigned evict;      /* ac_uvmm_evict */
+    unsigned compress;   /* ac_uvmm_compress: an AC_CODEC_* */
+    uint64_t batch;      /* ac_uvmm_batch: pages per eviction round */
+    unsigned clean;      /* ac_uvmm_clean: fetched pages write-protected until written (1) */
+    unsigned mode;       /* ac_uvmm_mode: UVMM_MODE_* */
+};
+
+struct uvmm_counters {
+    uint64_t fetches, fetches_unattributed, zero_fills, wp_faults, stale_faults;
+    uint64_t checked_fetches;    /* check mode: fetches a worker made itself after its check */
+    uint64_t evictions, evictions_clean, write_errors, read_errors, checksum_errors;
+    uint64_t bytes_written, bytes_read, page_bytes_written;
+    uint64_t waits_for_room;
+    uint64_t fault_hist[40];     /* fetch service times: bucket b holds [2^b, 2^(b+1)) ns */
+};
+
+struct uvmm {
+    struct uvmm_options opt;
+    char *base;
+    size_t npages;
+    struct uvmm_page *pages;
+    uint32_t *fifo;              /* fifo: pages in the order they became resident (a ring) */
+    size_t fifo_head, fifo_tail;
+    pthread_mutex_t lock;        /* states, resident, cap */
+    pthread_cond_t room;         /* resident fell below cap (fault threads wait on it) */
+    pthread_cond_t work;         /* the evictor's wake-up */
+    size_t resident;             /* pages mapped (DIRTY, CLEAN, EVICTING) */
+    size_t cap;                  /* resident pages allowed */
+    int uffd;
+    int file;                    /* the page file, O_DIRECT when the file system allows */
+    unsigned align;              /* its direct-I/O alignment (0: buffered) */
+    char path[1200];
+    bool stop;
+    struct uvmm_counters c;      /* under lock, or atomics */
+};
+
+extern struct uvmm uv;
+
+/* uvmm_io.c: the page file. */
+int uvmm_file_open(const char *dir, char *err, size_t errlen);
+void uvmm_file_close(void);
+/* Writes page p's 4096 bytes (src) to its slot: compressed per the options,
+ * checksummed; fills meta's stored and crc. 0 or -errno. */
+int uvmm_page_write(size_t p, const void *src, struct uvmm_page *meta);
+/* Reads page p back into dst (4096 bytes, aligned), checked against meta:
+ * 0, -errno, or -EBADMSG (the checksum does not match). */
+int uvmm_page_read(size_t p, void *dst, const struct uvmm_page *meta);
+
+/* uvmm_evict.c: the evictor thread. */
+int uvmm_evictor_start(char *err, size_t errlen);
+void uvmm_evictor_stop(void);
+/* A page became resident (uv.lock held): the strategy learns of it. */
+void uvmm_evict_resident(size_t p);
+/* The cap in pages the options and the cgroup give now (auto: refreshed). */
+size_t uvmm_cap_now(void);
+
+/* uvmm.c: the fault service, for the evictor. */
+void uvmm_wake(size_t p);
+int uvmm_protect(size_t p, bool wp);
+
+#endif

@@ -1,0 +1,240 @@
+/* Tier "uvmm": the evictor, a thread off the request path that keeps the
+ * region's resident pages under the cap (Zhang et al. ICDE 2015 §VI-B2:
+ * eviction by page, strategies clock, FIFO and random, and a clock that weighs
+ * the application's access log).
+ *
+ * Watermarks: the fault thread wakes the evictor when the resident pages
+ * reach cap - batch/2 and waits itself only at the cap; the evictor then
+ * writes pages out until cap - batch remain. The cap is ac_uvmm_memory, or
+ * (by default) what the cgroup allows: its limit less what the group holds
+ * beside the region's resident pages and a margin of 1 MiB, read again every
+ * 5 ms, so the pager makes room for what else grows (the page tables of the
+ * region, the hash table, connections). No swap: were the group to reach its
+ * limit, the kernel could reclaim only file pages, then kill.
+ *
+ * A victim is taken out of service first (state EVICTING under the lock): a
+ * dirty page is write-protected, copied and written to its slot; a clean one
+ * (write-protected since it was fetched, its slot valid) is written no more.
+ * Then MADV_DONTNEED drops it and the threads that touched it meanwhile are
+ * woken: their access faults again, as a miss, and the page is fetched back
+ * with every write that waited. A write that fails leaves the page resident
+ * and dirty (nothing is lost; counted, and the evictor tries other pages).
+ *
+ * Strategies (ac_uvmm_evict), over the access marks the request path sets
+ * per page (uvmm.c, uvmm_touched: the tuple-level access log aggregated per
+ * page, a byte store per access):
+ *   clock   second chance: a marked page is unmarked and passed over;
+ *   hints   the mark is a count of accesses up to 3, the hand takes one off
+ *           per pass (a page read often survives more passes);
+ *   fifo    the page resident longest, marks ignored;
+ *   random  a resident page drawn at random. */
+#include "memcached.h"
+#include "ac_tier.h"
+#include "ac_services.h"
+#include "uvmm.h"
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <time.h>
+
+/* Left free under the limit: what the process may allocate between two reads
+ * of the cgroup (a connection's buffers, allocator slack). Everything else it
+ * holds (the hash table, the page tables the region's faults build up, the
+ * book-keeping) is in the group's usage and followed every 5 ms. */
+#define MARGIN_FIXED (1u << 20)
+#define REFRESH_NS 5000000ull            /* the cgroup read again every 5 ms */
+
+static pthread_t evictor;
+static bool evictor_running;
+static size_t hand;
+static uint64_t rng = 0x9e3779b97f4a7c15ull;
+
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
+}
+
+size_t uvmm_cap_now(void) {
+    if (uv.opt.memory != 0)
+        return (size_t)(uv.opt.memory / UVMM_PAGE);
+    uint64_t limit, usage;
+    char path[1400];
+    if (ac_cgroup_memory(&limit, &usage, path, sizeof(path)) != 0 || limit == UINT64_MAX)
+        return uv.cap;                   /* checked at start: keep what was set */
+    uint64_t ours = (uint64_t)__atomic_load_n(&uv.resident, __ATOMIC_RELAXED) * UVMM_PAGE;
+    uint64_t other = usage > ours ? usage - ours : 0;
+    uint64_t keep = other + MARGIN_FIXED;
+    size_t floor = 2 * (size_t)uv.opt.batch;
+    size_t cap = limit > keep ? (size_t)((limit - keep) / UVMM_PAGE) : 0;
+    return cap > floor ? cap : floor;
+}
+
+static bool resident_state(uint8_t s) {
+    return s == UVMM_DIRTY || s == UVMM_CLEAN;
+}
+
+void uvmm_evict_resident(size_t p) {
+    if (uv.opt.evict == UVMM_FIFO) {
+        uv.fifo[uv.fifo_tail] = (uint32_t)p;
+        uv.fifo_tail = (uv.fifo_tail + 1) % uv.npages;
+    }
+}
+
+/* The next victim (lock held): its index, or SIZE_MAX when none is found. */
+static size_t pick(void) {
+    switch (uv.opt.evict) {
+    case UVMM_FIFO:
+        while (uv.fifo_head != uv.fifo_tail) {
+            size_t p = uv.fifo[uv.fifo_head];
+            uv.fifo_head = (uv.fifo_head + 1) % uv.npages;
+            if (resident_state(uv.pages[p].state))
+                return p;
+        }
+        return SIZE_MAX;
+    case UVMM_RANDOM:
+        for (int tries = 0; tries < 4096; tries++) {
+            rng ^= rng << 13;
+            rng ^= rng >> 7;
+            rng ^= rng << 17;
+            size_t p = (size_t)(rng % uv.npages);
+            if (resident_state(uv.pages[p].state))
+                return p;
+        }
+        return SIZE_MAX;
+    default:                             /* clock, hints: at most four turns of the hand */
+        for (size_t n = 0; n < 4 * uv.npages; n++) {
+            size_t p = hand;
+            hand = hand + 1 == uv.npages ? 0 : hand + 1;
+            struct uvmm_page *pg = &uv.pages[p];
+            if (!resident_state(pg->state))
+                continue;
+            uint8_t r = __atomic_load_n(&pg->ref, __ATOMIC_RELAXED);
+            if (r == 0)
+                return p;
+            __atomic_store_n(&pg->ref, uv.opt.evict == UVMM_HINTS ? (uint8_t)(r - 1) : 0, __ATOMIC_RELAXED);
+        }
+        return SIZE_MAX;
+    }
+}
+
+/* Writes victim p out (taken out of service: EVICTING) and drops it; false
+ * when its write failed (it stays resident and dirty). */
+static bool evict_one(size_t p, bool clean) {
+    static _Alignas(UVMM_PAGE) char copy[UVMM_PAGE];
+    char *addr = uv.base + p * UVMM_PAGE;
+    struct uvmm_page meta = uv.pages[p];
+    if (!clean) {
+        int rc = uvmm_protect(p, true);  /* writers wait from here on */
+        if (rc == 0) {
+            memcpy(copy, addr, UVMM_PAGE);
+            rc = uvmm_page_write(p, copy, &meta);
+        }
+        if (rc != 0) {
+            pthread_mutex_lock(&uv.lock);
+            uv.pages[p].state = UVMM_DIRTY;
+            uv.c.write_errors++;
+            uvmm_protect(p, false);      /* wakes the writers that waited */
+            pthread_mutex_unlock(&uv.lock);
+            static bool said;
+            if (!said) {
+                said = true;
+                fprintf(stderr, "memcached-ac: uvmm: writing page %zu to %s failed: %s (the page stays in"
+                        " memory; counted as uvmm_write_errors)\n", p, uv.path, strerror(-rc));
+            }
+            return false;
+        }
+    }
+    madvise(addr, UVMM_PAGE, MADV_DONTNEED);
+    pthread_mutex_lock(&uv.lock);
+    meta.state = UVMM_EVICTED;
+    meta.ref = 0;
+    uv.pages[p] = meta;
+    uv.resident--;
+    uv.c.evictions++;
+    if (clean)
+        uv.c.evictions_clean++;
+    pthread_mutex_unlock(&uv.lock);
+    uvmm_wake(p);                        /* who touched it meanwhile faults again: a fetch */
+    return true;
+}
+
+static void *evictor_main(void *arg) {
+    (void)arg;
+    size_t batch = (size_t)uv.opt.batch;
+    size_t *victims = calloc(batch, sizeof(*victims));
+    bool *clean = calloc(batch, sizeof(*clean));
+    uint64_t refreshed = 0;
+    pthread_mutex_lock(&uv.lock);
+    while (!uv.stop) {
+        uint64_t t = now_ns();
+        if (uv.opt.memory == 0 && t - refreshed >= REFRESH_NS) {
+            pthread_mutex_unlock(&uv.lock);
+            size_t cap = uvmm_cap_now();
+            pthread_mutex_lock(&uv.lock);
+            uv.cap = cap;
+            refreshed = t;
+            pthread_cond_broadcast(&uv.room);
+        }
+        size_t low = uv.cap > 2 * batch ? uv.cap - batch : uv.cap / 2;
+        if (uv.resident + batch / 2 < uv.cap) {
+            struct timespec ts;
+            clock_gettime(CLOCK_REALTIME, &ts);
+            ts.tv_nsec += 2000000;
+            if (ts.tv_nsec >= 1000000000) {
+                ts.tv_sec++;
+                ts.tv_nsec -= 1000000000;
+            }
+            pthread_cond_timedwait(&uv.work, &uv.lock, &ts);
+            continue;
+        }
+        size_t n = 0;
+        while (n < batch && uv.resident - n > low) {
+            size_t p = pick();
+            if (p == SIZE_MAX)
+                break;
+            clean[n] = uv.pages[p].state == UVMM_CLEAN;
+            uv.pages[p].state = UVMM_EVICTING;
+            victims[n++] = p;
+        }
+        pthread_mutex_unlock(&uv.lock);
+        size_t done = 0;
+        for (size_t i = 0; i < n; i++)
+            done += evict_one(victims[i], clean[i]);
+        pthread_mutex_lock(&uv.lock);
+        pthread_cond_broadcast(&uv.room);
+        if (done == 0) {                 /* nothing could go: do not spin */
+            pthread_mutex_unlock(&uv.lock);
+            struct timespec ts = { 0, 1000000 };
+            nanosleep(&ts, NULL);
+            pthread_mutex_lock(&uv.lock);
+        }
+    }
+    pthread_mutex_unlock(&uv.lock);
+    free(victims);
+    free(clean);
+    return NULL;
+}
+
+int uvmm_evictor_start(char *err, size_t errlen) {
+    int rc = pthread_create(&evictor, NULL, evictor_main, NULL);
+    if (rc != 0) {
+        snprintf(err, errlen, "cannot start the evictor thread: %s", strerror(rc));
+        return -1;
+    }
+    evictor_running = true;
+    return 0;
+}
+
+void uvmm_evictor_stop(void) {
+    if (!evictor_running)
+        return;
+    pthread_mutex_lock(&uv.lock);
+    uv.stop = true;
+    pthread_cond_broadcast(&uv.work);
+    pthread_mutex_unlock(&uv.lock);
+    pthread_join(evictor, NULL);
+    evictor_running = false;
+}
