@@ -404,12 +404,16 @@ def fault_attribution(major_faults: Any, end: dict[str, Any], start: dict[str, A
     """The run window's major faults split: those taken inside a request (the server's
     read_major_faults + write_major_faults at the run's end less at its start; paging tiers count
     them, writes in the in-process driver only) and the rest, which no request asked for (memcached's
-    background walkers, a classifier thread, reclaim). None where a figure is missing."""
+    background walkers, a classifier thread, reclaim). Under tier uvmm the total is its pager's
+    fetches (uvmm_fetches), not the kernel's major faults. None where a figure is missing."""
     # write_major_faults is absent from a server older than the write windows: 0 writes counted
     counts = [(d.get("read_major_faults"), d.get("write_major_faults", 0)) for d in (end, start)]
     if not all(isinstance(x, int) for pair in counts for x in pair):
         return {"request_major_faults": None, "unattributed_major_faults": None}
     req = sum(counts[0]) - sum(counts[1])
+    if isinstance(end.get("uvmm_fetches"), int) and isinstance(start.get("uvmm_fetches"), int):
+        # our pager's faults are not the kernel's major faults: its fetches in the run are the total
+        major_faults = end["uvmm_fetches"] - start["uvmm_fetches"]
     return {"request_major_faults": req,
             "unattributed_major_faults": None if major_faults is None else max(0, major_faults - req)}
 
