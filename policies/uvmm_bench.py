@@ -14,8 +14,9 @@ import pandas as pd
 def main(run_dir: str) -> None:
     d = pd.read_parquet(f"{run_dir}/cells.parquet")
     d["cpu_s"] = d["cpu_user_s"] + d["cpu_sys_s"]
-    reads = d["operationcount"]
+    reads = d["reads_total"]
     d["cpu_us_per_read"] = d["cpu_s"] * 1e6 / reads
+    d["threads"] = d["p_threads"] if "p_threads" in d else d["server_threads"]
     rows = []
     for (a, t), g in d.groupby(["approach", "threads"]):
         short, full = g[g.mem_ratio < 1], g[g.mem_ratio > 1]

@@ -141,16 +141,17 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
     # userfaultfd faults served by its fault thread, page-granular eviction by a clock weighted by the
     # items' access marks ("hints": the paper's WSCLOCK with the application's access log), lz4-compressed
     # pages; the cgroup gives no swap (only the pager moves pages) and its resident cap is what the
-    # cgroup allows (policies/README.md "Tier uvmm"). ac_io=sync: its one fault thread reads one page at
-    # a time, and pread served it faster than io_uring here (20k records, θ 0.99, 8 MiB cap: 23.5-24.1k
-    # against 18.0-18.5k ops/s, 2 runs each)
+    # cgroup allows (policies/README.md "Tier uvmm"). The I/O engine, measured (20k records, θ 0.5,
+    # 8 MiB cap, 200k reads, 2 runs each, the evictor's writes of a round in flight together): the fault
+    # thread reads one page at a time and sync served uvmm best (11.8-12.1k against 9.5-11.0k ops/s with
+    # uring); uvmm-check's workers did better with uring (16.2-16.7k against 14.7k)
     Approach("uvmm", "none", {"ac_tier": "uvmm", "ac_io": "sync", "ac_uvmm_evict": "hints"}, pages=True,
              spills=False, resident="pages", fills_limit=True, flags=PAGING_FLAGS,
              about="UVMM: the slab memory in one region paged by our user-space pager (userfaultfd), pages"
                    " evicted by a clock weighted by the items' accesses, lz4-compressed"),
     # vmcache's way of finding a missing page (Leis et al., SIGMOD 2023): the item path checks each page's
     # state and reads a missing one in itself; the fault path stays as the safety net
-    Approach("uvmm-check", "none", {"ac_tier": "uvmm", "ac_io": "sync", "ac_uvmm_evict": "hints",
+    Approach("uvmm-check", "none", {"ac_tier": "uvmm", "ac_io": "uring", "ac_uvmm_evict": "hints",
                                     "ac_uvmm_mode": "check"}, pages=True, spills=False, resident="pages",
              fills_limit=True, flags=PAGING_FLAGS, figures=False,
              about="uvmm whose item path checks page states and reads missing pages itself (vmcache)"),

@@ -75,6 +75,17 @@ def check_userfaultfd() -> tuple[str, str]:
     return OK, f"userfaultfd() works{dev}"
 
 
+def check_page_tracking() -> tuple[str, str]:
+    """The kernel's own page-access tracking a user-space pager could read: idle page tracking and
+    DAMON. Neither is needed: tier uvmm takes its access marks from the item path."""
+    idle = Path("/sys/kernel/mm/page_idle/bitmap").exists()
+    damon = Path("/sys/kernel/mm/damon/admin").exists()
+    if idle:
+        return OK, "idle page tracking present" + (" and DAMON" if damon else "")
+    return WARN, ("no idle page tracking (/sys/kernel/mm/page_idle)" + (", DAMON present" if damon else ", no DAMON")
+                  + ": uvmm's access tracking uses the item path's marks (policies/README.md, tier uvmm)")
+
+
 def check_perf() -> tuple[str, str]:
     if shutil.which("perf"):
         sw = subprocess.run(["perf", "stat", "-x,", "-e", "task-clock,page-faults,major-faults,context-switches",
@@ -131,7 +142,8 @@ def check_iops(seconds: float = 1.0, size: int = 64 << 20) -> tuple[str, str]:
 
 CHECKS: list[tuple[str, Callable[[], tuple[str, str]]]] = [
     ("root", check_root), ("cgroup memory", check_cgroup), ("swap", check_swap),
-    ("userfaultfd", check_userfaultfd), ("perf/cachegrind", check_perf), ("disk IOPS", check_iops)]
+    ("userfaultfd", check_userfaultfd), ("page tracking", check_page_tracking), ("perf/cachegrind", check_perf),
+    ("disk IOPS", check_iops)]
 
 
 def check_env() -> None:

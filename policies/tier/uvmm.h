@@ -76,9 +76,14 @@ extern struct uvmm uv;
 /* uvmm_io.c: the page file. */
 int uvmm_file_open(const char *dir, char *err, size_t errlen);
 void uvmm_file_close(void);
-/* Writes page p's 4096 bytes (src) to its slot: compressed per the options,
- * checksummed; fills meta's stored and crc. 0 or -errno. */
-int uvmm_page_write(size_t p, const void *src, struct uvmm_page *meta);
+/* What the write of page p's 4096 bytes (src) to its slot p * 4096 sends:
+ * out (UVMM_OUT_BYTES, aligned) gets them compressed per the options and
+ * padded to the file's unit; meta gets the stored length and the CRC. Returns
+ * the bytes to write. uvmm_page_written counts one that completed. */
+#define UVMM_OUT_BYTES (2 * UVMM_PAGE + 1024)
+size_t uvmm_page_prepare(const void *src, char *out, struct uvmm_page *meta);
+void uvmm_page_written(size_t len);
+int uvmm_file_fd(void);
 /* Reads page p back into dst (4096 bytes, aligned), checked against meta:
  * 0, -errno, or -EBADMSG (the checksum does not match). */
 int uvmm_page_read(size_t p, void *dst, const struct uvmm_page *meta);

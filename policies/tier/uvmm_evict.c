@@ -12,13 +12,16 @@
  * region, the hash table, connections). No swap: were the group to reach its
  * limit, the kernel could reclaim only file pages, then kill.
  *
- * A victim is taken out of service first (state EVICTING under the lock): a
- * dirty page is write-protected, copied and written to its slot; a clean one
- * (write-protected since it was fetched, its slot valid) is written no more.
- * Then MADV_DONTNEED drops it and the threads that touched it meanwhile are
- * woken: their access faults again, as a miss, and the page is fetched back
- * with every write that waited. A write that fails leaves the page resident
- * and dirty (nothing is lost; counted, and the evictor tries other pages).
+ * A round's victims are taken out of service first (state EVICTING under the
+ * lock): each dirty one is write-protected, copied and compressed, and the
+ * round's writes are all sent at once through the I/O engine's ring (with
+ * io_uring: up to ac_uvmm_batch in flight, where one at a time each write paid
+ * its own wait); a clean one (write-protected since it was fetched, its slot
+ * valid) is written no more. Then MADV_DONTNEED drops each victim whose copy is
+ * on disk and the threads that touched it meanwhile are woken: their access
+ * faults again, as a miss, and the page is fetched back with every write that
+ * waited. A write that fails leaves the page resident and dirty (nothing is
+ * lost; counted, and the evictor tries other pages).
  *
  * Strategies (ac_uvmm_evict), over the access marks the request path sets
  * per page (uvmm.c, uvmm_touched: the tuple-level access log aggregated per
@@ -32,6 +35,7 @@
 #include "ac_tier.h"
 #include "ac_services.h"
 #include "uvmm.h"
+#include "store/io_engine.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -120,52 +124,124 @@ static size_t pick(void) {
     }
 }
 
-/* Writes victim p out (taken out of service: EVICTING) and drops it; false
- * when its write failed (it stays resident and dirty). */
-static bool evict_one(size_t p, bool clean) {
-    static _Alignas(UVMM_PAGE) char copy[UVMM_PAGE];
-    char *addr = uv.base + p * UVMM_PAGE;
-    struct uvmm_page meta = uv.pages[p];
-    if (!clean) {
+/* A round's victims, their copies and their writes. */
+struct round {
+    size_t n;
+    size_t *page;
+    bool *clean, *ok;
+    struct uvmm_page *meta;
+    char *copy, *out;                    /* n pages; n buffers of UVMM_OUT_BYTES (aligned) */
+    struct ac_io_req *req;
+    struct ac_io_ring *ring;             /* the I/O engine's (NULL: none could be made: one at a time) */
+};
+
+static void write_failed(size_t p, int err) {
+    pthread_mutex_lock(&uv.lock);
+    uv.pages[p].state = UVMM_DIRTY;
+    uv.c.write_errors++;
+    uvmm_protect(p, false);              /* under the lock: wakes the writers that waited */
+    pthread_mutex_unlock(&uv.lock);
+    static bool said;
+    if (!said) {
+        said = true;
+        fprintf(stderr, "memcached-ac: uvmm: writing page %zu to %s failed: %s (the page stays in"
+                " memory; counted as uvmm_write_errors)\n", p, uv.path, strerror(err));
+    }
+}
+
+/* Writes the round's dirty victims (taken out of service: EVICTING) to their
+ * slots, all in flight at once through the I/O engine's ring, then drops
+ * every victim whose copy is on disk. A victim whose write failed stays
+ * resident and dirty. Returns the pages dropped. */
+static size_t evict_round(struct round *r) {
+    int fd = uvmm_file_fd();
+    size_t inflight = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        size_t p = r->page[i];
+        r->meta[i] = uv.pages[p];
+        r->ok[i] = r->clean[i];
+        if (r->clean[i])
+            continue;                    /* its slot is valid: dropped without a write */
         int rc = uvmm_protect(p, true);  /* writers wait from here on */
-        if (rc == 0) {
-            memcpy(copy, addr, UVMM_PAGE);
-            rc = uvmm_page_write(p, copy, &meta);
-        }
         if (rc != 0) {
-            pthread_mutex_lock(&uv.lock);
-            uv.pages[p].state = UVMM_DIRTY;
-            uv.c.write_errors++;
-            uvmm_protect(p, false);      /* wakes the writers that waited */
-            pthread_mutex_unlock(&uv.lock);
-            static bool said;
-            if (!said) {
-                said = true;
-                fprintf(stderr, "memcached-ac: uvmm: writing page %zu to %s failed: %s (the page stays in"
-                        " memory; counted as uvmm_write_errors)\n", p, uv.path, strerror(-rc));
-            }
-            return false;
+            write_failed(p, -rc);
+            continue;
+        }
+        char *copy = r->copy + i * UVMM_PAGE, *out = r->out + i * UVMM_OUT_BYTES;
+        memcpy(copy, uv.base + p * UVMM_PAGE, UVMM_PAGE);
+        size_t len = uvmm_page_prepare(copy, out, &r->meta[i]);
+        r->req[i] = (struct ac_io_req){ .fd = fd, .write = true, .buf = out, .len = len,
+                                        .off = (uint64_t)p * UVMM_PAGE, .data = (void *)(uintptr_t)i };
+        if (r->ring == NULL || ac_io_submit(r->ring, &r->req[i]) != 0) {
+            rc = ac_io_rw(fd, NULL, out, len, r->req[i].off);      /* no ring, or it refused: on its own */
+            r->req[i].res = rc == 0 ? (ssize_t)len : rc;
+            r->ok[i] = rc == 0;
+            if (rc == 0)
+                uvmm_page_written(len);
+            else
+                write_failed(p, -rc);
+            continue;
+        }
+        inflight++;
+    }
+    while (inflight > 0) {
+        struct ac_io_req *done[64];
+        int got = ac_io_reap(r->ring, done, 1, 64);
+        if (got < 0)
+            break;                       /* cannot happen with a ring that has requests in flight */
+        for (int k = 0; k < got; k++) {
+            struct ac_io_req *q = done[k];
+            size_t i = (size_t)(uintptr_t)q->data;
+            int rc = q->res == (ssize_t)q->len ? 0 : q->res < 0 ? (int)q->res : 0;
+            if (rc == 0 && q->res != (ssize_t)q->len)   /* short: the rest on its own */
+                rc = ac_io_rw(fd, NULL, (char *)q->buf + q->res, q->len - (size_t)q->res, q->off + (uint64_t)q->res);
+            r->ok[i] = rc == 0;
+            if (rc == 0)
+                uvmm_page_written(q->len);
+            else
+                write_failed(r->page[i], -rc);
+            inflight--;
         }
     }
-    madvise(addr, UVMM_PAGE, MADV_DONTNEED);
-    pthread_mutex_lock(&uv.lock);
-    meta.state = UVMM_EVICTED;
-    meta.ref = 0;
-    uv.pages[p] = meta;
-    uv.resident--;
-    uv.c.evictions++;
-    if (clean)
-        uv.c.evictions_clean++;
-    pthread_mutex_unlock(&uv.lock);
-    uvmm_wake(p);                        /* who touched it meanwhile faults again: a fetch */
-    return true;
+    size_t dropped = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        if (!r->ok[i])
+            continue;
+        size_t p = r->page[i];
+        madvise(uv.base + p * UVMM_PAGE, UVMM_PAGE, MADV_DONTNEED);
+        pthread_mutex_lock(&uv.lock);
+        struct uvmm_page meta = r->meta[i];
+        meta.state = UVMM_EVICTED;
+        meta.ref = 0;
+        uv.pages[p] = meta;
+        uv.resident--;
+        uv.c.evictions++;
+        if (r->clean[i])
+            uv.c.evictions_clean++;
+        pthread_mutex_unlock(&uv.lock);
+        uvmm_wake(p);                    /* who touched it meanwhile faults again: a fetch */
+        dropped++;
+    }
+    return dropped;
 }
 
 static void *evictor_main(void *arg) {
     (void)arg;
     size_t batch = (size_t)uv.opt.batch;
-    size_t *victims = calloc(batch, sizeof(*victims));
-    bool *clean = calloc(batch, sizeof(*clean));
+    struct round r = {
+        .page = calloc(batch, sizeof(size_t)), .clean = calloc(batch, sizeof(bool)),
+        .ok = calloc(batch, sizeof(bool)), .meta = calloc(batch, sizeof(struct uvmm_page)),
+        .copy = aligned_alloc(UVMM_PAGE, batch * UVMM_PAGE),
+        .out = aligned_alloc(UVMM_PAGE, batch * UVMM_OUT_BYTES),
+        .req = calloc(batch, sizeof(struct ac_io_req)),
+    };
+    int err = 0;
+    r.ring = ac_io_ring_new((unsigned)batch, &err);
+    if (r.page == NULL || r.clean == NULL || r.ok == NULL || r.meta == NULL || r.copy == NULL || r.out == NULL
+            || r.req == NULL) {
+        fprintf(stderr, "memcached-ac: uvmm: no memory for the evictor's buffers; it stops\n");
+        batch = 0;
+    }
     uint64_t refreshed = 0;
     pthread_mutex_lock(&uv.lock);
     while (!uv.stop) {
@@ -195,14 +271,13 @@ static void *evictor_main(void *arg) {
             size_t p = pick();
             if (p == SIZE_MAX)
                 break;
-            clean[n] = uv.pages[p].state == UVMM_CLEAN;
+            r.clean[n] = uv.pages[p].state == UVMM_CLEAN;
             uv.pages[p].state = UVMM_EVICTING;
-            victims[n++] = p;
+            r.page[n++] = p;
         }
+        r.n = n;
         pthread_mutex_unlock(&uv.lock);
-        size_t done = 0;
-        for (size_t i = 0; i < n; i++)
-            done += evict_one(victims[i], clean[i]);
+        size_t done = evict_round(&r);
         pthread_mutex_lock(&uv.lock);
         pthread_cond_broadcast(&uv.room);
         if (done == 0) {                 /* nothing could go: do not spin */
@@ -213,8 +288,15 @@ static void *evictor_main(void *arg) {
         }
     }
     pthread_mutex_unlock(&uv.lock);
-    free(victims);
-    free(clean);
+    if (r.ring != NULL)
+        ac_io_ring_free(r.ring);
+    free(r.page);
+    free(r.clean);
+    free(r.ok);
+    free(r.meta);
+    free(r.copy);
+    free(r.out);
+    free(r.req);
     return NULL;
 }
 

@@ -3,9 +3,11 @@
  * only the stored length and a checksum (struct uvmm_page). A page is written
  * compressed when the codec shrinks it (ac_uvmm_compress, lz4 by default: the
  * ICDE 2015 paper's UVMM compressed its swap units with lz4, §VI-B4), padded
- * to the file's direct-I/O unit, and read back the same way. Every transfer
- * goes through the I/O engine (store/io_engine.h: -o ac_io, and ac_fault's
- * injected errors). The file is sparse: slots never written take no space. */
+ * to the file's direct-I/O unit, and read back the same way: what lz4 saves is
+ * I/O, not file space. Every transfer goes through the I/O engine
+ * (store/io_engine.h: -o ac_io, and ac_fault's injected errors); the evictor
+ * sends a round's writes together (uvmm_evict.c). The file is sparse: slots
+ * never written take no space. */
 #include "memcached.h"
 #include "ac_tier.h"
 #include "uvmm.h"
@@ -60,15 +62,17 @@ void uvmm_file_close(void) {
     }
 }
 
+int uvmm_file_fd(void) {
+    return uv.file;
+}
+
 static size_t padded(size_t n) {
     return uv.align > 0 ? (size_t)ac_io_align_up(n, uv.align) : n;
 }
 
-int uvmm_page_write(size_t p, const void *src, struct uvmm_page *meta) {
-    /* the codec's output, padded: at most a page plus the codec's slack */
-    static _Alignas(UVMM_PAGE) char out[2 * UVMM_PAGE + 1024];
+size_t uvmm_page_prepare(const void *src, char *out, struct uvmm_page *meta) {
     size_t cap = ac_compress_bound((int)uv.opt.compress, UVMM_PAGE);
-    size_t n = cap > 0 && cap <= sizeof(out) ? ac_compress((int)uv.opt.compress, src, UVMM_PAGE, out, cap) : 0;
+    size_t n = cap > 0 && cap <= UVMM_OUT_BYTES ? ac_compress((int)uv.opt.compress, src, UVMM_PAGE, out, cap) : 0;
     if (n == 0 || n >= UVMM_PAGE) {
         memcpy(out, src, UVMM_PAGE);
         n = UVMM_PAGE;
@@ -76,14 +80,14 @@ int uvmm_page_write(size_t p, const void *src, struct uvmm_page *meta) {
     size_t len = padded(n);
     if (len > n)
         memset(out + n, 0, len - n);
-    int rc = ac_io_rw(uv.file, NULL, out, len, (uint64_t)p * UVMM_PAGE);
-    if (rc != 0)
-        return rc;
     meta->stored = (uint16_t)n;
     meta->crc = ac_crc32c(0, src, UVMM_PAGE);
+    return len;
+}
+
+void uvmm_page_written(size_t len) {
     __atomic_add_fetch(&uv.c.bytes_written, len, __ATOMIC_RELAXED);
     __atomic_add_fetch(&uv.c.page_bytes_written, UVMM_PAGE, __ATOMIC_RELAXED);
-    return 0;
 }
 
 int uvmm_page_read(size_t p, void *dst, const struct uvmm_page *meta) {
