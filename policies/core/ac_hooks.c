@@ -171,11 +171,14 @@ item *ac_item_find(const char *key, size_t nkey, uint32_t hv, bool do_update) {
 
 bool ac_check_items;
 
-/* The hash walk is about to read it's header and key: their pages first. */
-void ac_item_check(const void *p) {
+/* The hash walk is about to read it's header, and its key when the lengths
+ * match (the key of nkey bytes it looks for): their pages first, no more than
+ * the walk itself reads. */
+void ac_item_check(const void *p, size_t nkey) {
     const item *it = p;
     ac.page->check(it, sizeof(item));
-    ac.page->check(it, (size_t)(ITEM_key(it) - (const char *)it) + it->nkey);
+    if (it->nkey == nkey)
+        ac.page->check(it, (size_t)(ITEM_key(it) - (const char *)it) + it->nkey);
 }
 
 void ac_item_accessed(item *it) {

@@ -13,10 +13,10 @@
 
 extern bool ac_enabled;          /* an anti-caching policy is active */
 /* A paging tier that checks pages on the item path (uvmm's check mode): set by
- * ac_init; the hash walk (assoc_find) then calls ac_item_check on each item it
- * visits before reading it. */
+ * ac_init; the hash walk (assoc_find, for a key of nkey bytes) then calls
+ * ac_item_check on each item it visits before reading it. */
 extern bool ac_check_items;
-void ac_item_check(const void *it);
+void ac_item_check(const void *it, size_t nkey);
 /* Set by ac_init for a paging tier (ospaging, effpaging): the memory the slab
  * allocator carves its pages from (one mapping of -m bytes), else NULL. */
 extern void *ac_slab_base;

@@ -76,12 +76,14 @@ extern struct uvmm uv;
 /* uvmm_io.c: the page file. */
 int uvmm_file_open(const char *dir, char *err, size_t errlen);
 void uvmm_file_close(void);
-/* What the write of page p's 4096 bytes (src) to its slot p * 4096 sends:
- * out (UVMM_OUT_BYTES, aligned) gets them compressed per the options and
- * padded to the file's unit; meta gets the stored length and the CRC. Returns
- * the bytes to write. uvmm_page_written counts one that completed. */
-#define UVMM_OUT_BYTES (2 * UVMM_PAGE + 1024)
-size_t uvmm_page_prepare(const void *src, char *out, struct uvmm_page *meta);
+/* What the write of a page (src: 4096 bytes, page-aligned, write-protected)
+ * to its slot sends: its bytes compressed per the options into out
+ * (uvmm_out_bytes(), aligned to the file's unit) and padded to that unit, or
+ * the page itself when that would not be smaller. meta gets the stored
+ * length and the CRC; *len the bytes to write. uvmm_page_written counts one
+ * that completed. */
+const void *uvmm_page_prepare(const void *src, char *out, struct uvmm_page *meta, size_t *len);
+size_t uvmm_out_bytes(void);
 void uvmm_page_written(size_t len);
 int uvmm_file_fd(void);
 /* Reads page p back into dst (4096 bytes, aligned), checked against meta:

@@ -13,7 +13,8 @@
  * limit, the kernel could reclaim only file pages, then kill.
  *
  * A round's victims are taken out of service first (state EVICTING under the
- * lock): each dirty one is write-protected, copied and compressed, and the
+ * lock): each dirty one is write-protected and compressed from where it is
+ * (or written from there when that would not shrink it), and the
  * round's writes are all sent at once through the I/O engine's ring (with
  * io_uring: up to ac_uvmm_batch in flight, where one at a time each write paid
  * its own wait); a clean one (write-protected since it was fetched, its slot
@@ -130,7 +131,8 @@ struct round {
     size_t *page;
     bool *clean, *ok;
     struct uvmm_page *meta;
-    char *copy, *out;                    /* n pages; n buffers of UVMM_OUT_BYTES (aligned) */
+    char *out;                           /* n buffers of uvmm_out_bytes() for the compressed pages */
+    size_t out_bytes;
     struct ac_io_req *req;
     struct ac_io_ring *ring;             /* the I/O engine's (NULL: none could be made: one at a time) */
 };
@@ -167,13 +169,13 @@ static size_t evict_round(struct round *r) {
             write_failed(p, -rc);
             continue;
         }
-        char *copy = r->copy + i * UVMM_PAGE, *out = r->out + i * UVMM_OUT_BYTES;
-        memcpy(copy, uv.base + p * UVMM_PAGE, UVMM_PAGE);
-        size_t len = uvmm_page_prepare(copy, out, &r->meta[i]);
-        r->req[i] = (struct ac_io_req){ .fd = fd, .write = true, .buf = out, .len = len,
+        /* write-protected, the page cannot change: compressed, or written, from where it is */
+        size_t len;
+        const void *from = uvmm_page_prepare(uv.base + p * UVMM_PAGE, r->out + i * r->out_bytes, &r->meta[i], &len);
+        r->req[i] = (struct ac_io_req){ .fd = fd, .write = true, .buf = (void *)from, .len = len,
                                         .off = (uint64_t)p * UVMM_PAGE, .data = (void *)(uintptr_t)i };
         if (r->ring == NULL || ac_io_submit(r->ring, &r->req[i]) != 0) {
-            rc = ac_io_rw(fd, NULL, out, len, r->req[i].off);      /* no ring, or it refused: on its own */
+            rc = ac_io_rw(fd, NULL, from, len, r->req[i].off);     /* no ring, or it refused: on its own */
             r->req[i].res = rc == 0 ? (ssize_t)len : rc;
             r->ok[i] = rc == 0;
             if (rc == 0)
@@ -231,13 +233,13 @@ static void *evictor_main(void *arg) {
     struct round r = {
         .page = calloc(batch, sizeof(size_t)), .clean = calloc(batch, sizeof(bool)),
         .ok = calloc(batch, sizeof(bool)), .meta = calloc(batch, sizeof(struct uvmm_page)),
-        .copy = aligned_alloc(UVMM_PAGE, batch * UVMM_PAGE),
-        .out = aligned_alloc(UVMM_PAGE, batch * UVMM_OUT_BYTES),
+        .out_bytes = uvmm_out_bytes(),
+        .out = aligned_alloc(UVMM_PAGE, (batch * uvmm_out_bytes() + UVMM_PAGE - 1) / UVMM_PAGE * UVMM_PAGE),
         .req = calloc(batch, sizeof(struct ac_io_req)),
     };
     int err = 0;
     r.ring = ac_io_ring_new((unsigned)batch, &err);
-    if (r.page == NULL || r.clean == NULL || r.ok == NULL || r.meta == NULL || r.copy == NULL || r.out == NULL
+    if (r.page == NULL || r.clean == NULL || r.ok == NULL || r.meta == NULL || r.out == NULL
             || r.req == NULL) {
         fprintf(stderr, "memcached-ac: uvmm: no memory for the evictor's buffers; it stops\n");
         batch = 0;
@@ -294,7 +296,6 @@ static void *evictor_main(void *arg) {
     free(r.clean);
     free(r.ok);
     free(r.meta);
-    free(r.copy);
     free(r.out);
     free(r.req);
     return NULL;

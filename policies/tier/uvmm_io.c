@@ -70,19 +70,26 @@ static size_t padded(size_t n) {
     return uv.align > 0 ? (size_t)ac_io_align_up(n, uv.align) : n;
 }
 
-size_t uvmm_page_prepare(const void *src, char *out, struct uvmm_page *meta) {
+const void *uvmm_page_prepare(const void *src, char *out, struct uvmm_page *meta, size_t *len) {
     size_t cap = ac_compress_bound((int)uv.opt.compress, UVMM_PAGE);
-    size_t n = cap > 0 && cap <= UVMM_OUT_BYTES ? ac_compress((int)uv.opt.compress, src, UVMM_PAGE, out, cap) : 0;
-    if (n == 0 || n >= UVMM_PAGE) {
-        memcpy(out, src, UVMM_PAGE);
-        n = UVMM_PAGE;
-    }
-    size_t len = padded(n);
-    if (len > n)
-        memset(out + n, 0, len - n);
-    meta->stored = (uint16_t)n;
+    size_t n = cap > 0 && cap <= uvmm_out_bytes() ? ac_compress((int)uv.opt.compress, src, UVMM_PAGE, out, cap) : 0;
     meta->crc = ac_crc32c(0, src, UVMM_PAGE);
-    return len;
+    if (n == 0 || padded(n) >= UVMM_PAGE) {   /* no gain in what is written: the page itself */
+        meta->stored = UVMM_PAGE;
+        *len = UVMM_PAGE;
+        return src;
+    }
+    *len = padded(n);
+    memset(out + n, 0, *len - n);
+    meta->stored = (uint16_t)n;
+    return out;
+}
+
+size_t uvmm_out_bytes(void) {
+    /* the codec's bound for a page (lz4: 4096 + 32), whole units of the file's alignment */
+    size_t bound = ac_compress_bound((int)uv.opt.compress, UVMM_PAGE);
+    size_t unit = uv.align > 0 ? uv.align : 512;
+    return bound > 0 ? (bound + unit - 1) / unit * unit : unit;
 }
 
 void uvmm_page_written(size_t len) {
