@@ -9,6 +9,9 @@ the policy's own bytes (policies/core/ac_core.c); per tier:
                        (block_size), a data-swapping buffer shown apart
   tuples   (Siberia):  book-keeping = the two Bloom filters (bloom_bytes)
   swap / mmapfile:     book-keeping = the kernel's page table (not in metadata_bytes: 0 here)
+  uvmm:                book-keeping = our pager's page table, 8 bytes a 4 KiB page (evicted_table_bytes
+                       = uvmm_book_bytes; beside metadata_bytes, under the cgroup's limit); it spills
+                       pages, not items, so its per-spilled-item figures stay empty
 tracking = metadata_bytes − book-keeping − block buffer (the LRU links, the clock bits and pools,
 the classifier's estimate table, log rings and victim lists).
 R_useful: resident items × S for tracking, spilled items (stub_items) × S for book-keeping, with
@@ -32,7 +35,7 @@ TRACKING_METHOD = {"lru": "LRU", "alru": "ALRU", "logging": "Access Trace Loggin
 VMA_STRUCT = 176         # bytes of the kernel's vm_area_struct (the paper's Table II)
 # Table III: the paper's method for each tier
 BOOKKEEPING_METHOD = {"blocks": "Index with Evicted Table", "tuples": "Bloom Filter", "swap": "Page Table",
-                      "mmapfile": "Page Table"}
+                      "mmapfile": "Page Table", "uvmm": "Page Table"}
 
 
 def paper_tracking_ratio(method: str, size: float, log_buffer: float, records: float,
@@ -83,9 +86,11 @@ def overhead_cells(df: pd.DataFrame) -> pd.DataFrame:
     if unknown:
         raise ResultsError(f"no Table II method for policy(ies) {', '.join(map(str, unknown))}")
     size = d["item_footprint"].astype(float)
+    # the tier's table (evicted_table_bytes: the evicted table, or uvmm's page table) and Bloom filters
     book = d["ac_evicted_table_bytes"].fillna(0) + d["ac_bloom_bytes"].fillna(0)
     buffer = d["ac_block_size"].fillna(0)
-    tracking = d["ac_metadata_bytes"] - book - buffer
+    charged = book.where(d["ac_tier"] != "uvmm", 0)       # uvmm's page table is not in metadata_bytes
+    tracking = d["ac_metadata_bytes"] - charged - buffer
     if (tracking < 0).any():
         bad = ", ".join(d.loc[tracking < 0, "approach"].astype(str).unique())
         raise ResultsError(f"metadata_bytes below book-keeping + block buffer for {bad}: the columns do not add up")
