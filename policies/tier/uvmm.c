@@ -387,8 +387,11 @@ static void uvmm_check(const void *addr, size_t n) {
             pthread_mutex_unlock(&uv.lock);
             continue;
         }
-        if (bring_in(p, 0, my_slot, buf) == 1)    /* releases the lock */
+        int rc = bring_in(p, 0, my_slot, buf);   /* releases the lock */
+        if (rc == 1)
             __atomic_add_fetch(&uv.c.checked_fetches, 1, __ATOMIC_RELAXED);
+        else
+            uvmm_wake(p);    /* not placed: who faulted on it while it was in flight faults again (the fault path) */
     }
 }
 
