@@ -135,7 +135,7 @@ def test_bad_toml_and_missing_file(tmp_path: Path) -> None:
 def test_repo_specs_expand() -> None:
     root = Path(__file__).resolve().parents[2] / "experiments"
     counts = {n: len(load_spec(root / f"{n}.toml").cells()) for n in ("demo", "ci", "fig3-hitrate", "fig4-throughput")}
-    assert counts == {"demo": 36, "ci": 22, "fig3-hitrate": 360, "fig4-throughput": 1080}
+    assert counts == {"demo": 44, "ci": 26, "fig3-hitrate": 432, "fig4-throughput": 1296}
 
 
 def test_theta_one_with_the_true_zipf(tmp_path: Path) -> None:
