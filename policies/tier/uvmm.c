@@ -118,13 +118,22 @@ static int place(size_t p, const void *src, bool wp) {
     return 0;
 }
 
-static void uvmm_touched(const void *addr, size_t n) {
+/* The region's pages that the n bytes at addr cover: false when none do. */
+static bool pages_of(const void *addr, size_t n, size_t *first, size_t *last) {
     uintptr_t a = (uintptr_t)addr, b = (uintptr_t)uv.base;
     if (n == 0 || a < b || a - b >= region_len)
+        return false;
+    *first = (a - b) / UVMM_PAGE;
+    *last = (a - b + n - 1) / UVMM_PAGE;
+    if (*last >= uv.npages)
+        *last = uv.npages - 1;
+    return true;
+}
+
+static void uvmm_touched(const void *addr, size_t n) {
+    size_t first, last;
+    if (!pages_of(addr, n, &first, &last))
         return;
-    size_t first = (a - b) / UVMM_PAGE, last = (a - b + n - 1) / UVMM_PAGE;
-    if (last >= uv.npages)
-        last = uv.npages - 1;
     for (size_t p = first; p <= last; p++) {
         uint8_t *r = &uv.pages[p].ref, v = __atomic_load_n(r, __ATOMIC_RELAXED);
         uint8_t want = uv.opt.evict == UVMM_HINTS ? (v < 3 ? (uint8_t)(v + 1) : 3) : 1;
@@ -208,13 +217,7 @@ static int bring_in(size_t p, int tid, struct tid_slot *slot, char *buf) {
     while (uv.resident >= uv.cap && !uv.stop) {
         uv.c.waits_for_room++;
         pthread_cond_signal(&uv.work);
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 100000000;
-        if (ts.tv_nsec >= 1000000000) {
-            ts.tv_sec++;
-            ts.tv_nsec -= 1000000000;
-        }
+        struct timespec ts = uvmm_deadline(100000000);
         if (pthread_cond_timedwait(&uv.room, &uv.lock, &ts) == ETIMEDOUT && uv.c.write_errors > 0)
             break;                       /* the evictor cannot write: over the cap rather than stuck */
     }
@@ -370,12 +373,9 @@ static bool uvmm_checking(void) {
  * slab allocator's free lists, LRU neighbours) and for pages in flight. */
 static void uvmm_check(const void *addr, size_t n) {
     static __thread _Alignas(UVMM_PAGE) char buf[UVMM_PAGE];
-    uintptr_t a = (uintptr_t)addr, b = (uintptr_t)uv.base;
-    if (n == 0 || a < b || a - b >= region_len)
+    size_t first, last;
+    if (!pages_of(addr, n, &first, &last))
         return;
-    size_t first = (a - b) / UVMM_PAGE, last = (a - b + n - 1) / UVMM_PAGE;
-    if (last >= uv.npages)
-        last = uv.npages - 1;
     for (size_t p = first; p <= last; p++) {
         uint8_t s = __atomic_load_n(&uv.pages[p].state, __ATOMIC_ACQUIRE);
         if (s != UVMM_EVICTED)

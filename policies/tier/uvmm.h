@@ -7,6 +7,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <time.h>
 
 #define UVMM_PAGE 4096u
 
@@ -97,6 +98,18 @@ void uvmm_evictor_stop(void);
 void uvmm_evict_resident(size_t p);
 /* The cap in pages the options and the cgroup give now (auto: refreshed). */
 size_t uvmm_cap_now(void);
+
+/* An absolute CLOCK_REALTIME time ns from now, for pthread_cond_timedwait. */
+static inline struct timespec uvmm_deadline(long ns) {
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += ns;
+    if (ts.tv_nsec >= 1000000000) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000;
+    }
+    return ts;
+}
 
 /* uvmm.c: the fault service, for the evictor. */
 void uvmm_wake(size_t p);

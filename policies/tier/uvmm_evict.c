@@ -258,13 +258,7 @@ static void *evictor_main(void *arg) {
         }
         size_t low = uv.cap > 2 * batch ? uv.cap - batch : uv.cap / 2;
         if (uv.resident + batch / 2 < uv.cap) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += 2000000;
-            if (ts.tv_nsec >= 1000000000) {
-                ts.tv_sec++;
-                ts.tv_nsec -= 1000000000;
-            }
+            struct timespec ts = uvmm_deadline(2000000);
             pthread_cond_timedwait(&uv.work, &uv.lock, &ts);
             continue;
         }
