@@ -10,6 +10,7 @@ import matplotlib.pyplot as plt
 import pandas as pd
 
 from acplot.cells import approach_order
+from acplot.evidence import t_interval
 from acplot.loss import ResultsError
 from acplot.style import approach_styles, legend_above, plot_line
 
@@ -47,8 +48,12 @@ def plot_grid(table: pd.DataFrame, out: str | os.PathLike[str], value: str, ylab
         panel = df[(df["mem_ratio"] - ratio).abs() < 1e-9]
         for approach in approach_order(list(map(str, panel["approach"].unique()))):
             rows = panel[panel["approach"].astype(str) == approach]
-            line = rows.groupby("zipf_theta", sort=True)[value].mean()
-            plot_line(ax, line.index, line.values, approach, styles[approach])
+            ivs = rows.groupby("zipf_theta", sort=True)[value].apply(lambda v: t_interval(v.dropna()))
+            plot_line(ax, ivs.index, [iv.mean for iv in ivs], approach, styles[approach])
+            if any(iv.n > 1 for iv in ivs):      # repetitions: their mean's 95 % t-interval, shaded
+                lo = [iv.lo if iv.n > 1 else iv.mean for iv in ivs]
+                hi = [iv.hi if iv.n > 1 else iv.mean for iv in ivs]
+                ax.fill_between(ivs.index, lo, hi, color=styles[approach]["color"], alpha=0.18, linewidth=0)
         ax.set_title(f"memory = {Fraction(ratio).limit_denominator(16)} of data")
         ax.set_xlabel("skew θ")
         ax.grid(alpha=0.3)

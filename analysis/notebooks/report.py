@@ -12,9 +12,13 @@
 # # Reproduction report — Zhang et al. (ICDE 2015) (and three claims of DeBrabant et al. (VLDB 2013))
 #
 # Every claim of the paper that the platform can test, with a verdict computed from the run in `ACBENCH_RESULTS`:
-# **reproduced**, **contradicted** (with our numbers) or **not testable with these results**
-# (with what is missing). The checks and their definitions are in `analysis/acplot/claims.py`
-# (a claim holds when it holds in every workload × θ × M/D slice of the run); Fig 2's claims are
+# **reproduced**, **contradicted** (with our numbers), **not decided** (the 95 % intervals over the
+# repetitions contain 0 somewhere), **regime-dependent** (rows of several regimes disagree) or **not
+# testable with these results** (with what is missing). A claim the paper words about families or
+# pairs of approaches is judged as worded, per workload × θ × M/D slice, with the fraction of slices
+# where it holds and its margin (`analysis/acplot/evidence.py`); the strict per-pair check (every
+# approach of one side beyond every approach of the other in every slice) is the second column.
+# The checks and their definitions are in `analysis/acplot/claims.py`; Fig 2's claims are
 # checked against the table of `acbench fig2` (`ACBENCH_FIG2`, else the committed
 # experiments/results/fig2/fig2.csv). Writes report.md and report.csv to `ACBENCH_FIGURES`; the
 # figures named there come from the fig2, fig3 and fig4 notebooks of the same execution.
@@ -51,11 +55,12 @@ counts
 lines = ["# Reproduction report", "",
          "Run: " + "; ".join(f"{k} {v}" for k, v in run.items()), "",
          "Approaches of the paper: " + ", ".join(f"{v} = `{k}`" for k, v in PAPER.items()), "",
-         "| source | claim | verdict | figure |", "|---|---|---|---|"]
+         "| source | claim | verdict | strict per-pair view | figure |", "|---|---|---|---|---|"]
 for r in verdicts.itertuples():
     files = sorted(p.name for stem in r.figure.split(", ") if stem for p in figures_of(stem))
     shown = ", ".join(f"[{f}]({f})" for f in files) or "–"
-    lines.append(f"| {r.source} | {r.claim} | {r.verdict} | {shown} |")
+    strict = "same" if r.strict == r.verdict else r.strict
+    lines.append(f"| {r.source} | {r.claim} | {r.verdict} | {strict} | {shown} |")
 lines += ["", ", ".join(f"{n} {k}" for k, n in counts.items())]
 report = "\n".join(lines) + "\n"
 (out / "report.md").write_text(report)

@@ -77,3 +77,24 @@ def test_grid_of_another_column(tmp_path: Path) -> None:
         plot_grid(synthetic(), tmp_path / "x", "nope", "?")
     # looks follow the harness's order, whatever order the names come in
     assert approach_styles(["logging", "lru"]) == approach_styles(["lru", "logging"])
+
+
+def test_grid_shades_the_interval_of_repeated_cells(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Three repetitions per cell: the line is their mean and the band its 95 % t-interval; one
+    repetition: no band."""
+    import matplotlib.axes
+    bands = []
+    real = matplotlib.axes.Axes.fill_between
+    monkeypatch.setattr(matplotlib.axes.Axes, "fill_between",
+                        lambda self, x, lo, hi, **kw: bands.append((list(x), list(lo), list(hi))) or real(self, x, lo, hi, **kw))
+    reps = pd.concat([loss_table(synthetic()).assign(loss_pp=lambda d, k=k: d.loss_pp + k, repetition=k)
+                      for k in (-1.0, 0.0, 1.0)], ignore_index=True)
+    plot_loss_grid(reps[reps.approach == "lru"], tmp_path / "reps")
+    assert len(bands) == 3                                     # one per memory-ratio panel
+    x, lo, hi = bands[2]                                       # M/D 1/4: losses 30-1, 30, 30+1 at θ 0.5
+    assert x == [0.5, 0.99, 1.5]
+    # s = 1, t(2) = 4.303: half-width 4.303 / sqrt(3) = 2.4843
+    assert lo[0] == pytest.approx(30 - 2.4843, abs=1e-3) and hi[0] == pytest.approx(30 + 2.4843, abs=1e-3)
+    bands.clear()
+    plot_loss_grid(loss_table(synthetic()), tmp_path / "once")
+    assert bands == []
