@@ -67,6 +67,22 @@ report = "\n".join(lines) + "\n"
 display(Markdown(report))
 
 # %% [markdown]
+# ## Provenance
+# How many binaries and harness revisions made the rows, and which cells ran beside other work
+# (`other_cpu_share` above 5 %: a throughput there is suspect; `acplot/provenance.py`).
+
+# %%
+from acplot.provenance import beside_other_work, summary as provenance_summary
+
+prov = provenance_summary(df)
+beside = beside_other_work(df)
+beside.to_csv(out / "beside.csv", index=False)
+with open(out / "report.md", "a") as f:
+    f.write("\nProvenance: " + "; ".join(prov) + " (beside.csv).\n")
+display(Markdown("\n".join(f"- {line}" for line in prov)))
+beside.head(20)
+
+# %% [markdown]
 # ## The RAM device against the disk
 # Hit-rate grids run on a RAM device (`spill_device` = ram, harness/README.md); a cell that also
 # ran on the disk (in these results, or in the committed check `experiments/results/fig3-paper-disk`,
