@@ -67,6 +67,20 @@ report = "\n".join(lines) + "\n"
 display(Markdown(report))
 
 # %% [markdown]
+# ## Deviations from the paper's set-up
+# The paper's machine and settings (§IV-A) against what the rows say of ours, each with the effect
+# we expect on the verdicts (`acplot/deviations.py`).
+
+# %%
+from acplot.deviations import deviations, to_markdown as deviations_markdown
+
+dev = deviations(df)
+dev.to_csv(out / "deviations.csv", index=False)
+with open(out / "report.md", "a") as f:
+    f.write("\n## Deviations from the paper's set-up\n\n" + deviations_markdown(dev))
+display(Markdown(deviations_markdown(dev)))
+
+# %% [markdown]
 # ## Provenance
 # How many binaries and harness revisions made the rows, and which cells ran beside other work
 # (`other_cpu_share` above 5 %: a throughput there is suspect; `acplot/provenance.py`).
