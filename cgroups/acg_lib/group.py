@@ -11,6 +11,7 @@ from typing import Sequence
 from .backend import STAT_KEYS, Backend
 from .detect import detect
 from .errors import AcgError
+from .iolimit import IoLimit, V1Companion, enable_v2_io, set_v2, v1_serviced, v2_serviced
 from .owner import start_time
 from .registry import Registry
 from .remove import remove_group
@@ -23,12 +24,14 @@ class MemoryGroup:
     """A group <root>/acg/<name>.<owner pid> with memory (and swap) limits.
 
     swap_bytes: an int >= 0 limits swap to that much (0 = no swap); None leaves swap
-    unlimited. Use as a context manager; the group is removed in __exit__.
+    unlimited. io: an I/O-operations limit on one disk for the group's processes (iolimit.py:
+    v2's io.max, or a blkio companion group on v1). Use as a context manager; the group is
+    removed in __exit__.
     """
 
     def __init__(self, name: str, memory_bytes: int, swap_bytes: int | None = 0, *,
                  backend: Backend | None = None, run_dir: Path | str | None = None,
-                 remove_timeout: float = 10.0) -> None:
+                 remove_timeout: float = 10.0, io: IoLimit | None = None) -> None:
         validate_name(name, "name")
         if not isinstance(memory_bytes, int) or memory_bytes < MIN_MEMORY:
             raise AcgError(f"memory: {memory_bytes!r} bytes; the memory limit must be at "
@@ -50,6 +53,9 @@ class MemoryGroup:
         self.samples = 0
         self.created = False
         self.removal: dict | None = None
+        self.io = io
+        self.io_limits: dict = {}
+        self._companion: V1Companion | None = None
 
     # --- life cycle ---
     def create(self) -> "MemoryGroup":
@@ -66,18 +72,50 @@ class MemoryGroup:
             self.created = True
             self.limits = self.backend.set_limits(self.path, self.memory_bytes,
                                                   self.swap_bytes)
+            if self.io is not None:
+                self._set_io(self.io)
         except BaseException:
             self.remove()
             raise
         return self
 
+    def _set_io(self, io: IoLimit) -> None:
+        if self.backend.version == 2:
+            enable_v2_io(self.backend.root, self.backend.parent)
+            self.io_limits = set_v2(self.path, io)
+        else:
+            self._companion = V1Companion(self.path)
+            self._record()      # the companion's path in the marker before it exists
+            self._companion.create(io)
+            self.io_limits = self._companion.limits()
+        if self.io_limits.get("read_iops") != io.read_iops or self.io_limits.get("write_iops") != io.write_iops:
+            raise AcgError(f"the kernel took the I/O limit on {io.device} as {self.io_limits}, not "
+                           f"{io.read_iops} read / {io.write_iops} write IOPS")
+
+    def procs_files(self) -> list[bytes]:
+        """The cgroup.procs files a process joins: the group's, and its blkio companion's (v1 with
+        an I/O limit)."""
+        files = [os.fsencode(self.path / "cgroup.procs")]
+        if self._companion is not None:
+            files.append(os.fsencode(self._companion.path / "cgroup.procs"))
+        return files
+
     def remove(self, kill_started: bool = True) -> dict:
-        """Remove the group (killing processes started by popen() if still inside)."""
+        """Remove the group (killing processes started by popen() if still inside), and its
+        blkio companion (v1 with an I/O limit)."""
         report = remove_group(self.backend, self.path,
                               self.started if kill_started else [], self.remove_timeout)
         for child in self._children:
             if child.returncode is None and child.pid in report["killed_pids"]:
                 child.wait()
+        if self._companion is not None:
+            comp = self._companion.remove()
+            report["io_group_removed"] = comp["removed"]
+            if not comp["removed"]:
+                report["removed"] = False
+                report["error"] = comp.get("error", f"{self._companion.path} not removed")
+            else:
+                self._companion = None
         if report["removed"]:
             self.registry.forget_group(self.path)
         self.removal = report
@@ -105,18 +143,21 @@ class MemoryGroup:
     def add_pid(self, pid: int) -> None:
         """Move a running process in (its already-charged memory stays where it was)."""
         self.backend.add_pid(self.path, pid)
+        if self._companion is not None:
+            self.backend.add_pid(self._companion.path, pid)
 
     def popen(self, cmd: Sequence[str], sigmask: set | None = None,
               **kwargs: object) -> subprocess.Popen:
         """Start cmd so that it joins the group before exec; sigmask: mask for the child."""
-        procs = os.fsencode(self.path / "cgroup.procs")
+        files = self.procs_files()
 
         def join() -> None:
-            fd = os.open(procs, os.O_WRONLY)
-            try:
-                os.write(fd, b"0")  # "0" means the writing process itself
-            finally:
-                os.close(fd)
+            for procs in files:
+                fd = os.open(procs, os.O_WRONLY)
+                try:
+                    os.write(fd, b"0")  # "0" means the writing process itself
+                finally:
+                    os.close(fd)
             if sigmask is not None:
                 signal.pthread_sigmask(signal.SIG_SETMASK, sigmask)
 
@@ -150,6 +191,10 @@ class MemoryGroup:
         out.update({k: v for k, v in st.items() if k not in out})
         for key in SAMPLED:
             out[f"{key}_max"] = self.maxima.get(key)
+        if self.io is not None:
+            out["io_limits"] = dict(self.io_limits, device=self.io.device)
+            where = self._companion.path if self._companion is not None else self.path
+            out.update((v1_serviced if self._companion is not None else v2_serviced)(where, self.io.device))
         return out
 
     def _record(self) -> None:
@@ -157,4 +202,5 @@ class MemoryGroup:
             "name": self.name, "root": str(self.backend.root),
             "cgroup_version": self.backend.version, "owner_pid": self.owner_pid,
             "owner_start": start_time(self.owner_pid), "created": time.time(),
-            "started": [list(s) for s in self.started]})
+            "started": [list(s) for s in self.started],
+            "io_group": str(self._companion.path) if self._companion is not None else None})

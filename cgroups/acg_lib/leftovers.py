@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .backend import Backend
+from .iolimit import v1_leftovers
 from .owner import is_alive
 from .registry import Registry
 from .remove import remove_group
@@ -67,6 +68,8 @@ def cleanup(backend: Backend, registry: Registry, kill: bool = False,
     owner started (recorded PID and start time) are killed instead.
     """
     reports = []
+    if backend.version == 1:      # blkio companions (iolimit.py) of dead owners
+        reports += [dict(r, io_group=True) for r in v1_leftovers(lambda pid: not is_alive(pid))]
     for info in list_groups(backend, registry):
         if info.state == "stale-marker":
             registry.forget_group(info.path)

@@ -153,3 +153,22 @@ def test_same_name_twice_in_one_process(v2, tmp_path):
     finally:
         empty_dir(g.path)
         g.remove()
+
+
+def test_v2_io_limit_is_the_groups_io_max(v2, tmp_path):
+    """cgroup v2: the I/O limit is io.max of the memory group itself, the io controller enabled for
+    the acg parent's children; stats read the group's io.stat."""
+    from acg_lib.iolimit import IoLimit
+    g = MemoryGroup("io1", 64 << 20, 0, backend=v2, run_dir=tmp_path / "run", io=IoLimit("253:0", 150, 180)).create()
+    try:
+        assert (g.path / "io.max").read_text() == "253:0 riops=150 wiops=180"
+        assert "+io" in (v2.parent / "cgroup.subtree_control").read_text()
+        assert g.io_limits == {"read_iops": 150, "write_iops": 180}
+        fill_v2_group(g.path)
+        (g.path / "io.stat").write_text("253:0 rbytes=4096 wbytes=8192 rios=1 wios=2 dbytes=0 dios=0\n")
+        st = g.stats()
+        assert (st["io_read_ios"], st["io_write_ios"]) == (1, 2)
+        assert st["io_limits"] == {"read_iops": 150, "write_iops": 180, "device": "253:0"}
+    finally:
+        empty_dir(g.path)
+        assert g.remove()["removed"] is True

@@ -28,8 +28,13 @@ from acbench.paging import PagingSetup
 from acbench.spec import Cell, server_threads_of
 
 SAMPLE_S = 0.2
-JOIN_AND_EXEC = 'echo $$ > "$0" && exec "$@"'
+# sh -c JOIN_AND_EXEC sh PROCS... -- CMD...: the shell writes its pid into each cgroup.procs (the
+# memory group's, and on cgroup v1 the blkio companion's of an I/O limit), then execs CMD
+JOIN_AND_EXEC = 'while [ "$1" != "--" ]; do echo $$ > "$1" || exit 97; shift; done; shift; exec "$@"'
 SPILL_PARENT = Path("/var/tmp")
+# a commodity 7200 rpm disk's random 4 KiB reads: ~8 ms seek + ~4 ms half a turn, 100-200 per second
+# (the paper's "commodity hard disk", Zhang et al. ICDE 2015 §IV-A, did not say its rate)
+HDD_IOPS = 150
 
 
 class CellError(RuntimeError):
@@ -119,7 +124,8 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
     approach = get_approach(cell.approach)
     cell_dir.mkdir(parents=True, exist_ok=True)
     gname = "acbench-" + hashlib.sha1(cell.cell_id.encode()).hexdigest()[:10]
-    group = acg().MemoryGroup(gname, plan.limit_bytes, plan.swap_bytes)   # checks the limit: before mkdtemp
+    io = regime_limit(run, spill_root)
+    group = acg().MemoryGroup(gname, plan.limit_bytes, plan.swap_bytes, io=io)   # checks the limit: before mkdtemp
     spill_parent = Path(tempfile.mkdtemp(prefix=f"acbench-{os.getpid()}-", dir=spill_root))
     leftovers.track_dir(spill_parent, "spill directory")
     spill = spill_parent / "spill"
@@ -136,7 +142,10 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
     paging = PagingSetup(spill_parent / "swap", plan.swap_bytes) if approach.pages else None
     device = collect.device_of(spill_parent)
     out: dict[str, Any] = {"mode": mode, "spill_device": spill_device,
-                           "server_threads": server_threads_of(run, cell.properties)}
+                           "server_threads": server_threads_of(run, cell.properties),
+                           "regime": run.get("regime", "native"),
+                           "io_limit_iops": io.read_iops if io is not None else None,
+                           "io_limit_device": io.device if io is not None else None}
     stderr = open(cell_dir / "stderr.txt", "w")
     t0 = time.monotonic()
     busy0, own0, load0 = collect.machine_busy_s(), collect.own_cpu_s(), os.getloadavg()[0]
@@ -163,7 +172,8 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
         out.update({"cg_peak_bytes": cg.get("peak_bytes"), "cg_limit_hits": cg.get("limit_hits"),
                     "cg_oom_kills": cg.get("oom_kills"), "cg_pgmajfault": cg.get("pgmajfault"),
                     "cg_pgfault": cg.get("pgfault"), "cg_usage_max_bytes": cg.get("usage_bytes_max"),
-                    "cg_swap_max_bytes": cg.get("swap_bytes_max"), "cgroup_version": cg.get("cgroup_version")})
+                    "cg_swap_max_bytes": cg.get("swap_bytes_max"), "cgroup_version": cg.get("cgroup_version"),
+                    "cg_io_read_ios": cg.get("io_read_ios"), "cg_io_write_ios": cg.get("io_write_ios")})
     finally:
         _cleanup(group, spill_parent, stderr, paging)
     out["cell_wall_s"] = time.monotonic() - t0
@@ -172,6 +182,17 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
                                    os.cpu_count() or 1))
     out["loadavg_start"], out["loadavg_end"] = load0, os.getloadavg()[0]
     return out
+
+
+def regime_limit(run: dict[str, Any], spill_root: Path) -> Any:
+    """[run] regime "hdd": the disk under the spill directory limited to hdd_iops reads and writes
+    per second for the cell's processes (acg's IoLimit: v2 io.max, v1 blkio throttle), the paper's
+    hard disk emulated; "native": None."""
+    if run.get("regime", "native") != "hdd":
+        return None
+    lib = acg()
+    iops = int(run.get("hdd_iops", HDD_IOPS))
+    return lib.IoLimit(lib.disk_of(spill_root), iops, iops)
 
 
 def stop(group: Any, paging: PagingSetup | None, log: Any = lambda text: None) -> BaseException | None:
@@ -233,8 +254,8 @@ def _start(group: Any, cmd: list[str], cell_dir: Path, stderr: Any, use_perf: bo
     if use_perf:
         # perf stays outside the group (its memory must not count against the limit): a
         # shell moves itself into the group, then execs memcached-ac.
-        procs = str(group.path / "cgroup.procs")
-        cmd = collect.perf_prefix(cell_dir / "perf.txt") + ["/bin/sh", "-c", JOIN_AND_EXEC, procs] + cmd
+        procs = [os.fsdecode(f) for f in group.procs_files()]
+        cmd = collect.perf_prefix(cell_dir / "perf.txt") + ["/bin/sh", "-c", JOIN_AND_EXEC, "sh", *procs, "--"] + cmd
         (cell_dir / "command.txt").write_text(" ".join(cmd) + "\n")
         proc = subprocess.Popen(cmd, stdout=stderr, stderr=stderr, stdin=subprocess.DEVNULL,
                                 start_new_session=True)

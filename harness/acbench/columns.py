@@ -71,6 +71,10 @@ _CELL = [
     _c("server_threads", "int", "count", "memcached's worker threads (-t): [run] server_threads, or the cell's driver "
        "threads (YCSB threads) by default", SPEC),
     _c("spill_device", "str", "", "where the spill files and swap file were: disk or ram (a zram device)", HARNESS),
+    _c("regime", "str", "", "native (the disk as it is) or hdd (its reads and writes limited to io_limit_iops per "
+       "second for the cell's processes: the paper's hard disk emulated; [run] regime)", HARNESS),
+    _c("io_limit_iops", "int", "ops/s", "regime hdd: the read and the write IOPS limit on the spill disk", HARNESS),
+    _c("io_limit_device", "str", "", "regime hdd: MAJ:MIN of the limited disk", HARNESS),
     _c("disk_device", "str", "", "the block device of the spill directory (vda, zram1, ...)", DISK),
 ]
 _PLAN = [
@@ -293,6 +297,9 @@ _CELLWIDE = [
     _c("cg_pgfault", "int", "count", "page faults charged to the cgroup (memory.stat)", CG),
     _c("cg_usage_max_bytes", "int", "bytes", "the cgroup's peak usage with page cache (max_usage / peak)", CG),
     _c("cg_swap_max_bytes", "int", "bytes", "the cgroup's peak swap usage", CG),
+    _c("cg_io_read_ios", "int", "count", "regime hdd: reads the cell's processes submitted to the limited disk "
+       "(blkio.throttle.io_serviced, v2 io.stat)", CG),
+    _c("cg_io_write_ios", "int", "count", "regime hdd: writes they submitted to it", CG),
 ]
 _OPT = [
     _c("opt_requests", "int", "requests", "reads OPT scored (the run's reads)", OPT),

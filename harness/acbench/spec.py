@@ -9,7 +9,9 @@
               (in-process: requests each driver thread keeps in flight), io_engine (spilling
               approaches' -o ac_io: uring (default), sync, threads, aio), io_direct (true: their record
               reads with O_DIRECT, -o ac_io_direct=on), spill_device (disk, or ram: a
-              zram device for hit-rate-only runs, acbench/ramdev.py)
+              zram device for hit-rate-only runs, acbench/ramdev.py), regime (native, or hdd:
+              the disk limited to hdd_iops reads and writes per second for each cell, the
+              paper's hard disk emulated)
     [memory]  item_footprint, allowance, allowance_margin, swap
 
 Every error names the table and field and says what is accepted.
@@ -48,11 +50,13 @@ GRID_KEYS = ("approach", "zipf_theta", "mem_ratio", "workload", "repetition")
 RUN_DEFAULTS: dict[str, Any] = {"mode": "in-process", "server_threads": "threads", "perf": True,
                                 "timeout_s": 3600, "network_conns": 1, "network_depth": 1,
                                 "driver_depth": 1, "io_engine": "uring", "io_direct": False,
-                                "spill_device": "disk"}
+                                "spill_device": "disk", "regime": "native", "hdd_iops": 150}
 # -o ac_io of the approaches that spill (policies/README.md "I/O engines")
 IO_ENGINES = ("sync", "threads", "aio", "uring")
 # where the cells' spill directories and swap files live: the disk under /var/tmp, or a RAM device
 SPILL_DEVICES = ("disk", "ram")
+# native: the disk as it is; hdd: its IOPS limited for the cell's processes (cell.regime_limit)
+REGIMES = ("native", "hdd")
 MODES = ("in-process", "network")
 # allowance "auto": calibrated per approach and scale (calibrate.py); allowance_margin: the fixed floor
 # added to it (page cache room for the spill files and what sampling can miss)
@@ -323,6 +327,15 @@ def parse_spec(data: dict[str, Any], path: Path) -> Spec:
     if run["spill_device"] not in SPILL_DEVICES:
         raise _err(path, "[run] spill_device", f"{run['spill_device']!r}; accepted: disk (the disk under "
                    "/var/tmp) or ram (a zram device: hit rates only, throughput is not the disk's)")
+    if run["regime"] not in REGIMES:
+        raise _err(path, "[run] regime", f"{run['regime']!r}; accepted: native (the disk as it is) or hdd (its "
+                   "reads and writes limited to hdd_iops per second for each cell: a hard disk emulated)")
+    if isinstance(run["hdd_iops"], bool) or not isinstance(run["hdd_iops"], int) or not 1 <= run["hdd_iops"] <= 100000:
+        raise _err(path, "[run] hdd_iops", f"{run['hdd_iops']!r}; accepted: a whole number from 1 to 100000 "
+                   "(I/O operations per second of the emulated disk)")
+    if run["regime"] == "hdd" and run["spill_device"] != "disk":
+        raise _err(path, "[run] regime", "hdd emulates a slow disk and needs spill_device = \"disk\" (a RAM "
+                   "device has no disk to limit)")
     for k in ("perf", "io_direct"):
         if not isinstance(run[k], bool):
             raise _err(path, f"[run] {k}", f"{run[k]!r}; accepted: true or false")
