@@ -179,19 +179,21 @@ static void round_now(struct ac_hotcold *h) {
 
 /* ac_log_offline's round as the measured phase begins: the driver's threads
  * wait at its gate, so draining until a drain comes back short empties every
- * ring; the history is then classified once (Siberia's backward algorithm,
- * Levandoski et al. ICDE 2013 §IV-B, returns the forward algorithm's top-K
- * over the same log: the forward one runs here over the whole history, whose
- * estimates the drains built) and the policy moves data. The log is lossy
- * again for the online rounds that follow. */
+ * ring: the history is complete, and the log is lossy again (an append from
+ * now on, e.g. by a thread of memcached's that relinks an item, must not wait
+ * for a classifier that may wait for its item lock). The history is then
+ * classified once (Siberia's backward algorithm, Levandoski et al. ICDE 2013
+ * §IV-B, returns the forward algorithm's top-K over the same log: the forward
+ * one runs here over the whole history, whose estimates the drains built) and
+ * the policy moves data. */
 static void offline_round(struct ac_hotcold *h) {
     uint64_t t0 = now_ns();
     while (ac_hc_drain(h) == DRAIN_BATCH)
         ;
+    ac_log_set_lossless(&h->log, false);
     h->since_round = 0;
     __atomic_store_n(&h->early, false, __ATOMIC_RELAXED);
     round_now(h);
-    ac_log_set_lossless(&h->log, false);
     h->st.offline_ns = now_ns() - t0;
     __atomic_add_fetch(&h->st.offline_rounds, 1, __ATOMIC_RELAXED);
 }
@@ -264,6 +266,7 @@ int ac_hc_start(struct ac_hotcold *h, const char *who) {
 
 void ac_hc_destroy(struct ac_hotcold *h) {
     if (h->running) {
+        ac_log_set_lossless(&h->log, false);   /* a producer waiting for room drops */
         h->stopping = true;
         pthread_join(h->thread, NULL);
         h->running = false;
