@@ -12,6 +12,8 @@
  * server_stats() is called from the thread that called ycsb_run(): before each
  * phase (the driver threads wait at the phase's start gate; the snapshot is
  * the phase's "server_start") and once after every driver thread has finished.
+ * phase_begin(), if set, is called from that thread too, before each phase's
+ * server_stats(), while the driver threads wait at its gate.
  *
  * Keys are "user..." strings (ycsb_record.h), at most 47 bytes, NUL-terminated
  * (keylen excludes the NUL).  Values are the whole record (fieldcount *
@@ -113,6 +115,13 @@ struct ycsb_backend_ops {
      * Called from the thread that called ycsb_run() while a phase runs, so
      * the phase reports time averages (ycsb_run.c).  0, or -1 if unknown. */
     int (*resident)(void *backend, double *items, double *bytes);
+    /* optional (NULL): the phase "load", "warmup" or "run" is about to begin
+     * (the driver threads wait at its gate, nothing is in flight); it begins
+     * when this returns, after the phase's server_stats() snapshot.  The
+     * in-process backend tells the server (memcached-ac's policy may prepare
+     * for the measured run: ac_log_offline); the network client has no way
+     * to and leaves it NULL. */
+    void (*phase_begin)(void *backend, const char *phase);
 };
 
 #endif

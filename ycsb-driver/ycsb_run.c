@@ -30,6 +30,9 @@ void ycsb_result_free(struct ycsb_result *r)
     free(r);
 }
 
+/* what phase_begin() names each phase (as the results do) */
+static const char *const phase_names[3] = {"load", "warmup", "run"};
+
 /* the backend's server counters as one JSON object's text, or NULL */
 static char *server_snapshot(const struct ycsb_run_opts *o)
 {
@@ -641,6 +644,8 @@ int ycsb_run(struct ycsb_workload *w, const struct ycsb_run_opts *o, struct ycsb
             if (phase == YCSB_PHASE_LOAD ? !o->do_load : !o->do_run)
                 continue;
             struct ycsb_resources r0, r1;
+            if (o->ops->phase_begin != NULL)
+                o->ops->phase_begin(o->backend, phase_names[phase]);
             out[phase]->server_start = server_snapshot(o);   /* before the window opens */
             ycsb_resources_take(&r0, w->cfg.diskstats_device, 0);
             sh.phase_start_ns = ycsb_now_ns();

@@ -403,8 +403,10 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
               # memcached's background walkers: on or off, and what they did (whole life)
               "lru_crawler", "lru_maintainer", "lru_crawler_starts", "lru_crawler_items_checked",
               "lru_maintainer_juggles",
-              # the classifier of logging and effpaging: its rounds and dropped log entries; effpaging's moves
-              "log_rounds", "log_drops", "eff_memory", "eff_hot_bytes", "eff_promoted", "eff_demoted",
+              # the classifier of logging and effpaging: its rounds and dropped log entries, the waits of a
+              # lossless log and the offline round (ac_log_offline); effpaging's moves
+              "log_rounds", "log_drops", "log_waits", "log_wait_ns", "log_offline_rounds", "log_offline_ns",
+              "eff_memory", "eff_hot_bytes", "eff_promoted", "eff_demoted",
               "eff_hot_first_moves",
               # lru's batched moves (ac_lru_batch; 0: strict)
               "lru_batch", "lru_batches", "lru_batched", "lru_batch_skipped",

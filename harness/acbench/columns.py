@@ -227,6 +227,13 @@ _AC = [
     ("lru_maintainer_juggles", "int", "count", "LRU maintainer passes (whole life)"),
     ("log_rounds", "int", "count", "logging, effpaging: classification rounds (whole life)"),
     ("log_drops", "int", "count", "logging, effpaging: access-log entries dropped (a full ring)"),
+    ("log_waits", "int", "count", "logging (ac_log_offline=1): warm-up accesses whose worker waited for room in a "
+                                  "full log ring (a lossless log)"),
+    ("log_wait_ns", "int", "ns", "logging (ac_log_offline=1): the time those workers waited, in all"),
+    ("log_offline_rounds", "int", "count", "logging (ac_log_offline=1): offline rounds (the warm-up's history "
+                                           "classified before the run; 1)"),
+    ("log_offline_ns", "int", "ns", "logging (ac_log_offline=1): the offline round's time (drain, classify, migrate), "
+                                    "before the measured run"),
     ("eff_memory", "int", "bytes", "effpaging: memory it locked (hot region + classifier)"),
     ("eff_hot_bytes", "int", "bytes", "effpaging: its hot region"),
     ("eff_promoted", "int", "items", "effpaging: items moved into the hot region"),

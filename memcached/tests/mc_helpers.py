@@ -152,15 +152,17 @@ def start_server(tmp: Path, mem: int = 16, threads: int = 4, ac: dict | None = N
 
 
 def run_in_process(tmp: Path, ac: str, workload: str, depth: int = 1, ops: int = 60000, records: int = 20000,
-                   mem_mb: int = 12, threads: int = 1) -> dict:
+                   mem_mb: int = 12, threads: int = 1, warmup: int = 0, dist: str = "truezipf") -> dict:
     """memcached-ac with its in-process driver (-o ac_driver): ac (the -o ac_* options, a string)
     plus ac_driver_depth=depth, over experiments/workloads/<workload> with `records` records, ops
-    operations, true Zipf, -m mem_mb, `threads` driver and worker threads; checks a clean exit and
-    that the spill directory is gone, and returns the driver's JSON."""
+    operations after `warmup` warm-up operations, request distribution dist (true Zipf), -m mem_mb,
+    `threads` driver and worker threads; checks a clean exit and that the spill directory is gone,
+    and returns the driver's JSON."""
     out = tmp / f"driver-{time.monotonic_ns()}.json"
     opts = (f"{ac},ac_driver_depth={depth},ac_spill_dir={tmp}/spill,ac_driver={ROOT / 'experiments' / 'workloads' / workload},"
             f"ac_driver_out={out},ac_driver_set=recordcount={records},ac_driver_set=operationcount={ops},"
-            f"ac_driver_set=requestdistribution=truezipf,ac_driver_set=threads={threads}")
+            f"ac_driver_set=warmupoperations={warmup},"
+            f"ac_driver_set=requestdistribution={dist},ac_driver_set=threads={threads}")
     r = subprocess.run([str(BIN), "-u", "root", "-m", str(mem_mb), "-t", str(threads), "-o", opts], capture_output=True,
                        text=True, timeout=300)
     assert r.returncode == 0, r.stderr

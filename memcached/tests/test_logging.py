@@ -3,7 +3,9 @@ the tuple store without moving it into RAM (the resident set, the cold store
 and the hot set stay as they were; read_through_items and disk_hits count it);
 a key read often becomes hot at the next classification and migrates in; the
 Bloom filter answers absent keys without touching the index; deletes and
-updates of cold keys; bad option values are refused with what is accepted."""
+updates of cold keys; bad option values are refused with what is accepted;
+offline classification (ac_log_offline=1, in-process driver): a lossless
+warm-up without rounds, one offline round before the run, nothing lost."""
 from __future__ import annotations
 
 import random
@@ -12,7 +14,7 @@ import time
 
 import pytest
 
-from mc_helpers import BIN, value_for
+from mc_helpers import BIN, run_in_process, value_for
 
 N_KEYS = 30000
 
@@ -137,6 +139,10 @@ def test_bad_options_refused(tmp_path):
         "ac_log_slice=0": "ac_log_slice must be a count of logged accesses per time slice",
         "ac_log_keys=10": "ac_log_keys must be a count of keys from 1024 to 1G",
         "ac_log_hot_fill=2": "ac_log_hot_fill must be a fraction in (0, 1]",
+        "ac_log_offline=2": 'ac_log_offline must be 0 or 1, got "2"',
+        "ac_log_offline=on": 'ac_log_offline must be 0 or 1, got "on"',
+        # over the network no phase is signalled: refused at start
+        "ac_log_offline=1": "ac_log_offline=1 needs the in-process driver (-o ac_driver=FILE)",
     }
     for opt, msg in cases.items():
         r = subprocess.run([str(BIN), "-u", "root", "-p", "0", "-U", "0", "-m", "16", "-o",
@@ -234,3 +240,47 @@ def test_bloom_filter_rebuilt_after_removals(server):
     assert bad == []
     st = srv.ac()
     assert st["lost_items"] == 0 and st["io_errors"] == 0 and st["checksum_errors"] == 0
+
+
+def offline_phases(d: dict) -> tuple[dict, dict, dict]:
+    """The server's counters as the warm-up began, as the run began, at the end; the driver's run
+    and warm-up each without an error or a miss, nothing lost or damaged."""
+    w0, r0, end = (d["warmup"]["server_start"]["anticache"], d["run"]["server_start"]["anticache"],
+                   d["server"]["anticache"])
+    for ph in ("warmup", "run"):
+        assert d[ph]["errors"]["total"] == 0 and d[ph]["reads"]["miss"] == 0, d[ph]
+    assert end["lost_items"] == 0 and end["checksum_errors"] == 0 and end["refused_items"] == 0, end
+    assert end["log_offline"] == 1
+    # the warm-up: no round, no drop; the run began after exactly one offline round
+    assert w0["log_offline_rounds"] == 0
+    assert r0["log_offline_rounds"] == end["log_offline_rounds"] == 1
+    assert r0["log_rounds"] - w0["log_rounds"] == 1
+    assert r0["log_drops"] == w0["log_drops"]
+    assert r0["log_offline_ns"] > 0 and r0["log_offline_ns"] == end["log_offline_ns"]
+    return w0, r0, end
+
+
+def test_offline_round_before_the_run(tmp_path):
+    """Read-only, true Zipf, 20k records at -m 12 (about half of the data): every warm-up read is
+    in the history (logged lossless), the offline round classifies it and migrates the hot keys
+    the warm-up read from the cold store, and the run reads more from RAM than the warm-up did."""
+    d = run_in_process(tmp_path, "ac_policy=logging,ac_log_offline=1", "readonly", ops=60000, warmup=60000)
+    w0, r0, end = offline_phases(d)
+    assert r0["log_logged"] - w0["log_logged"] == 60000
+    assert r0["log_migrated_in"] > w0["log_migrated_in"]
+    hit = {ph: d[ph]["reads"]["hit"] / d[ph]["reads"]["total"] for ph in ("warmup", "run")}
+    assert hit["run"] > hit["warmup"], hit
+
+
+def test_offline_keeps_every_item(tmp_path):
+    """Updates during the lossless warm-up (RAM fills and spills without a round: the oldest inserts
+    go) lose nothing: no error, no miss. And after a sequential warm-up and the offline round's
+    migrations, a sequential run reads every key back (keys 0..19999, each once, no miss)."""
+    d = run_in_process(tmp_path, "ac_policy=logging,ac_log_offline=1", "writeheavy", ops=60000, warmup=60000)
+    w0, r0, end = offline_phases(d)
+    assert r0["spilled_items"] > w0["spilled_items"] and d["warmup"]["ops"]["update"] > 20000
+    d = run_in_process(tmp_path, "ac_policy=logging,ac_log_offline=1", "readonly", ops=20000, warmup=20000,
+                       dist="sequential")
+    w0, r0, end = offline_phases(d)
+    assert d["run"]["reads"]["total"] == 20000     # keys 0..19999, each once
+    assert r0["log_logged"] - w0["log_logged"] == 20000

@@ -22,7 +22,7 @@ from mc_helpers import BIN, free_port
 OPTIONS = ("ac_policy, ac_tier, ac_os_backing, ac_spill_dir, ac_alloc_wait, ac_borrow_pages, ac_driver, "
            "ac_driver_out, ac_driver_set, ac_driver_depth, ac_park_threads, ac_lru_sample, ac_lru_batch, ac_alru_bits, ac_alru_samples, ac_alru_resolution, "
            "ac_alru_clock, ac_log_charge, ac_log_sample, ac_log_alpha, ac_log_round, ac_log_slice, ac_log_keys, "
-           "ac_log_hot_fill, ac_eff_memory, ac_eff_madv_cold, ac_eff_lock, ac_eff_hot_first, ac_vma_reset, ac_vma_granule, ac_vma_samples, "
+           "ac_log_hot_fill, ac_log_offline, ac_eff_memory, ac_eff_madv_cold, ac_eff_lock, ac_eff_hot_first, ac_vma_reset, ac_vma_granule, ac_vma_samples, "
            "ac_block_size, ac_merge, ac_compact_fill, ac_evicted_max, ac_write_queue, ac_compress, ac_io, ac_io_threads, ac_io_direct, ac_fault, "
            "ac_compact, ac_compact_thread, ac_bloom_keys, ac_uvmm_mode, ac_uvmm_memory, ac_uvmm_evict, ac_uvmm_compress, ac_uvmm_clean, "
            "ac_uvmm_batch")
@@ -127,6 +127,15 @@ def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> s
     ("ac_policy=lru,ac_tier=tuples,ac_compact=copy",
      "memcached-ac: ac_compact is an option of lazy compaction (tier blocks); it has no effect with"
      " ac_policy=lru,ac_tier=tuples (-o ac_help lists every option by component)"),
+    # offline classification: 0 or 1; it needs the driver's phases, and effpaging refuses it
+    ("ac_policy=logging,ac_log_offline=2", 'memcached-ac: ac_log_offline must be 0 or 1, got "2"'),
+    ("ac_policy=logging,ac_log_offline=1",
+     "memcached-ac: logging: ac_log_offline=1 needs the in-process driver (-o ac_driver=FILE): it classifies"
+     " the warm-up's history when the measured run begins, and network clients signal no phases"),
+    ("ac_policy=effpaging,ac_eff_memory=64M,ac_log_offline=1",
+     "memcached-ac: effpaging: ac_log_offline=1 is not supported: its promotion candidates are the items logged"
+     " since the last round, a bounded set that a warm-up without rounds would overflow; offline"
+     " classification is policy logging's"),
     ("ac_log_keys=2000",
      "memcached-ac: ac_log_keys is an option of the classifier of logging and effpaging; it has no effect with"
      " ac_policy=none,ac_tier=none (-o ac_help lists every option by component)"),

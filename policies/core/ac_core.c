@@ -96,6 +96,11 @@ bool ac_in_process(void) {
     return ac_opts.driver[0] != '\0';
 }
 
+void ac_phase_begin(const char *phase) {
+    if (ac_enabled && ac.policy->phase_begin != NULL)
+        ac.policy->phase_begin(phase);
+}
+
 int ac_init(size_t *item_limit) {
     /* memcached reads -m with atoi and multiplies by 1 MiB: a negative value wraps to a limit of
      * nearly 2^64 bytes, which it accepts. No positive -m comes near it. */

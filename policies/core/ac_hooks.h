@@ -124,6 +124,9 @@ void ac_prefetch_wait(struct ac_prefetcher *p, int slot);
 void ac_prefetch_batch(struct ac_prefetcher *p);
 void ac_fault_window_begin(void);
 int ac_fault_window_end(void);
+/* The driver is about to start a phase ("load", "warmup", "run") while its
+ * threads wait at the phase's gate: the policy's phase_begin, if it has one. */
+void ac_phase_begin(const char *phase);
 void ac_write_window_begin(void);
 void ac_write_window_end(void);
 

@@ -13,7 +13,7 @@
  * on_remove, pick_victims, metadata_bytes. Every other member may be NULL
  * (false, 0): in_process_only, fixed_bytes (nothing allocated at start), init, on_merged (left
  * as inserted), stats, shutdown, page_alloc and page_release (memcached's
- * malloc), options. */
+ * malloc), phase_begin (nothing to do), options. */
 struct ac_policy_ops {
     const char *name;
     const char *summary;
@@ -55,6 +55,11 @@ struct ac_policy_ops {
     size_t (*metadata_bytes)(void);             /* tracking memory it holds now */
     void   (*stats)(ADD_STAT add_stats, void *c);
     void   (*shutdown)(void);                   /* at a failed start: stop threads */
+    /* The in-process driver is about to start a phase: "load", "warmup" or
+     * "run" (the measured one). Called from the driver's main thread while
+     * its threads wait at the phase's gate, so no request is in flight; the
+     * phase starts when it returns. Never called with network clients. */
+    void   (*phase_begin)(const char *phase);
     /* Its own source of slab pages (vma: its protected mapping), used while
      * memcached keeps its malloc mode: a page of size bytes or NULL; a page
      * memcached released, to take back. */

@@ -1,8 +1,10 @@
 /* The access-log rings of accesslog.h: sampled accesses recorded per thread
  * without a lock, drained by the classifier thread. */
 #include "accesslog.h"
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* this thread's ring; tail: the consumer's tail as last read (the ring is
  * full only if it is full by that: the shared line is read again only then) */
@@ -83,6 +85,34 @@ void ac_log_record(struct ac_access_log *l, uint64_t fp, uint32_t size) {
     ac_log_record_ref(l, fp, size, 0);
 }
 
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
+}
+
+/* A lossless log's full ring: waits until the consumer's tail leaves room for
+ * the entry at head (true), or the log stops being lossless (false: dropped).
+ * A few spins for a consumer that is draining now, then yields, then sleeps
+ * of 20 us for one that sleeps between drains. */
+static bool wait_for_room(struct ac_access_log *l, struct ac_log_ring *r, uint64_t head) {
+    uint64_t t0 = now_ns();
+    for (unsigned i = 0; head - tl.tail >= l->capacity; i++) {
+        if (!__atomic_load_n(&l->lossless, __ATOMIC_RELAXED))
+            return false;
+        if (i >= 256) {
+            struct timespec us = { 0, 20000 };
+            nanosleep(&us, NULL);
+        } else if (i >= 64) {
+            sched_yield();
+        }
+        tl.tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
+    }
+    __atomic_store_n(&r->waits, r->waits + 1, __ATOMIC_RELAXED);
+    __atomic_store_n(&r->wait_ns, r->wait_ns + (now_ns() - t0), __ATOMIC_RELAXED);
+    return true;
+}
+
 void ac_log_record_ref(struct ac_access_log *l, uint64_t fp, uint32_t size, uint32_t ref) {
     struct ac_log_ring *r = my_ring(l);
     if (r == NULL) {
@@ -92,7 +122,7 @@ void ac_log_record_ref(struct ac_access_log *l, uint64_t fp, uint32_t size, uint
     uint64_t head = r->head;               /* only this thread writes it */
     if (head - tl.tail >= l->capacity) {
         tl.tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
-        if (head - tl.tail >= l->capacity) {
+        if (head - tl.tail >= l->capacity && !wait_for_room(l, r, head)) {
             __atomic_store_n(&r->drops, r->drops + 1, __ATOMIC_RELAXED);
             return;
         }
@@ -133,4 +163,22 @@ uint64_t ac_log_drops(const struct ac_access_log *l) {
             d += __atomic_load_n(&r->drops, __ATOMIC_RELAXED);
     }
     return d;
+}
+
+void ac_log_set_lossless(struct ac_access_log *l, bool on) {
+    __atomic_store_n(&l->lossless, on, __ATOMIC_RELAXED);
+}
+
+uint64_t ac_log_waits(const struct ac_access_log *l, uint64_t *wait_ns) {
+    uint64_t w = 0, ns = 0;
+    unsigned n = __atomic_load_n(&l->nrings, __ATOMIC_ACQUIRE);
+    for (unsigned i = 0; i < n; i++) {
+        struct ac_log_ring *r = __atomic_load_n(&l->rings[i], __ATOMIC_ACQUIRE);
+        if (r != NULL) {
+            w += __atomic_load_n(&r->waits, __ATOMIC_RELAXED);
+            ns += __atomic_load_n(&r->wait_ns, __ATOMIC_RELAXED);
+        }
+    }
+    *wait_ns = ns;
+    return w;
 }

@@ -291,6 +291,15 @@ static int size_regions(size_t *keys, size_t *book) {
 }
 
 static int eff_init(void) {
+    if (ac_cls_opts.offline) {
+        /* its promotion candidates are the cold-region items logged since the
+         * last round, in a bounded set (refs): a warm-up without rounds would
+         * overflow it, and the offline round would miss most of them */
+        fprintf(stderr, "memcached-ac: effpaging: ac_log_offline=1 is not supported: its promotion candidates are"
+                " the items logged since the last round, a bounded set that a warm-up without rounds would"
+                " overflow; offline classification is policy logging's\n");
+        return -1;
+    }
     if (settings.slab_chunk_size_max == settings.slab_page_size) {
         fprintf(stderr, "memcached-ac: effpaging walks its hot region page by page and needs slab pages of"
                 " slab_page_size bytes: slab_chunk_max must be smaller than the page size\n");

@@ -39,6 +39,12 @@ size_t ac_hc_fixed_bytes(size_t keys) {
 
 int ac_hc_init(struct ac_hotcold *h, size_t keys, uint64_t budget, void (*round)(void), const char *who) {
     memset(h, 0, sizeof(*h));
+    if (ac_cls_opts.offline && !ac_in_process()) {
+        fprintf(stderr, "memcached-ac: %s: ac_log_offline=1 needs the in-process driver (-o ac_driver=FILE):"
+                " it classifies the warm-up's history when the measured run begins, and network clients"
+                " signal no phases\n", who);
+        return -1;
+    }
     if (ac_cls_init(&h->cls, keys, ac_cls_opts.alpha, ac_cls_opts.slice) != 0) {
         fprintf(stderr, "memcached-ac: %s: cannot allocate the estimate table for %zu keys\n", who, keys);
         return -1;
@@ -171,19 +177,58 @@ static void round_now(struct ac_hotcold *h) {
     __atomic_add_fetch(&h->st.rounds, 1, __ATOMIC_RELAXED);
 }
 
+/* ac_log_offline's round as the measured phase begins: the driver's threads
+ * wait at its gate, so draining until a drain comes back short empties every
+ * ring: the history is complete, and the log is lossy again (an append from
+ * now on, e.g. by a thread of memcached's that relinks an item, must not wait
+ * for a classifier that may wait for its item lock). The history is then
+ * classified once (Siberia's backward algorithm, Levandoski et al. ICDE 2013
+ * §IV-B, returns the forward algorithm's top-K over the same log: the forward
+ * one runs here over the whole history, whose estimates the drains built) and
+ * the policy moves data. */
+static void offline_round(struct ac_hotcold *h) {
+    uint64_t t0 = now_ns();
+    while (ac_hc_drain(h) == DRAIN_BATCH)
+        ;
+    ac_log_set_lossless(&h->log, false);
+    h->since_round = 0;
+    __atomic_store_n(&h->early, false, __ATOMIC_RELAXED);
+    round_now(h);
+    h->st.offline_ns = now_ns() - t0;
+    __atomic_add_fetch(&h->st.offline_rounds, 1, __ATOMIC_RELAXED);
+}
+
+/* Into the mode a phase asked for (ac_hc_phase_begin): the history of the
+ * warm-up is lossless, and leaving it classifies it. */
+static void switch_mode(struct ac_hotcold *h, int want) {
+    if (want == AC_HC_HISTORY)
+        ac_log_set_lossless(&h->log, true);
+    else if (h->mode == AC_HC_HISTORY)
+        offline_round(h);
+    __atomic_store_n(&h->mode, want, __ATOMIC_RELEASE);
+}
+
 static void *classifier_main(void *arg) {
     struct ac_hotcold *h = arg;
     on_classifier_thread = true;
     uint64_t last = now_ns();
     while (!h->stopping) {
+        int want = __atomic_load_n(&h->want, __ATOMIC_ACQUIRE);
+        if (want != h->mode) {
+            switch_mode(h, want);
+            last = now_ns();
+        }
         size_t n = ac_hc_drain(h);
-        bool due = ac_cls_opts.round != 0 ? h->since_round >= ac_cls_opts.round
-            : now_ns() - last >= ac_cls_opts.round_ns;
-        if (!due && __atomic_load_n(&h->early, __ATOMIC_RELAXED)) {
-            /* classify early once there is something new */
-            uint64_t min = ac_cls_opts.round != 0 ? ac_cls_opts.round / 4 : 1000;
-            due = h->since_round >= min;
-            h->st.early_rounds += due;
+        bool due = false;
+        if (h->mode == AC_HC_ONLINE) {       /* a history only accumulates */
+            due = ac_cls_opts.round != 0 ? h->since_round >= ac_cls_opts.round
+                : now_ns() - last >= ac_cls_opts.round_ns;
+            if (!due && __atomic_load_n(&h->early, __ATOMIC_RELAXED)) {
+                /* classify early once there is something new */
+                uint64_t min = ac_cls_opts.round != 0 ? ac_cls_opts.round / 4 : 1000;
+                due = h->since_round >= min;
+                h->st.early_rounds += due;
+            }
         }
         if (due) {
             __atomic_store_n(&h->early, false, __ATOMIC_RELAXED);
@@ -199,6 +244,17 @@ static void *classifier_main(void *arg) {
     return NULL;
 }
 
+void ac_hc_phase_begin(struct ac_hotcold *h, const char *phase) {
+    if (!ac_cls_opts.offline || !h->running)
+        return;
+    int want = strcmp(phase, "warmup") == 0 ? AC_HC_HISTORY : AC_HC_ONLINE;
+    __atomic_store_n(&h->want, want, __ATOMIC_RELEASE);
+    while (__atomic_load_n(&h->mode, __ATOMIC_ACQUIRE) != want) {
+        struct timespec ms = { 0, 1000000 };
+        nanosleep(&ms, NULL);
+    }
+}
+
 int ac_hc_start(struct ac_hotcold *h, const char *who) {
     if (pthread_create(&h->thread, NULL, classifier_main, h) != 0) {
         fprintf(stderr, "memcached-ac: %s: cannot start the classifier thread\n", who);
@@ -210,6 +266,7 @@ int ac_hc_start(struct ac_hotcold *h, const char *who) {
 
 void ac_hc_destroy(struct ac_hotcold *h) {
     if (h->running) {
+        ac_log_set_lossless(&h->log, false);   /* a producer waiting for room drops */
         h->stopping = true;
         pthread_join(h->thread, NULL);
         h->running = false;
@@ -236,6 +293,12 @@ void ac_hc_stats(const struct ac_hotcold *h, ADD_STAT add_stats, void *c) {
     APPEND_STAT("log_last_round_us", "%llu", U(h->st.last_round_ns / 1000));
     APPEND_STAT("log_logged", "%llu", U(h->st.logged));
     APPEND_STAT("log_drops", "%llu", U(ac_log_drops(&h->log)));
+    uint64_t wait_ns, waits = ac_log_waits(&h->log, &wait_ns);
+    APPEND_STAT("log_offline", "%d", ac_cls_opts.offline ? 1 : 0);
+    APPEND_STAT("log_waits", "%llu", U(waits));
+    APPEND_STAT("log_wait_ns", "%llu", U(wait_ns));
+    APPEND_STAT("log_offline_rounds", "%llu", U(__atomic_load_n(&h->st.offline_rounds, __ATOMIC_RELAXED)));
+    APPEND_STAT("log_offline_ns", "%llu", U(h->st.offline_ns));
     APPEND_STAT("log_ring_bytes", "%zu", ac_log_bytes(&h->log));
     APPEND_STAT("log_hot_keys", "%llu", U(h->st.hot_keys));
     APPEND_STAT("log_hot_bytes", "%llu", U(h->st.hot_bytes));
@@ -268,6 +331,10 @@ static int parse_log_round(void *values, const struct ac_opt *opt, const char *v
     return ac_opt_refuse(opt, v);
 }
 
+static const struct ac_word offline_words[] = {
+    { "0", NULL, 0, NULL }, { "1", NULL, 1, NULL }, { NULL, NULL, 0, NULL },
+};
+
 static const struct ac_opt classifier_opts[] = {
     { .key = "ac_log_sample", .type = AC_T_DOUBLE, AC_FIELD(struct ac_classifier_settings, sample), .lo = 0.0, .hi = 1.0, .lo_open = true,
       .noun = "a fraction", .note = "(1 logs every access)",
@@ -294,6 +361,9 @@ static const struct ac_opt classifier_opts[] = {
       .noun = "a fraction", .note = "of the item memory",
       .def = "0.9", .def_is_value = true,
       .help = "hot-set budget, fraction of item memory (logging) / of the hot region (effpaging)" },
+    { .key = "ac_log_offline", .type = AC_T_ENUM, AC_FIELD(struct ac_classifier_settings, offline), .words = offline_words,
+      .def = "0", .def_is_value = true,
+      .help = "1 = classify offline over the warm-up's history before the measured run (logging, in-process driver)" },
 };
 struct ac_classifier_settings ac_cls_opts;
 const struct ac_opt_table ac_classifier_options = AC_OPT_TABLE("the classifier of logging and effpaging",

@@ -7,6 +7,14 @@
  * classification the thread calls the policy's round function, which moves
  * data; the thread's own links and unlinks are not accesses.
  *
+ * With ac_log_offline=1 (in-process driver only), classification is offline
+ * over the warm-up's history, as Siberia's (Levandoski et al. ICDE 2013
+ * §IV-B): while the warm-up runs the log is lossless and no round runs (the
+ * drained accesses only build the estimates); when the measured phase begins
+ * (ac_hc_phase_begin), one offline round drains every ring, classifies over
+ * the whole history and moves data before the phase starts; online rounds
+ * follow as without it.
+ *
  * Settings: ac_cls_opts (the ac_log_* options); the hot-set budget in bytes
  * is the policy's (ac_log_hot_fill of its memory). */
 #ifndef AC_HOTCOLD_H
@@ -29,6 +37,9 @@ struct ac_hotcold {
     pthread_t thread;
     bool running;
     volatile bool stopping;
+    /* ac_log_offline: the mode a phase asks for (atomic) and the one the
+     * thread is in (atomic; AC_HC_ONLINE or AC_HC_HISTORY) */
+    int want, mode;
     bool early;                        /* atomic: a round is wanted before it is due */
     uint64_t since_round;              /* logged accesses consumed since the last round */
     struct {                           /* drained entries whose slots are being fetched (hotcold.c) */
@@ -38,8 +49,11 @@ struct ac_hotcold {
     struct {
         uint64_t rounds, early_rounds, last_round_ns, logged;
         uint64_t hot_keys, hot_bytes;
+        uint64_t offline_rounds, offline_ns;
     } st;
 };
+
+enum { AC_HC_ONLINE, AC_HC_HISTORY };
 
 /* A resident item and its estimate (-1: not in the hot set). */
 struct ac_resident {
@@ -54,7 +68,8 @@ size_t ac_hc_keys(size_t bytes);
  * estimate table for keys. */
 size_t ac_hc_ring_bytes(void);
 size_t ac_hc_fixed_bytes(size_t keys);
-/* Allocates the table and the rings; 0, or -1 after printing why. */
+/* Allocates the table and the rings; 0, or -1 after printing why (also for
+ * ac_log_offline=1 without the in-process driver). */
 int ac_hc_init(struct ac_hotcold *h, size_t keys, uint64_t budget, void (*round)(void), const char *who);
 /* Starts the thread; 0, or -1 after printing why. */
 int ac_hc_start(struct ac_hotcold *h, const char *who);
@@ -68,6 +83,11 @@ uint32_t ac_hc_item_size(item *it);
 void ac_hc_access(struct ac_hotcold *h, item *it);
 /* A link: an access unless the classifier thread made it. */
 void ac_hc_insert(struct ac_hotcold *h, item *it);
+/* The in-process driver is about to start a phase ("load", "warmup", "run";
+ * its threads wait at the phase's gate). With ac_log_offline=1: "warmup"
+ * returns once the thread accumulates a lossless history without rounds;
+ * "run" once the offline round is over. Otherwise nothing. */
+void ac_hc_phase_begin(struct ac_hotcold *h, const char *phase);
 /* For the round function: drains the rings (between batches of a long round). */
 size_t ac_hc_drain(struct ac_hotcold *h);
 /* Asks for a round as soon as a quarter of ac_log_round has been logged. */
@@ -94,6 +114,7 @@ struct ac_classifier_settings {
     uint64_t slice;           /* ac_log_slice: logged accesses per time slice */
     size_t keys;              /* ac_log_keys: keys the estimate table tracks (0: from memory) */
     double hot_fill;          /* ac_log_hot_fill: hot-set budget, fraction of the policy's memory */
+    bool offline;             /* ac_log_offline: classify offline over the warm-up's history */
 };
 extern struct ac_classifier_settings ac_cls_opts;
 extern const struct ac_opt_table ac_classifier_options;

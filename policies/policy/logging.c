@@ -20,6 +20,10 @@
  *   list: if RAM fills before the next round (inserts and updates always go to
  *   RAM), pick_victims spills from it; when it runs dry, from memcached's list
  *   tail (oldest insert first), and an early classification is requested.
+ * - Offline classification (ac_log_offline=1, in-process driver): during the
+ *   warm-up the log is lossless and no round runs; as the measured run begins
+ *   (phase_begin) one round classifies the whole history and migrates, as
+ *   Siberia classifies offline (hotcold.h).
  * - Cold tier: any that spills; by default "tuples" (Siberia's cold store,
  *   tier/tuples.c). A read of a cold item is served from its record without
  *   moving it into RAM (fetch_on_read false: a transient copy, core/ac_fetch.c); a
@@ -245,6 +249,10 @@ static int logging_init(void) {
     return 0;
 }
 
+static void logging_phase_begin(const char *phase) {
+    ac_hc_phase_begin(&hc, phase);
+}
+
 static void logging_shutdown(void) {
     ac_hc_destroy(&hc);               /* the classifier thread is gone: its prefetcher can go */
     ac_prefetcher_free(mig_pf);
@@ -298,4 +306,5 @@ const struct ac_policy_ops ac_policy_logging = {
     .stats = logging_stats,
     .fixed_bytes = logging_fixed_bytes,
     .shutdown = logging_shutdown,
+    .phase_begin = logging_phase_begin,
 };

@@ -12,6 +12,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 /* One access as the logging policy records it: the sampling draw, then the record. */
 static void log_access(struct ac_access_log *l, uint64_t fp, uint32_t size) {
@@ -58,23 +59,13 @@ static void make_log(uint64_t *fps, uint32_t *sizes, uint32_t *log, int nkeys) {
     free(cdf);
 }
 
-/* The classifier (capacity keys) against the closed form over the same log of
- * nkeys keys; budget UINT64_MAX: every key known is hot (no sort). */
-static void topk_matches_offline(int nkeys, size_t capacity, double alpha, uint64_t slice, uint64_t budget) {
-    uint64_t *fps = malloc((size_t)nkeys * sizeof(uint64_t));
-    uint32_t *sizes = malloc((size_t)nkeys * sizeof(uint32_t)), *log = malloc(LOG_LEN * sizeof(uint32_t));
-    make_log(fps, sizes, log, nkeys);
-    struct ac_classifier c;
-    CHECK_EQ(ac_cls_init(&c, capacity, alpha, slice), 0);
-    /* classify twice: halfway (forgetting and in-place deletion run) and at the end */
-    for (int n = 0; n < LOG_LEN; n++) {
-        ac_cls_record(&c, fps[log[n]], sizes[log[n]]);
-        if (n == LOG_LEN / 2)
-            ac_cls_classify(&c, budget);
-    }
-    uint64_t hot = ac_cls_classify(&c, budget);
-
-    /* offline: closed form over the whole log */
+/* The closed form over log (LOG_LEN accesses of nkeys keys) against classifier
+ * c, which was fed the same accesses and classified last for budget, giving
+ * hot keys: its hot set is the closed form's prefix, its estimates the closed
+ * form's. */
+static void check_closed_form(const struct ac_classifier *c, const uint64_t *fps, const uint32_t *sizes,
+                              const uint32_t *log, int nkeys, double alpha, uint64_t slice, uint64_t budget,
+                              uint64_t hot) {
     struct offline *off = calloc((size_t)nkeys, sizeof(*off));
     uint64_t *last = calloc((size_t)nkeys, sizeof(uint64_t));
     uint64_t T = LOG_LEN / slice;    /* slice of the classification: accesses / slice_len */
@@ -98,31 +89,51 @@ static void topk_matches_offline(int nkeys, size_t capacity, double alpha, uint6
     for (int i = 0; i < known && bytes + off[i].size <= budget; i++) {
         bytes += off[i].size;
         keys++;
-        mismatches += !ac_cls_is_hot(&c, off[i].fp);
-        double got = ac_cls_estimate(&c, off[i].fp);
+        mismatches += !ac_cls_is_hot(c, off[i].fp);
+        double got = ac_cls_estimate(c, off[i].fp);
         if (fabs(got - (double)off[i].est) > 1e-9 * (double)off[i].est + 1e-15)
             mismatches++;
     }
     CHECK(keys > 0 && keys <= (uint64_t)known && (budget < UINT64_MAX || keys == (uint64_t)known));
     CHECK_EQ(hot, keys);
-    CHECK_EQ(c.hot_bytes, bytes);
+    CHECK_EQ(c->hot_bytes, bytes);
     CHECK_EQ(mismatches, 0);
     /* nothing outside the offline prefix is hot */
     int extra = 0;
     for (int i = (int)keys; i < known; i++)
-        extra += ac_cls_is_hot(&c, off[i].fp);
+        extra += ac_cls_is_hot(c, off[i].fp);
     CHECK_EQ(extra, 0);
-    CHECK_EQ(c.dropped, 0);
-    CHECK_EQ(c.count, (uint64_t)known);
+    CHECK_EQ(c->dropped, 0);
+    CHECK_EQ(c->count, (uint64_t)known);
+    free(off);
+    free(last);
+}
+
+/* The classifier (capacity keys) against the closed form over the same log of
+ * nkeys keys; budget UINT64_MAX: every key known is hot (no sort). */
+static void topk_matches_offline(int nkeys, size_t capacity, double alpha, uint64_t slice, uint64_t budget) {
+    uint64_t *fps = malloc((size_t)nkeys * sizeof(uint64_t));
+    uint32_t *sizes = malloc((size_t)nkeys * sizeof(uint32_t)), *log = malloc(LOG_LEN * sizeof(uint32_t));
+    make_log(fps, sizes, log, nkeys);
+    struct ac_classifier c;
+    CHECK_EQ(ac_cls_init(&c, capacity, alpha, slice), 0);
+    /* classify twice: halfway (forgetting and in-place deletion run) and at the end */
+    for (int n = 0; n < LOG_LEN; n++) {
+        ac_cls_record(&c, fps[log[n]], sizes[log[n]]);
+        if (n == LOG_LEN / 2)
+            ac_cls_classify(&c, budget);
+    }
+    uint64_t hot = ac_cls_classify(&c, budget);
+    check_closed_form(&c, fps, sizes, log, nkeys, alpha, slice, budget, hot);
     /* the table in use follows the keys, not the capacity, and never holds more than it */
     CHECK(c.nuse <= c.nslots && ac_cls_bytes(&c) <= ac_cls_bytes_for_slots(c.nslots));
     CHECK(c.nuse == c.nslots || 2 * c.count <= c.nuse);
     printf("top-K (%d keys, capacity %zu: %llu of %llu slots in use; alpha %.2f, slice %llu, budget %llu): "
            "%llu hot keys, %llu bytes, %llu forgotten\n", nkeys, capacity, (unsigned long long)c.nuse,
            (unsigned long long)c.nslots, alpha, (unsigned long long)slice, (unsigned long long)budget,
-           (unsigned long long)hot, (unsigned long long)bytes, (unsigned long long)c.forgotten);
+           (unsigned long long)hot, (unsigned long long)c.hot_bytes, (unsigned long long)c.forgotten);
     ac_cls_destroy(&c);
-    free(off); free(last); free(fps); free(sizes); free(log);
+    free(fps); free(sizes); free(log);
 }
 
 static void test_topk_matches_offline(double alpha, uint64_t slice, uint64_t budget) {
@@ -251,6 +262,149 @@ static void test_access_log(void) {
     CHECK_EQ(ac_log_init(&l, 100, 1.01), -1);
 }
 
+/* A lossless log (ac_log_offline's warm-up): a producer appends into a ring
+ * of capacity N that a slow consumer drains a few entries at a time; every
+ * append waits for room instead of dropping, and the consumer gets each entry
+ * exactly once, in order. */
+struct slow_drain {
+    struct ac_access_log *l;
+    uint64_t want, got;
+    unsigned char *seen;      /* per fingerprint 1..want: times drained */
+    uint64_t next, out_of_order;
+};
+
+static void see_entry(const struct ac_log_entry *e, void *arg) {
+    struct slow_drain *d = arg;
+    if (e->fp >= 1 && e->fp <= d->want && d->seen[e->fp] < 255)
+        d->seen[e->fp]++;
+    d->out_of_order += e->fp != d->next;
+    d->next = e->fp + 1;
+    d->got++;
+}
+
+static void *drain_slowly(void *arg) {
+    struct slow_drain *d = arg;
+    while (d->got < d->want) {
+        ac_log_drain(d->l, see_entry, d, 5);
+        struct timespec us = { 0, 50000 };
+        nanosleep(&us, NULL);
+    }
+    return NULL;
+}
+
+static void test_lossless_log(void) {
+    enum { N = 64 };
+    struct ac_access_log l;
+    CHECK_EQ(ac_log_init(&l, N, 1.0), 0);
+    CHECK_EQ(l.capacity, N);
+    ac_log_set_lossless(&l, true);
+    struct slow_drain d = { &l, 10 * N, 0, calloc(10 * N + 1, 1), 1, 0 };
+    pthread_t t;
+    pthread_create(&t, NULL, drain_slowly, &d);
+    struct producer p = { &l, 1, 10 * N };
+    produce(&p);                         /* fingerprints 1..10N */
+    pthread_join(t, NULL);
+    CHECK_EQ(ac_log_drops(&l), 0);
+    CHECK_EQ(d.got, 10 * N);
+    int not_once = 0;
+    for (int i = 1; i <= 10 * N; i++)
+        not_once += d.seen[i] != 1;
+    CHECK_EQ(not_once, 0);
+    CHECK_EQ(d.out_of_order, 0);
+    uint64_t ns, waits = ac_log_waits(&l, &ns);
+    /* the consumer frees at most 5 entries per 50 us: the appends beyond the
+     * first N could not be done in less than 9N/5 - 1 of its sleeps, most of
+     * which the producer spent waiting (at most once per append) */
+    CHECK(waits >= 1 && waits <= 9 * N);
+    CHECK(ns >= (9 * N / 5 - 1) * 50000ULL / 2);
+    printf("lossless log: %d appends into a ring of %d, %llu waited (%.1f us each), none dropped\n",
+           10 * N, N, (unsigned long long)waits, (double)ns / 1e3 / (double)waits);
+    /* not lossless any more: a full ring drops again */
+    CHECK_EQ(ac_log_drain(&l, count_entry, (uint64_t[3]){ 0, 0, 0 }, SIZE_MAX), 0);
+    ac_log_set_lossless(&l, false);
+    for (uint64_t i = 1; i <= 2 * N; i++)
+        log_access(&l, i, 1);
+    CHECK_EQ(ac_log_drops(&l), N);
+    CHECK_EQ(ac_log_waits(&l, &ns), waits);
+    ac_log_destroy(&l);
+    free(d.seen);
+}
+
+/* The offline round of ac_log_offline (hotcold.c): the warm-up's accesses go
+ * through a lossless log whose consumer only records them into the
+ * estimates; once the producer stopped (the phase gate), the consumer drains
+ * what is left and classifies once. Siberia's backward algorithm (ICDE 2013
+ * §IV-B) returns the forward algorithm's top-K over the same log: the hot set
+ * equals the forward algorithm's on the same accesses recorded directly, and
+ * the closed form's. */
+struct history {
+    struct ac_access_log *l;
+    struct ac_classifier *c;
+    volatile int producing;
+    uint64_t drained;
+};
+
+static void record_entry(const struct ac_log_entry *e, void *arg) {
+    struct history *h = arg;
+    ac_cls_record(h->c, e->fp, e->size);
+    h->drained++;
+}
+
+static void *drain_history(void *arg) {
+    struct history *h = arg;
+    while (h->producing) {
+        if (ac_log_drain(h->l, record_entry, h, 100) == 0) {
+            struct timespec us = { 0, 20000 };
+            nanosleep(&us, NULL);
+        }
+    }
+    return NULL;
+}
+
+static void test_offline_round(void) {
+    const double alpha = 0.05;
+    const uint64_t slice = 1000, budget = 150000;
+    uint64_t *fps = malloc(KEYS * sizeof(uint64_t));
+    uint32_t *sizes = malloc(KEYS * sizeof(uint32_t)), *log = malloc(LOG_LEN * sizeof(uint32_t));
+    make_log(fps, sizes, log, KEYS);
+    struct ac_access_log l;
+    struct ac_classifier offline, forward;
+    CHECK_EQ(ac_log_init(&l, 256, 1.0), 0);
+    CHECK_EQ(ac_cls_init(&offline, KEYS, alpha, slice), 0);
+    CHECK_EQ(ac_cls_init(&forward, KEYS, alpha, slice), 0);
+    ac_log_set_lossless(&l, true);
+    struct history h = { &l, &offline, 1, 0 };
+    pthread_t t;
+    pthread_create(&t, NULL, drain_history, &h);
+    for (int n = 0; n < LOG_LEN; n++) {
+        log_access(&l, fps[log[n]], sizes[log[n]]);
+        ac_cls_record(&forward, fps[log[n]], sizes[log[n]]);
+    }
+    h.producing = 0;                     /* the gate: nothing is appended any more */
+    pthread_join(t, NULL);
+    while (ac_log_drain(&l, record_entry, &h, 100) > 0)
+        ;
+    CHECK_EQ(ac_log_drops(&l), 0);
+    CHECK_EQ(h.drained, LOG_LEN);
+    CHECK_EQ(offline.rounds, 0);         /* no round while the history was logged */
+    uint64_t hot = ac_cls_classify(&offline, budget);
+    CHECK_EQ(hot, ac_cls_classify(&forward, budget));
+    CHECK_EQ(offline.hot_bytes, forward.hot_bytes);
+    int differ = 0;
+    for (int i = 0; i < KEYS; i++)
+        differ += ac_cls_is_hot(&offline, fps[i]) != ac_cls_is_hot(&forward, fps[i])
+            || ac_cls_estimate(&offline, fps[i]) != ac_cls_estimate(&forward, fps[i]);
+    CHECK_EQ(differ, 0);
+    check_closed_form(&offline, fps, sizes, log, KEYS, alpha, slice, budget, hot);
+    uint64_t ns;
+    printf("offline round: %d accesses through a lossless ring of 256 (%llu waits), %llu hot keys\n",
+           LOG_LEN, (unsigned long long)ac_log_waits(&l, &ns), (unsigned long long)hot);
+    ac_cls_destroy(&offline);
+    ac_cls_destroy(&forward);
+    ac_log_destroy(&l);
+    free(fps); free(sizes); free(log);
+}
+
 static void test_bloom(void) {
     struct ac_bloom b;
     CHECK_EQ(ac_bloom_init(&b, 100000, 0.01), 0);
@@ -288,6 +442,8 @@ int main(void) {
     test_topk_matches_offline(0.05, 1000, UINT64_MAX);
     test_growth();
     test_access_log();
+    test_lossless_log();
+    test_offline_round();
     test_bloom();
     return check_report("test_classify");
 }

@@ -310,6 +310,14 @@ static int ip_server_stats(void *backend, struct ycsb_json *out, char *err, size
     return 0;
 }
 
+/* Before each phase (the driver's threads at its gate): the policy may
+ * prepare for it (logging with ac_log_offline classifies the warm-up's
+ * history before the run). */
+static void ip_phase_begin(void *backend, const char *phase) {
+    (void)backend;
+    ac_phase_begin(phase);
+}
+
 static struct ycsb_backend_ops inproc_ops = {
     .name = "memcached-ac-inprocess",
     .thread_init = ip_thread_init,
@@ -319,6 +327,7 @@ static struct ycsb_backend_ops inproc_ops = {
     .insert = ip_store,
     .server_stats = ip_server_stats,
     .resident = ip_resident,
+    .phase_begin = ip_phase_begin,
 };
 
 struct driver_job {

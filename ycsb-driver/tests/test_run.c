@@ -42,6 +42,7 @@ struct store {
     long batches, prepared, misordered;
     struct rec *log[4];
     size_t nlog[4], caplog[4];
+    char calls[256];       /* phase_begin and server_stats calls, with the ops seen then */
 };
 struct tctx {
     struct store *s;
@@ -232,12 +233,25 @@ static const char *t_error(void *p)
     return ((struct tctx *)p)->err;
 }
 
+static void note_call(struct store *s, const char *what)
+{
+    size_t n = strlen(s->calls);
+    snprintf(s->calls + n, sizeof(s->calls) - n, "%s%s@%ld", n ? " " : "", what,
+             __atomic_load_n(&s->ops, __ATOMIC_RELAXED));
+}
+
 static int t_stats(void *b, struct ycsb_json *out, char *err, size_t errlen)
 {
     (void)err;
     (void)errlen;
     ycsb_json_i64(out, "ops_seen", ((struct store *)b)->ops);
+    note_call(b, "stats");
     return 0;
+}
+
+static void t_phase_begin(void *b, const char *phase)
+{
+    note_call(b, phase);
 }
 
 /* a server that always holds 42 items in 4096 resident bytes: every phase's
@@ -251,7 +265,7 @@ static int t_resident(void *b, double *items, double *bytes)
 }
 
 static struct ycsb_backend_ops mem_ops = {"memory", t_init, t_fini, t_read, t_update, t_insert,
-                                          NULL, t_error, t_stats, NULL, t_resident};
+                                          NULL, t_error, t_stats, NULL, t_resident, t_phase_begin};
 
 static void store_free(struct store *s)
 {
@@ -838,8 +852,26 @@ static void test_resources(void)
         fclose(ds);
 }
 
+/* phase_begin: each phase named before its server_stats snapshot, while no
+ * operation of it has run (the threads wait at its gate) */
+static void test_phase_begin(void)
+{
+    const char *kvs[] = {"recordcount=100", "operationcount=300", "warmupoperations=200",
+                         "readproportion=1", "updateproportion=0", NULL};
+    struct store *s = store_new();
+    struct outcome o;
+    run_once(kvs, 2, 1, s, &o);
+    CHECK_EQ_I(o.rc, 0);
+    CHECK(strcmp(s->calls, "load@0 stats@0 warmup@100 stats@100 run@300 stats@300 stats@600") == 0);
+    if (strcmp(s->calls, "load@0 stats@0 warmup@100 stats@100 run@300 stats@300 stats@600") != 0)
+        fprintf(stderr, "calls: %s\n", s->calls);
+    outcome_free(&o);
+    store_free(s);
+}
+
 int main(void)
 {
+    test_phase_begin();
     test_partial_load();
     test_disk_hits();
     test_thread_independence("requestdistribution=zipfian");
