@@ -92,6 +92,22 @@ class MemoryGroup:
             raise AcgError(f"the kernel took the I/O limit on {io.device} as {self.io_limits}, not "
                            f"{io.read_iops} read / {io.write_iops} write IOPS")
 
+    def set_io(self, io: IoLimit) -> None:
+        """Add an I/O limit to a created group: from now on its processes' I/O is limited (on v1
+        they are moved into the blkio companion too)."""
+        if not self.created:
+            raise AcgError(f"group {self.path} is not created yet: give io= to MemoryGroup instead")
+        if self.io is not None:
+            raise AcgError(f"group {self.path} already has an I/O limit on {self.io.device}")
+        self.io = io
+        self._set_io(io)
+        if self._companion is not None:
+            for pid in self.backend.procs(self.path):
+                try:
+                    self.backend.add_pid(self._companion.path, pid)
+                except AcgError:
+                    pass      # exited meanwhile
+
     def procs_files(self) -> list[bytes]:
         """The cgroup.procs files a process joins: the group's, and its blkio companion's (v1 with
         an I/O limit)."""

@@ -125,7 +125,9 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
     cell_dir.mkdir(parents=True, exist_ok=True)
     gname = "acbench-" + hashlib.sha1(cell.cell_id.encode()).hexdigest()[:10]
     io = regime_limit(run, spill_root)
-    group = acg().MemoryGroup(gname, plan.limit_bytes, plan.swap_bytes, io=io)   # checks the limit: before mkdtemp
+    late_io = io if io is not None and run.get("hdd_from", "run") == "run" else None   # set before the run
+    group = acg().MemoryGroup(gname, plan.limit_bytes, plan.swap_bytes,       # checks the limit: before mkdtemp
+                              io=None if late_io is not None else io)
     spill_parent = Path(tempfile.mkdtemp(prefix=f"acbench-{os.getpid()}-", dir=spill_root))
     leftovers.track_dir(spill_parent, "spill directory")
     spill = spill_parent / "spill"
@@ -145,7 +147,8 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
                            "server_threads": server_threads_of(run, cell.properties),
                            "regime": run.get("regime", "native"),
                            "io_limit_iops": io.read_iops if io is not None else None,
-                           "io_limit_device": io.device if io is not None else None}
+                           "io_limit_device": io.device if io is not None else None,
+                           "io_limit_from": (run.get("hdd_from", "run") if io is not None else None)}
     stderr = open(cell_dir / "stderr.txt", "w")
     t0 = time.monotonic()
     busy0, own0, load0 = collect.machine_busy_s(), collect.own_cpu_s(), os.getloadavg()[0]
@@ -161,9 +164,9 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
         if device is not None:
             props["diskstats_device"] = device
         if mode == "in-process":
-            res = _in_process(cell, plan, props, run, cell_dir, opts, group, stderr, use_perf, pids)
+            res = _in_process(cell, plan, props, run, cell_dir, opts, group, stderr, use_perf, pids, late_io)
         else:
-            res = _network(cell, plan, props, run, cell_dir, opts, group, stderr, use_perf, pids)
+            res = _network(cell, plan, props, run, cell_dir, opts, group, stderr, use_perf, pids, late_io)
         out.update({f"cell_{k}": v for k, v in collect.disk_delta(disk0, collect.diskstats(device)).items()})
         out["disk_device"] = device
         cg = group.stats()
@@ -299,14 +302,48 @@ def _finish_common(out: dict[str, Any], sampler: Sampler, rusage: dict[str, floa
     out.update(collect.parse_perf(perf_file.read_text() if use_perf and perf_file.exists() else ""))
 
 
+class PhaseGate:
+    """The harness's side of the driver's ac_driver_gate handshake (ycsb-driver/inproc/inproc.c):
+    the driver names each phase in PREFIX.phase and waits for PREFIX.go to name it back. Before the
+    measured run the cell's I/O limit is set (regime hdd, hdd_from = "run": load and warm-up at the
+    disk's own speed, the measured run at the emulated disk's)."""
+
+    def __init__(self, prefix: Path, group: Any, io: Any) -> None:
+        self.prefix, self.group, self.io = prefix, group, io
+        self.answered: str | None = None
+
+    def option(self) -> str:
+        return f"ac_driver_gate={self.prefix}"
+
+    def poll(self) -> None:
+        try:
+            phase = Path(f"{self.prefix}.phase").read_text().strip()
+        except FileNotFoundError:
+            return
+        if phase == self.answered:
+            return
+        if phase == "run" and self.io is not None:
+            self.group.set_io(self.io)
+        tmp = Path(f"{self.prefix}.go.tmp")
+        tmp.write_text(phase + "\n")
+        os.replace(tmp, f"{self.prefix}.go")
+        self.answered = phase
+
+
 def _in_process(cell: Cell, plan: MemoryPlan, props: dict[str, Any], run: dict[str, Any], cell_dir: Path,
-                opts: list[str], group: Any, stderr: Any, use_perf: bool, pids: dict[str, Any]) -> dict[str, Any]:
+                opts: list[str], group: Any, stderr: Any, use_perf: bool, pids: dict[str, Any],
+                late_io: Any = None) -> dict[str, Any]:
     result = cell_dir / "driver.json"
+    gate = PhaseGate(cell_dir / "gate", group, late_io) if late_io is not None else None
+    if gate is not None:
+        opts = opts + [gate.option()]
     cmd = server.driver_cmd(plan.item_mb, server_threads_of(run, props), opts, cell.workload_file, result, props)
     proc, spid = _start(group, cmd, cell_dir, stderr, use_perf, pids)
     sampler = Sampler()
     deadline = time.monotonic() + run["timeout_s"]
     while not _exited(proc.pid):   # poll() would reap it and lose its rusage
+        if gate is not None:
+            gate.poll()
         sampler.sample(spid)
         group.sample()
         if time.monotonic() > deadline:
@@ -495,7 +532,8 @@ def run_window(res: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _network(cell: Cell, plan: MemoryPlan, props: dict[str, Any], run: dict[str, Any], cell_dir: Path,
-             opts: list[str], group: Any, stderr: Any, use_perf: bool, pids: dict[str, Any]) -> dict[str, Any]:
+             opts: list[str], group: Any, stderr: Any, use_perf: bool, pids: dict[str, Any],
+             late_io: Any = None) -> dict[str, Any]:
     port = server.free_port()
     cmd = server.server_cmd(plan.item_mb, server_threads_of(run, props), opts, port)
     proc, spid = _start(group, cmd, cell_dir, stderr, use_perf, pids)
@@ -547,6 +585,8 @@ def _network(cell: Cell, plan: MemoryPlan, props: dict[str, Any], run: dict[str,
     st0, io0 = sampler.stat or {}, sampler.io or {}
     disk0 = collect.diskstats(props.get("diskstats_device"))
     before = {k: int(v) for k, v in server.stats(port, "anticache").items() if v.lstrip("-").isdigit()}
+    if late_io is not None:
+        group.set_io(late_io)          # regime hdd from the run: the emulated disk for the measured phase
     driver = client("run", cell_dir / "driver.json")
     after = driver["server"]["anticache"]
     disk1 = collect.diskstats(props.get("diskstats_device"))

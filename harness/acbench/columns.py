@@ -75,6 +75,8 @@ _CELL = [
        "second for the cell's processes: the paper's hard disk emulated; [run] regime)", HARNESS),
     _c("io_limit_iops", "int", "ops/s", "regime hdd: the read and the write IOPS limit on the spill disk", HARNESS),
     _c("io_limit_device", "str", "", "regime hdd: MAJ:MIN of the limited disk", HARNESS),
+    _c("io_limit_from", "str", "", "regime hdd: run (the limit set before the measured run; load and warm-up at "
+       "the disk's own speed) or load (the whole cell)", HARNESS),
     _c("disk_device", "str", "", "the block device of the spill directory (vda, zram1, ...)", DISK),
 ]
 _PLAN = [

@@ -63,6 +63,7 @@ io_direct = {io_direct_toml}            # their record reads with O_DIRECT (no p
 spill_device = "{spill_device}"          # disk, or ram (a zram device: hit rates only, not throughput)
 regime = "{regime}"             # native (the disk as it is), or hdd: a hard disk emulated (its IOPS limited)
 hdd_iops = {hdd_iops}                # regime hdd: reads and writes per second the disk allows each cell
+hdd_from = "{hdd_from}"              # regime hdd: from the measured run (load, warm-up at full speed) or the load
 perf = {perf_toml}                    # perf stat's software counters per cell (when perf is installed)
 timeout_s = {timeout_s}             # a cell running longer fails
 

@@ -50,7 +50,7 @@ GRID_KEYS = ("approach", "zipf_theta", "mem_ratio", "workload", "repetition")
 RUN_DEFAULTS: dict[str, Any] = {"mode": "in-process", "server_threads": "threads", "perf": True,
                                 "timeout_s": 3600, "network_conns": 1, "network_depth": 1,
                                 "driver_depth": 1, "io_engine": "uring", "io_direct": False,
-                                "spill_device": "disk", "regime": "native", "hdd_iops": 150}
+                                "spill_device": "disk", "regime": "native", "hdd_iops": 150, "hdd_from": "run"}
 # -o ac_io of the approaches that spill (policies/README.md "I/O engines")
 IO_ENGINES = ("sync", "threads", "aio", "uring")
 # where the cells' spill directories and swap files live: the disk under /var/tmp, or a RAM device
@@ -333,6 +333,9 @@ def parse_spec(data: dict[str, Any], path: Path) -> Spec:
     if isinstance(run["hdd_iops"], bool) or not isinstance(run["hdd_iops"], int) or not 1 <= run["hdd_iops"] <= 100000:
         raise _err(path, "[run] hdd_iops", f"{run['hdd_iops']!r}; accepted: a whole number from 1 to 100000 "
                    "(I/O operations per second of the emulated disk)")
+    if run["hdd_from"] not in ("run", "load"):
+        raise _err(path, "[run] hdd_from", f"{run['hdd_from']!r}; accepted: run (load and warm-up at the disk's own "
+                   "speed, the measured run on the emulated disk) or load (the whole cell on it)")
     if run["regime"] == "hdd" and run["spill_device"] != "disk":
         raise _err(path, "[run] regime", "hdd emulates a slow disk and needs spill_device = \"disk\" (a RAM "
                    "device has no disk to limit)")

@@ -359,7 +359,11 @@ def test_hdd_regime_limits_the_spill_disk_and_leaves_no_group(run: tuple[Path, P
     from acg_lib import disk_of
     for i in (IDS[1], IDS[3]):
         r = hdd.loc[i]
-        assert (r["regime"], r["io_limit_iops"], r["io_limit_device"]) == ("hdd", 1000, disk_of("/var/tmp")), r
+        assert (r["regime"], r["io_limit_iops"], r["io_limit_device"], r["io_limit_from"]) == \
+            ("hdd", 1000, disk_of("/var/tmp"), "run"), r
+        # the limit came before the measured run: the driver named each phase and was answered
+        gate = rd.parent / "hdd" / "cells" / i
+        assert (gate / "gate.phase").read_text() == "run\n" and (gate / "gate.go").read_text() == "run\n"
         # reads go through the limit; buffered spill writes are written back by the kernel's flushers,
         # which cgroup v1 does not charge to the group (acg_lib/iolimit.py)
         assert r["cg_io_read_ios"] > 0 and r["cg_io_write_ios"] >= 0, r

@@ -105,6 +105,18 @@ def test_extra_grid_property(tmp_path: Path) -> None:
     ("[fixed]", "[run]\nspill_device = \"tmpfs\"\n[fixed]",
      "s.toml: [run] spill_device: 'tmpfs'; accepted: disk (the disk under /var/tmp) or ram (a zram device: "
      "hit rates only, throughput is not the disk's)"),
+    ("[fixed]", "[run]\nregime = \"ssd\"\n[fixed]",
+     "s.toml: [run] regime: 'ssd'; accepted: native (the disk as it is) or hdd (its reads and writes limited to "
+     "hdd_iops per second for each cell: a hard disk emulated)"),
+    ("[fixed]", "[run]\nhdd_iops = 0\n[fixed]",
+     "s.toml: [run] hdd_iops: 0; accepted: a whole number from 1 to 100000 (I/O operations per second of the "
+     "emulated disk)"),
+    ("[fixed]", "[run]\nhdd_from = \"warmup\"\n[fixed]",
+     "s.toml: [run] hdd_from: 'warmup'; accepted: run (load and warm-up at the disk's own speed, the measured run "
+     "on the emulated disk) or load (the whole cell on it)"),
+    ("[fixed]", "[run]\nregime = \"hdd\"\nspill_device = \"ram\"\n[fixed]",
+     "s.toml: [run] regime: hdd emulates a slow disk and needs spill_device = \"disk\" (a RAM device has no disk "
+     "to limit)"),
     ("[fixed]", "[memory]\nallowance = \"lots\"\n[fixed]",
      "s.toml: [memory] allowance: 'lots'; accepted: \"auto\" or a whole number of bytes (4096) or a number "
      "with a binary unit K, M, G or T (512M, 1G, 1.5G)"),

@@ -20,7 +20,7 @@ from mc_helpers import BIN, free_port
 # in the order -o ac_help lists them: the core's, then each policy's and each
 # tier's own table (the classifier's once, under logging)
 OPTIONS = ("ac_policy, ac_tier, ac_os_backing, ac_spill_dir, ac_alloc_wait, ac_borrow_pages, ac_driver, "
-           "ac_driver_out, ac_driver_set, ac_driver_depth, ac_park_threads, ac_lru_sample, ac_lru_batch, ac_alru_bits, ac_alru_samples, ac_alru_resolution, "
+           "ac_driver_out, ac_driver_gate, ac_driver_set, ac_driver_depth, ac_park_threads, ac_lru_sample, ac_lru_batch, ac_alru_bits, ac_alru_samples, ac_alru_resolution, "
            "ac_alru_clock, ac_log_charge, ac_log_sample, ac_log_alpha, ac_log_round, ac_log_slice, ac_log_keys, "
            "ac_log_hot_fill, ac_log_offline, ac_eff_memory, ac_eff_madv_cold, ac_eff_lock, ac_eff_hot_first, ac_vma_reset, ac_vma_granule, ac_vma_samples, "
            "ac_block_size, ac_merge, ac_compact_fill, ac_evicted_max, ac_write_queue, ac_compress, ac_io, ac_io_threads, ac_io_direct, ac_fault, "
@@ -467,3 +467,46 @@ def test_negative_memory_limit_is_refused(tmp_path, mem, ac):
     assert (r.returncode, r.stderr) == (1, f"memcached-ac: -m {mem}: the memory limit must be a positive number "
                                            "of megabytes\n")
     assert not (tmp_path / "spill").exists()
+
+
+def test_driver_gate_names_each_phase_and_waits_for_the_answer(tmp_path):
+    """-o ac_driver_gate=PREFIX: the in-process driver writes each phase's name to PREFIX.phase and
+    starts it once PREFIX.go names it; a prefix it cannot write to stops the run with the reason."""
+    import json
+    import subprocess
+    import threading
+    import time
+    from mc_helpers import ROOT
+    prefix = tmp_path / "gate"
+    out = tmp_path / "out.json"
+    opts = (f"ac_policy=lru,ac_spill_dir={tmp_path}/spill,ac_driver={ROOT / 'experiments' / 'workloads' / 'readonly'},"
+            f"ac_driver_out={out},ac_driver_set=recordcount=2000,ac_driver_set=operationcount=2000,"
+            f"ac_driver_set=warmupoperations=1000,ac_driver_gate={prefix}")
+    seen = []
+
+    def answer():
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and len(seen) < 3:
+            p = tmp_path / "gate.phase"
+            if p.exists():
+                phase = p.read_text().strip()
+                if not seen or seen[-1] != phase:
+                    seen.append(phase)
+                    time.sleep(0.05)         # the driver must wait for the answer
+                    (tmp_path / "gate.go.tmp").write_text(phase + "\n")
+                    (tmp_path / "gate.go.tmp").rename(tmp_path / "gate.go")
+            time.sleep(0.005)
+
+    t = threading.Thread(target=answer)
+    t.start()
+    r = subprocess.run([str(BIN), "-u", "root", "-m", "64", "-o", opts], capture_output=True, text=True, timeout=120)
+    t.join()
+    assert r.returncode == 0, r.stderr
+    assert seen == ["load", "warmup", "run"]
+    assert json.loads(out.read_text())["run"]["operations"] == 2000
+    bad = opts.replace(f"ac_driver_gate={prefix}", f"ac_driver_gate={tmp_path}/no/such/dir/gate")
+    r = subprocess.run([str(BIN), "-u", "root", "-m", "64", "-o", bad], capture_output=True, text=True, timeout=120)
+    assert r.returncode != 0
+    assert not (tmp_path / "spill").exists()            # the spill directory is removed on the way out
+    assert f"memcached-ac: ac_driver_gate: cannot write {tmp_path}/no/such/dir/gate.phase: No such file or directory" \
+        in r.stderr

@@ -92,6 +92,9 @@ static const struct ac_opt core_opts[] = {
     { .key = "ac_driver_out", .type = AC_T_PATH, AC_FIELD(struct ac_options, driver_out), .max = sizeof(ac_opts.driver_out),
       .def = "stdout",
       .help = "ac_driver: write the JSON result to this file" },
+    { .key = "ac_driver_gate", .type = AC_T_PATH, AC_FIELD(struct ac_options, driver_gate), .max = sizeof(ac_opts.driver_gate) - 8,
+      .def = "none",
+      .help = "ac_driver: before each phase write its name to PATH.phase and wait for PATH.go to name it" },
     { .key = "ac_driver_set", .type = AC_T_CUSTOM, AC_FIELD(struct ac_options, driver_set), .parse = parse_driver_set,
       .what = "one workload property as key=value (e.g. ac_driver_set=recordcount=1000),"
               " at most 64 times",

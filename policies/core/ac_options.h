@@ -19,6 +19,7 @@ struct ac_options {
     /* In-process YCSB driver (ycsb-driver/inproc.c): run a workload, print JSON, exit. */
     char driver[1024];       /* ac_driver: workload property file ("" = serve the network) */
     char driver_out[1024];   /* ac_driver_out: result file ("" = stdout) */
+    char driver_gate[1024];  /* ac_driver_gate: phase handshake files' prefix ("" = none) */
     char *driver_set[AC_DRIVER_SET_MAX];   /* ac_driver_set=key=value, in order */
     int n_driver_set;
     uint64_t driver_depth;   /* ac_driver_depth: requests each driver thread keeps in flight */

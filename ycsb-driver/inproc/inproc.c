@@ -26,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct inproc_thread {
     conn c;
@@ -310,12 +311,50 @@ static int ip_server_stats(void *backend, struct ycsb_json *out, char *err, size
     return 0;
 }
 
+/* ac_driver_gate=PATH: the phase's name is written to PATH.phase (a new file
+ * renamed over it) and the phase starts once PATH.go names it, so that who
+ * started the server can change the cell between phases (the harness limits
+ * the disk for the measured run: harness/README.md "Regimes"). 0, or -1 after
+ * printing why (the run then stops: a phase that was to run changed must not
+ * run unchanged). */
+#define GATE_WAIT_S 600
+static int gate(const char *phase) {
+    const char *base = ac_opts.driver_gate;
+    char path[sizeof(ac_opts.driver_gate) + 16], tmp[sizeof(path)];
+    snprintf(path, sizeof(path), "%s.phase", base);
+    snprintf(tmp, sizeof(tmp), "%s.phase.tmp", base);
+    FILE *f = fopen(tmp, "w");
+    if (f == NULL || fprintf(f, "%s\n", phase) < 0 || fclose(f) != 0 || rename(tmp, path) != 0) {
+        fprintf(stderr, "memcached-ac: ac_driver_gate: cannot write %s: %s\n", path, strerror(errno));
+        return -1;
+    }
+    snprintf(path, sizeof(path), "%s.go", base);
+    struct timespec nap = { 0, 1000000 };
+    for (long waited = 0; waited < GATE_WAIT_S * 1000L; waited++) {
+        char got[64] = "";
+        f = fopen(path, "r");
+        if (f != NULL) {
+            if (fgets(got, sizeof(got), f) == NULL)
+                got[0] = '\0';
+            fclose(f);
+            got[strcspn(got, "\n")] = '\0';
+            if (strcmp(got, phase) == 0)
+                return 0;
+        }
+        nanosleep(&nap, NULL);
+    }
+    fprintf(stderr, "memcached-ac: ac_driver_gate: %s did not name phase %s within %d s\n", path, phase, GATE_WAIT_S);
+    return -1;
+}
+
 /* Before each phase (the driver's threads at its gate): the policy may
  * prepare for it (logging with ac_log_offline classifies the warm-up's
- * history before the run). */
+ * history before the run); with ac_driver_gate, the caller is asked. */
 static void ip_phase_begin(void *backend, const char *phase) {
     (void)backend;
     ac_phase_begin(phase);
+    if (ac_opts.driver_gate[0] != '\0' && gate(phase) != 0)
+        exit(EXIT_FAILURE);
 }
 
 static struct ycsb_backend_ops inproc_ops = {
