@@ -30,7 +30,9 @@ static int read_named(const char *path, const char *const *names, uint64_t *out,
 
 /* /proc/diskstats: "major minor name f1 f2 ..." with f1 reads completed, f3
  * sectors read, f5 writes completed, f7 sectors written.  0 if found. */
-static int read_disk(const char *device, uint64_t v[4])
+/* v: reads completed, sectors read, writes completed, sectors written, ms
+ * spent reading (Documentation/admin-guide/iostats.rst fields 1, 3, 5, 7, 4) */
+static int read_disk(const char *device, uint64_t v[5])
 {
     FILE *f = fopen("/proc/diskstats", "r");
     if (f == NULL)
@@ -47,6 +49,7 @@ static int read_disk(const char *device, uint64_t v[4])
             v[1] = x[2];
             v[2] = x[4];
             v[3] = x[6];
+            v[4] = x[3];
             rc = 0;
         }
     }
@@ -90,13 +93,14 @@ void ycsb_resources_take(struct ycsb_resources *r, const char *device, int end)
         r->pgmajfault = vm[2];
     }
     if (device != NULL && device[0] != '\0') {
-        uint64_t d[4];
+        uint64_t d[5];
         r->disk = read_disk(device, d) == 0 ? 1 : -1;
         if (r->disk == 1) {
             r->disk_reads = d[0];
             r->disk_sectors_read = d[1];
             r->disk_writes = d[2];
             r->disk_sectors_written = d[3];
+            r->disk_read_ms = d[4];
         }
     }
     if (!end)
@@ -138,6 +142,7 @@ void ycsb_resources_delta(struct ycsb_resources *d, const struct ycsb_resources 
         d->disk_sectors_read = sub(end->disk_sectors_read, start->disk_sectors_read);
         d->disk_writes = sub(end->disk_writes, start->disk_writes);
         d->disk_sectors_written = sub(end->disk_sectors_written, start->disk_sectors_written);
+        d->disk_read_ms = sub(end->disk_read_ms, start->disk_read_ms);
     }
 }
 
@@ -170,6 +175,7 @@ void ycsb_resources_json(const struct ycsb_resources *r, struct ycsb_json *j, co
         u64_or_null(j, "disk_sectors_read", r->disk == 1, r->disk_sectors_read);
         u64_or_null(j, "disk_writes", r->disk == 1, r->disk_writes);
         u64_or_null(j, "disk_sectors_written", r->disk == 1, r->disk_sectors_written);
+        u64_or_null(j, "disk_read_ms", r->disk == 1, r->disk_read_ms);
     }
     ycsb_json_end_object(j);
 }

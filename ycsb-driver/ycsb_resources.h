@@ -25,6 +25,7 @@ struct ycsb_resources {
     uint64_t pswpin, pswpout, pgmajfault;
     int disk;   /* 0: no device named, 1: read, -1: named but not readable */
     uint64_t disk_reads, disk_sectors_read, disk_writes, disk_sectors_written;
+    uint64_t disk_read_ms;   /* time the device spent on reads (the sum over reads in flight) */
 };
 
 /* a snapshot; device "" or NULL: no disk counters.  /proc/self/io is read

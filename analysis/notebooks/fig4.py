@@ -56,3 +56,9 @@ tables["cpu_us_per_op"].round(2) if tables else None
 
 # %%
 tables["disk_reads_per_op"].round(4) if tables else None
+
+# %%
+tables["disk_read_ops_s"].round(0) if tables else None
+
+# %%
+tables["disk_read_latency_us"].round(1) if tables else None

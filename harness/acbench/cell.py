@@ -528,6 +528,8 @@ def run_window(res: dict[str, Any] | None) -> dict[str, Any]:
     sr, sw = res.get("disk_sectors_read"), res.get("disk_sectors_written")
     out["disk_read_bytes"] = None if sr is None else sr * 512
     out["disk_write_bytes"] = None if sw is None else sw * 512
+    ms = res.get("disk_read_ms")
+    out["disk_read_time_us"] = None if ms is None else ms * 1000
     return out
 
 

@@ -132,6 +132,12 @@ _RUN = [
     _c("disk_write_bytes", "int", "bytes", "bytes the spill device wrote", DRIVER),
     _c("cpu_us_per_op", "float", "us", "(cpu_user_s + cpu_sys_s) / operations", HARNESS),
     _c("disk_reads_per_op", "float", "ratio", "disk_read_ios / operations", HARNESS),
+    _c("disk_read_time_us", "int", "us", "time the spill device spent on reads in the run window (diskstats field 4, "
+       "counted in ms, summed over reads in flight)", DRIVER),
+    _c("disk_read_ops_s", "float", "ops/s", "disk_read_ios / run_duration_s: the device's read requests per second "
+       "(Fig 4's I/O request rate)", HARNESS),
+    _c("disk_read_latency_us", "float", "us", "disk_read_time_us / disk_read_ios: the mean latency of the device's "
+       "reads in the run (Fig 4's average read latency; none without reads)", HARNESS),
     _c("disk_read_bytes_per_op", "float", "bytes", "disk_read_bytes / operations", HARNESS),
     _c("major_faults_per_op", "float", "ratio", "major_faults / operations", HARNESS),
     _c("request_major_faults", "int", "count", "major faults of the run taken inside a request (paging tiers count "

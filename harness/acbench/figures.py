@@ -16,7 +16,9 @@ from acplot.style import approach_styles, legend_above, plot_line, scale_title
 
 FIG4_PANELS = (("throughput_ops_s", "throughput (ops/s)"),
                ("cpu_us_per_op", "CPU (µs per op)"),
-               ("disk_reads_per_op", "disk reads per op"))
+               ("disk_reads_per_op", "disk reads per op"),
+               ("disk_read_ops_s", "disk read requests per s"),
+               ("disk_read_latency_us", "mean disk read latency (µs)"))
 
 
 class PlotError(ValueError):
@@ -54,6 +56,11 @@ def fig4_frame(df: pd.DataFrame) -> pd.DataFrame:
         out["cpu_us_per_op"] = 1e6 * (out["cpu_user_s"] + out["cpu_sys_s"]) / ops
     if "disk_reads_per_op" not in out.columns:
         out["disk_reads_per_op"] = out["disk_read_ios"] / ops
+    if "disk_read_ops_s" not in out.columns:      # older rows: from the run window's reads and time
+        secs = out["run_duration_s"].where(out["run_duration_s"] > 0) if "run_duration_s" in out.columns else None
+        out["disk_read_ops_s"] = out["disk_read_ios"] / secs if secs is not None else float("nan")
+    if "disk_read_latency_us" not in out.columns:  # not measured before disk_read_time_us: an empty panel
+        out["disk_read_latency_us"] = float("nan")
     return out
 
 

@@ -88,6 +88,8 @@ PER_OP = {"cpu_us_per_op": ("cpu_user_s", "cpu_sys_s"), "disk_reads_per_op": ("d
 
 
 def per_op(metrics: dict[str, Any]) -> dict[str, float | None]:
+    """Per-operation figures of the run window, and Fig 4's I/O panels: the spill device's read
+    requests per second of the run and their mean latency (its read time over its reads)."""
     ops = metrics.get("operations") or 0
     out: dict[str, float | None] = {}
     for col, parts in PER_OP.items():
@@ -96,6 +98,9 @@ def per_op(metrics: dict[str, Any]) -> dict[str, float | None]:
             out[col] = None
         else:
             out[col] = sum(vals) / ops * (1e6 if col == "cpu_us_per_op" else 1)
+    reads, us, secs = metrics.get("disk_read_ios"), metrics.get("disk_read_time_us"), metrics.get("run_duration_s")
+    out["disk_read_ops_s"] = reads / secs if reads is not None and secs else None
+    out["disk_read_latency_us"] = us / reads if us is not None and reads else None
     return out
 
 

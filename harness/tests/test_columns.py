@@ -112,3 +112,14 @@ def test_committed_results_have_no_unknown_column() -> None:
     for f in sorted(top.glob("*/cells.csv")):
         df = load_results(f)
         assert not columns.unknown(df.columns), (f, columns.unknown(df.columns))
+
+
+def test_fig4_io_panels_per_run_window() -> None:
+    """The spill device's read requests per second of the run and their mean latency."""
+    from acbench import runner
+    out = runner.per_op({"operations": 1000, "disk_read_ios": 400, "disk_read_time_us": 100000, "run_duration_s": 2.0,
+                         "cpu_user_s": 0.5, "cpu_sys_s": 0.25})
+    assert out["disk_read_ops_s"] == 200.0 and out["disk_read_latency_us"] == 250.0
+    assert out["cpu_us_per_op"] == 750.0 and out["disk_reads_per_op"] == 0.4
+    none = runner.per_op({"operations": 1000, "disk_read_ios": 0, "disk_read_time_us": 0, "run_duration_s": 2.0})
+    assert none["disk_read_ops_s"] == 0.0 and none["disk_read_latency_us"] is None

@@ -120,7 +120,13 @@ MAY_BE_EMPTY = {"lat_update_mean_us", "lat_update_p50_us", "lat_update_p99_us", 
                 "ac_uvmm_book_bytes", "ac_uvmm_fetches", "ac_uvmm_fetches_unattributed", "ac_uvmm_zero_fills",
                 "ac_uvmm_wp_faults", "ac_uvmm_waits_for_room", "ac_uvmm_evictions", "ac_uvmm_evictions_clean",
                 "ac_uvmm_bytes_written", "ac_uvmm_page_bytes_written", "ac_uvmm_bytes_read",
-                "ac_uvmm_fetch_ns_p50", "ac_uvmm_fetch_ns_p99"}
+                "ac_uvmm_fetch_ns_p50", "ac_uvmm_fetch_ns_p99",
+                # logging's lossless log and offline round (ac_log_offline)
+                "ac_log_waits", "ac_log_wait_ns", "ac_log_offline_rounds", "ac_log_offline_ns",
+                # regime hdd only: the disk's I/O limit and what went through it
+                "io_limit_iops", "io_limit_device", "io_limit_from", "cg_io_read_ios", "cg_io_write_ios",
+                # a run window without disk reads has no mean read latency
+                "disk_read_latency_us"}
 # What differs between the cells (approach x memory ratio) must differ in the rows.
 MUST_VARY = ["approach", "mem_ratio", "item_memory_bytes", "cgroup_limit_bytes", "opt_capacity", "hits",
              "hit_rate", "opt_hit_rate", "loss_pp", "throughput_ops_s", "run_duration_s", "cpu_user_s",

@@ -842,8 +842,8 @@ static void test_resources(void)
         run_once(dk, 1, 1, s, &o);
         CHECK_EQ_I(o.rc, 0);
         const char *dkeys[] = {"disk_reads", "disk_sectors_read", "disk_writes",
-                               "disk_sectors_written"};
-        for (int k = 0; k < 4; k++)
+                               "disk_sectors_written", "disk_read_ms"};
+        for (int k = 0; k < 5; k++)
             CHECK(resource(o.json, "run", dkeys[k]) >= 0);
         outcome_free(&o);
         store_free(s);
