@@ -63,6 +63,9 @@ def ours(df: pd.DataFrame) -> dict[str, str]:
                                f"(median over {len(lat)} cells; {lat.min():.3f}–{lat.max():.3f})")
     else:
         out["spill device"] = "no disk latency in the rows (RAM-device cells, or an older harness)"
+    if "regime" in df.columns and (df["regime"].astype(str) == "hdd").any():
+        iops = _values(df[df["regime"].astype(str) == "hdd"], "io_limit_iops", "{:g}")
+        out["spill device"] += f"; regime hdd: the disk limited to {iops} IOPS from the measured run (its own cells)"
     out["vm.page-cluster"] = _values(df, "page_cluster", "{:g}") or missing
     out["memcached"] = "1.6.18 (memcached-ac)"
     if {"p_recordcount", "p_fieldcount", "p_fieldlength"} <= set(df.columns):

@@ -17,6 +17,9 @@ def test_ours_read_from_the_rows():
     assert t["spill device"] == "vda; mean read latency of a cell's disk reads 0.060 ms (median over 6 cells; 0.050–0.070)"
     assert t["records × item"] == "1,000,000 × 10 × 100 B" and t["repetitions"] == "3"
     assert t["driver"] == "in-process, 1 driver thread(s)"
+    hdd = pd.concat([df, df.assign(regime="hdd", io_limit_iops=150)], ignore_index=True)
+    assert deviations(hdd).set_index("setting")["ours"]["spill device"].endswith(
+        "; regime hdd: the disk limited to 150 IOPS from the measured run (its own cells)")
     md = to_markdown(deviations(df))
     assert md.startswith("| setting | paper | ours | expected effect |\n|---|---|---|---|\n| kernel | Linux 3.8.0 | 6.18.44 |")
 
