@@ -93,6 +93,13 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
                    " table and classifier beside -m and beside the cell's limit (Siberia classifies offline)"),
     # the same policies over the other spilling tier (experiments/components.toml): what the
     # book-keeping and swapping components do apart from the policy
+    # SIEVE (Zhang et al. NSDI 2024) over H-Store's blocks: a FIFO per class, visited bits and a
+    # hand; no timing-dependent thread, so deterministic with one driver thread as lru
+    Approach("sieve", "sieve", deterministic=True, figures=False,
+             about="SIEVE (NSDI 2024): a FIFO per slab class, a visited bit per item and a moving hand,"
+                   " over H-Store's blocks"),
+    Approach("sieve-tuples", "sieve", {"ac_tier": "tuples"}, deterministic=True, figures=False,
+             about="SIEVE over Siberia's cold store (Bloom filter + on-disk index, one record per item)"),
     Approach("lru-tuples", "lru", {"ac_tier": "tuples"}, figures=False,
              about="lru's exact LRU over Siberia's cold store (Bloom filter + on-disk index, one record per item)"),
     Approach("alru-tuples", "alru", {"ac_tier": "tuples", "ac_alru_bits": "22", "ac_alru_resolution": "1us",

@@ -41,7 +41,7 @@ def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> s
 
 
 @pytest.mark.parametrize("ac,message", [
-    ("ac_policy=x", 'memcached-ac: unknown ac_policy "x"; valid policies: none, lru, alru, logging, effpaging, vma, ospaging'),
+    ("ac_policy=x", 'memcached-ac: unknown ac_policy "x"; valid policies: none, lru, alru, sieve, logging, effpaging, vma, ospaging'),
     ("ac_tier=disk", 'memcached-ac: unknown ac_tier "disk"; valid tiers: none, blocks, tuples, swap, mmapfile, uvmm'),
     # pairs that cannot work: refused at start, with the tiers the policy works over
     ("ac_policy=lru,ac_tier=swap",
@@ -155,7 +155,7 @@ def test_bad_option(ac, message):
     assert run_expect_failure(ac) == message + "\n"
 
 
-POLICIES = ("none", "lru", "alru", "logging", "effpaging", "vma", "ospaging")
+POLICIES = ("none", "lru", "alru", "sieve", "logging", "effpaging", "vma", "ospaging")
 TIERS = ("none", "blocks", "tuples", "swap", "mmapfile", "uvmm")
 
 
@@ -445,8 +445,8 @@ def test_ac_list_prints_the_components_and_the_pairs_that_work_as_json():
     # the valid tiers of each policy, its default first: the same as the refusal messages say
     tiers = {p["name"]: p["tiers"] for p in listing["policies"]}
     assert tiers == {"none": ["none", "swap", "mmapfile", "uvmm"], "lru": ["blocks", "tuples"],
-                     "alru": ["blocks", "tuples"], "logging": ["tuples", "blocks"], "effpaging": ["swap"],
-                     "vma": ["blocks", "tuples"]}
+                     "alru": ["blocks", "tuples"], "sieve": ["blocks", "tuples"], "logging": ["tuples", "blocks"],
+                     "effpaging": ["swap"], "vma": ["blocks", "tuples"]}
     pairs = {(p["policy"], p["tier"]): p["default"] for p in listing["pairs"]}
     assert pairs == {(p, t): i == 0 for p, ts in tiers.items() for i, t in enumerate(ts)}
     net = {p["name"]: p["network"] for p in listing["policies"]}

@@ -2,8 +2,8 @@
  * slab class clsid (pick_victims): it is resident in that class, and it is not
  * already among the victims chosen in this call. The pointer may be a stale
  * hint (a pool or victim-list entry, a sampled chunk); ac_grab_item
- * re-validates what is offered. Used by policies alru and logging (and alru's
- * unit test, through alru.c). */
+ * re-validates what is offered. Used by policies alru, sieve and logging (and
+ * the unit tests of alru and sieve, through their files). */
 #ifndef AC_VICTIM_CHECKS_H
 #define AC_VICTIM_CHECKS_H
 /* memcached.h (or the test's stand-in) must be included first. */
