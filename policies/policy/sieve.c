@@ -68,6 +68,7 @@
 #include "memcached.h"
 #include "ac_policy.h"
 #include "ac_services.h"
+#include "lru_list.h"
 #include "victim_checks.h"
 #include <stddef.h>
 #include <string.h>
@@ -124,15 +125,8 @@ static bool listed(item *it, unsigned int id) {
 }
 
 static void list_unlink(unsigned int id, item *it) {
-    item **heads = item_lru_ends(false), **tails = item_lru_ends(true);
-    if (heads[id] == it)
-        heads[id] = it->next;
-    if (tails[id] == it)
-        tails[id] = it->prev;
-    if (it->next)
-        it->next->prev = it->prev;
-    if (it->prev)
-        it->prev->next = it->next;
+    (void)id;          /* a listed item's slabs_clsid is its list (listed()) */
+    ac_list_unlink(item_lru_ends(false), item_lru_ends(true), it);
     it->prev = it->next = NULL;
 }
 
