@@ -161,10 +161,11 @@ def test_seed000() -> None:
 
 def test_check_claims() -> None:
     v = check_claims(run())
-    assert len(v) == len(CLAIMS) == 14 and list(v.columns) == ["source", "claim", "verdict", "strict", "figure"]
+    assert len(v) == len(CLAIMS) == 18 and list(v.columns) == ["source", "claim", "verdict", "strict", "figure"]
     kinds = v["verdict"].map(verdict_kind)
     assert set(kinds) <= {"reproduced", "contradicted", "not testable"}
-    assert (kinds == "reproduced").sum() == 3           # kernel lower, logging highest, effpaging > ospaging
+    # kernel lower, logging highest, effpaging > ospaging, effpaging not much better, logging's throughput poor
+    assert (kinds == "reproduced").sum() == 5
     assert (v["strict"].map(verdict_kind) == kinds).all()   # one run, wide margins: both views agree
     assert v.set_index("claim")["verdict"]["Logging has the highest hit rate"] == (
         "reproduced (holds in 1 of 1 slices; margin +5.00 pp; 1 run per cell, no interval)")
@@ -190,3 +191,25 @@ def test_throughput_claims_need_the_disk() -> None:
         "reproduced (holds in 1 of 1 slices; margin +33.33 %; 1 run per cell, no interval)")
     assert check_claims(both).set_index("claim")["strict"][eff] == "reproduced"
     assert check_claims(slow).set_index("claim")["verdict"][eff].startswith("not testable")
+
+
+def test_fig2_per_method_effpaging_not_much_and_logging_throughput() -> None:
+    from acplot.claims import alru_light, effpaging_not_much_better, logging_poor_throughput_worded, lru_high_l1d
+    fig2 = pd.DataFrame([{"tracking_method": m, "instructions_overhead_pct": i, "l1d_overhead_pct": d,
+                          "time_overhead_pct": 1.0, "l1i_overhead_pct": 1.0}
+                         for m, i, d in (("lru", 27.4, 12.9), ("alru", 9.6, -0.4), ("logging", 44.6, -0.3))])
+    assert alru_light(fig2) == "reproduced" and lru_high_l1d(fig2) == "reproduced"
+    worse = fig2.assign(l1d_overhead_pct=[1.0, 3.0, 2.0])
+    assert alru_light(worse) == "contradicted (L1D misses: lru +1.0 % below alru +3.0 %)"
+    assert lru_high_l1d(worse) == "contradicted (alru +3.0 % L1D misses above lru +1.0 %)"
+    assert alru_light(run()).startswith("not testable with these results: needs Fig 2's")
+    # effpaging 1 pp above ospaging everywhere: "not improved much"; 6 pp at one slice: contradicted
+    assert effpaging_not_much_better(run(thetas=(0.99, 0.5))) == (
+        "reproduced (effpaging − ospaging +1.00 to +1.00 pp over 2 slices; at most +5 pp in every slice)")
+    far = run(thetas=(0.99, 0.5), hit={"effpaging": lambda t, r: 860 if t > 0.9 else 810})
+    assert effpaging_not_much_better(far) == (
+        "contradicted (effpaging − ospaging +1.00 to +6.00 pp over 2 slices; readonly θ=0.99 M/D=0.5: +6.00 pp)")
+    assert effpaging_not_much_better(run()[lambda d: d.approach != "ospaging"]).startswith("not testable")
+    # logging at 20k ops/s against lru's 100k and alru's 110k: -80 %
+    assert logging_poor_throughput_worded(run()) == (
+        "reproduced (holds in 1 of 1 slices; margin +400.00 %; 1 run per cell, no interval)")
