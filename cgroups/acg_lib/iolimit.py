@@ -14,6 +14,7 @@ through /sys/dev/block."""
 from __future__ import annotations
 
 import os
+import time
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -112,7 +113,6 @@ class V1Companion:
                 break
             except OSError as exc:
                 report["error"] = f"cannot remove {self.path}: {exc.strerror}"
-                import time
                 time.sleep(0.02)
         if report["removed"]:
             report.pop("error", None)

@@ -96,6 +96,8 @@ static uint64_t now_ns(void) {
  * A few spins for a consumer that is draining now, then yields, then sleeps
  * of 20 us for one that sleeps between drains. */
 static bool wait_for_room(struct ac_access_log *l, struct ac_log_ring *r, uint64_t head) {
+    if (!__atomic_load_n(&l->lossless, __ATOMIC_RELAXED))
+        return false;                      /* a lossy log's full ring: a drop, no clock read */
     uint64_t t0 = now_ns();
     for (unsigned i = 0; head - tl.tail >= l->capacity; i++) {
         if (!__atomic_load_n(&l->lossless, __ATOMIC_RELAXED))
