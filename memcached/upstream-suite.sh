@@ -41,4 +41,6 @@ for t in "$@"; do
     tests+=("$t")
 done
 # subtests listed as "NAME.t:N[-M] reason" become skips (upstream-tap.sh)
-AC_SKIP_LISTS="${skip_lists[*]}" prove -j2 --exec "$here/upstream-tap.sh" "${tests[@]}"
+# the slowest files first, UPSTREAM_JOBS at once (the top Makefile's; upstream-order.sh)
+mapfile -t tests < <("$here/upstream-order.sh" "${tests[@]}")
+AC_SKIP_LISTS="${skip_lists[*]}" prove -j"${UPSTREAM_JOBS:-6}" --exec "$here/upstream-tap.sh" "${tests[@]}"
