@@ -13,8 +13,9 @@ from .registry import Registry
 from .remove import remove_group
 from .swap import cleanup_swaps, dead_owner_swaps, swap_list, swap_off, swap_on
 from .units import SIZE_FORMS, SizeError, format_size, parse_memory, parse_size, validate_name
+from .zram import zram_on, zram_stats
 
 __all__ = ["AcgError", "Backend", "IoLimit", "disk_of", "MemoryGroup", "Registry", "SIZE_FORMS", "SizeError", "cleanup",
            "cleanup_swaps", "dead_owner_swaps", "detect", "format_size", "is_alive", "list_groups",
            "parse_memory", "parse_size", "remove_group", "start_time", "swap_list",
-           "swap_off", "swap_on", "validate_name"]
+           "swap_off", "swap_on", "validate_name", "zram_on", "zram_stats"]

@@ -1,4 +1,4 @@
-"""The acg command line: run, list, cleanup, swap on/off/list (argparse, stdlib only)."""
+"""The acg command line: run, list, cleanup, swap on/zram/off/list (argparse, stdlib only)."""
 from __future__ import annotations
 
 import argparse
@@ -15,6 +15,7 @@ from .registry import Registry
 from .runner import block_signals, run_in_group
 from .swap import cleanup_swaps, swap_list, swap_off, swap_on
 from .units import SIZE_FORMS, parse_memory, parse_size, validate_name
+from .zram import zram_on
 
 RUN_USAGE = "acg run --name N --memory SIZE [--swap SIZE | --no-swap] -- CMD [ARG...]"
 
@@ -51,7 +52,14 @@ def _parser() -> argparse.ArgumentParser:
     on.add_argument("--size", required=True, help=SIZE_FORMS)
     on.add_argument("--path", required=True, help="the file to create (must not exist)")
     on.add_argument("--priority", type=int, help="swap priority, 0 to 32767")
-    off = ssub.add_parser("off", help="swapoff and delete a swap file acg created")
+    z = ssub.add_parser("zram", help="create a zram device (compressed swap in RAM) and swapon it",
+                        description="A new /dev/zramN (zram's hot_add), compressing with ALGORITHM, "
+                        "SIZE of uncompressed capacity, enabled as swap. `acg swap off --path "
+                        "/dev/zramN` removes it. Its memory is outside every memory cgroup.")
+    z.add_argument("--size", required=True, help=SIZE_FORMS)
+    z.add_argument("--algorithm", default="lz4", help="one the kernel's zram offers (default lz4)")
+    z.add_argument("--priority", type=int, help="swap priority, 0 to 32767")
+    off = ssub.add_parser("off", help="swapoff and delete a swap file (or zram device) acg created")
     off.add_argument("--path", required=True)
     ssub.add_parser("list", help="acg's swap files")
     return p
@@ -160,6 +168,8 @@ def cmd_swap(a: argparse.Namespace) -> int:
     if a.swap_command == "on":
         info = swap_on(a.path, parse_size(a.size, "--size"), a.priority)
         print(json.dumps(info, sort_keys=True))
+    elif a.swap_command == "zram":
+        print(json.dumps(zram_on(parse_size(a.size, "--size"), a.algorithm, a.priority), sort_keys=True))
     elif a.swap_command == "off":
         print(json.dumps(swap_off(a.path), sort_keys=True))
     else:

@@ -12,6 +12,7 @@ from .mounts import MOUNTINFO, mount_of, unescape
 from .owner import is_alive, start_time
 from .registry import Registry
 from .units import MIB, format_size
+from .zram import is_zram, zram_off
 
 LABEL = b"acg-swap"  # mkswap -L; also identifies our files after a reboot cleared /run
 MIN_SWAP = MIB
@@ -180,11 +181,15 @@ def _remove_file(path: Path, reg: Registry) -> None:
 
 
 def swap_off(path: Path | str, *, run_dir: Path | str | None = None) -> dict:
-    """swapoff and delete a swap file acg created; refuses any other file."""
+    """swapoff and delete a swap file acg created (or remove a zram device of its own: zram.py);
+    refuses any other file."""
     path = _absolute(path)
     reg = Registry(run_dir)
+    info = reg.swap_info(path)
+    if is_zram(info):               # a zram device of acg's (zram.py): swapoff, reset, hot_remove
+        return zram_off(path, info, str(path) in active_swaps(), run_dir=run_dir)
     if not path.exists():
-        if reg.swap_info(path) is not None:
+        if info is not None:
             reg.forget_swap(path)
             return {"path": str(path), "was_active": False, "removed": False,
                     "note": "file was already gone; registry entry dropped"}
@@ -212,7 +217,7 @@ def swap_list(*, run_dir: Path | str | None = None) -> list[dict]:
                     Path(p).exists(), "active": a is not None,
                     "used_bytes": a["used_bytes"] if a else None,
                     "priority": a["priority"] if a else m.get("priority"),
-                    "owner_pid": m.get("owner_pid")})
+                    "owner_pid": m.get("owner_pid"), "kind": m.get("kind", "file")})
     return out
 
 

@@ -61,7 +61,7 @@ def test_unknown_subcommand():
 def test_unknown_swap_subcommand():
     r = acg("swap", "flip")
     assert r.returncode == 2
-    assert "argument swap_command: invalid choice: 'flip' (choose from 'on', 'off', 'list')" in r.stderr
+    assert "argument swap_command: invalid choice: 'flip' (choose from 'on', 'zram', 'off', 'list')" in r.stderr
 
 
 def test_missing_required_options():

@@ -2,7 +2,8 @@
 
 Adding an approach is one entry in APPROACHES. `options` are extra `-o` settings
 (ac_* or upstream); `pages` says the kernel pages for it (-m covers the data, the runner sets
-vm.page-cluster=0); `swap` that its cgroup gets a swap file (a file-backed mapping needs none);
+vm.page-cluster=0); `swap` that its cgroup gets a swap area (a file-backed mapping needs none), `swap_device` which
+one: a swap file or a zram device (compressed swap in RAM);
 `spills` says items move to the spill directory; `driver` holds driver properties the
 approach needs (`lookaside=true`: the client stores an item after a read miss, as a cache's users
 do); `resident` how R of the loss decomposition is measured (acbench/decompose.py): "items" =
@@ -54,6 +55,7 @@ class Approach:
     flags: tuple[str, ...] = ()      # bare -o flags of memcached's own (PAGING_FLAGS)
     # its classifier's memory is not charged to the cell (Siberia classifies offline: calibrate.equal_for)
     offline_classifier: bool = False
+    swap_device: str = "file"        # with swap: a swap file, or "zram" (compressed swap in RAM, paging.py)
     about: str = ""
 
 
@@ -137,6 +139,13 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
              about="VMA protection tracking over Siberia's cold store"),
     Approach("ospaging", "ospaging", {"ac_os_backing": "anon"}, pages=True, swap=True, spills=False,
              resident="pages", fills_limit=True, flags=PAGING_FLAGS, about="OS paging: no eviction, slab memory in one anonymous mapping, the kernel swaps"),
+    # the kernel's compressed swap (zram, lz4) instead of the disk: the modern offloading baseline. zswap
+    # here accepts only lzo and deflate; zram offers lz4. Its RAM is charged to no cgroup: the rows
+    # give its peak (zram_mem_used_max_bytes) beside the cell's own
+    Approach("ospaging-zram", "ospaging", {"ac_os_backing": "anon"}, pages=True, swap=True, spills=False,
+             resident="pages", fills_limit=True, flags=PAGING_FLAGS, figures=False, swap_device="zram",
+             about="OS paging to compressed swap in RAM: a zram device (lz4) instead of a swap file; its"
+                   " memory is outside the cell's cgroup (zram_mem_used_max_bytes)"),
     Approach("ospaging-file", "ospaging", {"ac_os_backing": "file"}, pages=True, spills=False,
              resident="pages", fills_limit=True, flags=PAGING_FLAGS,
              about="OS paging of a shared file mapping in the spill directory: the page cache writes it back, no swap"),

@@ -448,7 +448,8 @@ def _probe(approach: Approach, req: Request, n: int, tries: int, p: memory.Memor
     budget = p.item_budget_bytes
     ops, warm = probe_counts(n, req.props)
     group = acg().MemoryGroup(GROUP_NAME, p.limit_bytes, p.swap_bytes)
-    paging = PagingSetup(spill_parent / "swap", p.swap_bytes) if approach.pages else None
+    paging = PagingSetup(spill_parent / "swap", p.swap_bytes, swap_device=approach.swap_device) \
+        if approach.pages else None
     samples: list[Sample] = []
     # smaps walks the page tables of the whole mapping: slower sampling for large ones
     interval = SAMPLE_SMAPS_S if approach.pages and p.item_mb > 128 else SAMPLE_S

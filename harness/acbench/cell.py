@@ -141,7 +141,8 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
         extra["ac_driver_depth"] = str(run["driver_depth"])
     opts = server.options(approach.policy, spill, extra, approach.flags)
     # paging approaches: swap file next to the spill directory, vm.page-cluster=0 for the cell
-    paging = PagingSetup(spill_parent / "swap", plan.swap_bytes) if approach.pages else None
+    paging = PagingSetup(spill_parent / "swap", plan.swap_bytes, swap_device=approach.swap_device) \
+        if approach.pages else None
     device = collect.device_of(spill_parent)
     out: dict[str, Any] = {"mode": mode, "spill_device": spill_device,
                            "server_threads": server_threads_of(run, cell.properties),
@@ -172,6 +173,8 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
         cg = group.stats()
         _json(cell_dir / "cgroup.json", cg)
         out.update(res)
+        if paging is not None:
+            out.update(paging.zram_columns())
         out.update({"cg_peak_bytes": cg.get("peak_bytes"), "cg_limit_hits": cg.get("limit_hits"),
                     "cg_oom_kills": cg.get("oom_kills"), "cg_pgmajfault": cg.get("pgmajfault"),
                     "cg_pgfault": cg.get("pgfault"), "cg_usage_max_bytes": cg.get("usage_bytes_max"),

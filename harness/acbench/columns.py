@@ -99,7 +99,8 @@ _PLAN = [
     _c("opt_capacity", "int", "items", "C: OPT's capacity in objects = item budget / footprint", PLAN),
     _c("hashpower", "int", "count", "memcached's -o hashpower (sized so the table never grows)", PLAN),
     _c("page_cluster", "int", "count", "vm.page-cluster during the cell (paging approaches: 0)", HARNESS),
-    _c("swap_file_bytes", "int", "bytes", "the swap file given to the cell (paging approaches)", HARNESS),
+    _c("swap_file_bytes", "int", "bytes", "the swap area given to the cell (paging approaches): a swap file, or a zram device's uncompressed capacity", HARNESS),
+    _c("zram_mem_used_max_bytes", "int", "bytes", "swap_device zram: the device's peak RAM (compressed pages and its own book-keeping), charged to no cgroup; beside cg_swap_max_bytes (the same pages uncompressed)", HARNESS),
 ]
 _RUN = [
     _c("operations", "int", "requests", "requests of the measured run", DRIVER),

@@ -1,4 +1,5 @@
-"""What a paging cell needs from the machine: a swap file and vm.page-cluster = 0.
+"""What a paging cell needs from the machine: a swap area (a file, or a zram device: compressed swap
+in RAM) and vm.page-cluster = 0.
 
 With the default page-cluster 3 the kernel reads 8 pages per swap-in, so neighbouring
 items come back without a fault of their own and a read's major-fault count no longer
@@ -55,11 +56,21 @@ def page_cluster_zero(sysctl: Path = PAGE_CLUSTER) -> Iterator[None]:
         release_page_cluster(old, sysctl)
 
 
+# zram's compressor for swap_device "zram": lz4 (Collet), the fast one this kernel's zram offers
+# (lzo-rle, lzo, lz4); zswap here accepts only lzo and deflate, so compressed swap is zram's
+ZRAM_ALGORITHM = "lz4"
+
+
 class PagingSetup:
-    def __init__(self, swap_file: Path | None, swap_bytes: int, sysctl: Path = PAGE_CLUSTER) -> None:
+    """swap_device: "file" (a swap file at swap_file) or "zram" (a zram device of swap_bytes of
+    uncompressed capacity, acg's zram.py; swap_file then names it once made)."""
+
+    def __init__(self, swap_file: Path | None, swap_bytes: int, sysctl: Path = PAGE_CLUSTER,
+                 swap_device: str = "file") -> None:
         self.swap_file = swap_file
         self.swap_bytes = swap_bytes
         self.sysctl = sysctl
+        self.swap_device = swap_device
         self.old_cluster: str | None = None
         self.swap_on = False
 
@@ -69,14 +80,25 @@ class PagingSetup:
         if self.swap_file is not None and self.swap_bytes > 0:
             lib = acg()
             try:
-                # owned: the swap file is registered with this process as its owner, so that
+                # owned: the swap area is registered with this process as its owner, so that
                 # `acbench cleanup` can remove it once this process is dead
-                # a high priority: the cell's pages go to its own file first, not to another
+                # a high priority: the cell's pages go to its own area first, not to another
                 # active swap area (whose swapoff would then pull them back into this group)
-                lib.swap_on(self.swap_file, self.swap_bytes, SWAP_PRIORITY, owned=True)
+                if self.swap_device == "zram":
+                    info = lib.zram_on(self.swap_bytes, ZRAM_ALGORITHM, SWAP_PRIORITY, owned=True)
+                    self.swap_file = Path(info["path"])
+                else:
+                    lib.swap_on(self.swap_file, self.swap_bytes, SWAP_PRIORITY, owned=True)
             except lib.AcgError as e:
-                raise PagingError(f"cannot create the swap file {self.swap_file}: {e}") from None
+                raise PagingError(f"cannot create the swap {self.swap_device} {self.swap_file}: {e}") from None
             self.swap_on = True
+
+    def zram_columns(self) -> dict[str, int]:
+        """The zram device's peak RAM (mm_stat's mem_used_max; the pages it held are freed with the
+        server), which no memory cgroup is charged for; {} for a swap file."""
+        if self.swap_device != "zram" or not self.swap_on:
+            return {}
+        return {"zram_mem_used_max_bytes": acg().zram_stats(self.swap_file)["mem_used_max"]}
 
     def stop(self) -> None:
         first: BaseException | None = None
