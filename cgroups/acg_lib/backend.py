@@ -65,6 +65,15 @@ class Backend(ABC):
     def evict_target(self) -> Path:
         """The group that receives tasks left in a group being removed."""
 
+    @abstractmethod
+    def set_high(self, path: Path, high_bytes: int) -> str:
+        """Squeeze the group to high_bytes without an OOM kill (reclaim, then throttle or fail);
+        returns the file written."""
+
+    @abstractmethod
+    def pressure_file(self, path: Path) -> tuple[Path, str]:
+        """The PSI memory file that speaks for the group and its scope ("cgroup" or "system")."""
+
     def before_rmdir(self, path: Path) -> None:
         """Hook for a backend that must do something before a retried rmdir."""
 

@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 from typing import Sequence
 
+from . import cgfiles
 from .backend import STAT_KEYS, Backend
 from .detect import detect
 from .errors import AcgError
@@ -186,6 +187,32 @@ class MemoryGroup:
         self.started.append((child.pid, start_time(child.pid)))
         self._record()
         return child
+
+    # --- memory pressure (a TMO-style controller's two levers: harness acbench/pressure.py) ---
+    def set_high(self, high_bytes: int) -> str:
+        """Squeeze the created group to high_bytes (at most its memory limit): v2 memory.high, v1
+        the limit itself (v1 has no high). Returns the file written."""
+        if not self.created:
+            raise AcgError(f"group {self.path} is not created yet")
+        if not 0 < high_bytes <= self.memory_bytes:
+            raise AcgError(f"high: {high_bytes} bytes; accepted: 1 to the group's memory limit "
+                           f"{self.memory_bytes}")
+        return self.backend.set_high(self.path, high_bytes)
+
+    def memory_pressure(self) -> dict:
+        """PSI memory "some" and "full" totals (microseconds stalled since boot or the group's
+        creation) and their scope: "cgroup" (v2: the group's memory.pressure) or "system" (v1:
+        /proc/pressure/memory, the machine's)."""
+        path, scope = self.backend.pressure_file(self.path)
+        out: dict = {"scope": scope, "file": str(path)}
+        text = cgfiles.read_text(path)
+        if text is None:
+            raise AcgError(f"{path} does not exist: this kernel has no PSI (CONFIG_PSI, boot with psi=1)")
+        for line in text.splitlines():
+            kind, *fields = line.split()
+            vals = dict(f.split("=", 1) for f in fields)
+            out[f"{kind}_total_us"] = int(vals["total"])
+        return out
 
     # --- statistics ---
     def sample(self) -> dict:

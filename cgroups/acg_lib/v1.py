@@ -31,6 +31,18 @@ class V1Backend(Backend):
         return {"memory_bytes": mem, "swap_bytes": None if memsw is None or mem is None
                 else memsw - mem, "memsw_bytes": memsw}
 
+    def set_high(self, path: Path, high_bytes: int) -> str:
+        # v1 has no memory.high: the hard limit is lowered instead (memsw stays: it only caps
+        # memory + swap). The kernel reclaims down to it and refuses (EBUSY) what it cannot
+        # reclaim, which AcgError reports; it never OOM-kills for a lowered limit.
+        cgfiles.write(path / "memory.limit_in_bytes", str(high_bytes))
+        return "memory.limit_in_bytes"
+
+    def pressure_file(self, path: Path) -> tuple[Path, str]:
+        # v1 memory groups have no PSI file of their own: the machine's (the group's processes
+        # are then measured with everything else running)
+        return Path("/proc/pressure/memory"), "system"
+
     def read_stats(self, path: Path) -> dict:
         st = cgfiles.read_keyed(path / "memory.stat")
         oom = cgfiles.read_keyed(path / "memory.oom_control")

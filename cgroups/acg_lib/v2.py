@@ -30,6 +30,13 @@ class V2Backend(Backend):
                 "swap_bytes": cgfiles.read_int(path / "memory.swap.max"),
                 "memsw_bytes": None}
 
+    def set_high(self, path: Path, high_bytes: int) -> str:
+        cgfiles.write(path / "memory.high", str(high_bytes))
+        return "memory.high"
+
+    def pressure_file(self, path: Path) -> tuple[Path, str]:
+        return path / "memory.pressure", "cgroup"
+
     def read_stats(self, path: Path) -> dict:
         st = cgfiles.read_keyed(path / "memory.stat")
         ev = cgfiles.read_keyed(path / "memory.events")

@@ -3,7 +3,8 @@
 Adding an approach is one entry in APPROACHES. `options` are extra `-o` settings
 (ac_* or upstream); `pages` says the kernel pages for it (-m covers the data, the runner sets
 vm.page-cluster=0); `swap` that its cgroup gets a swap area (a file-backed mapping needs none), `swap_device` which
-one: a swap file or a zram device (compressed swap in RAM);
+one: a swap file or a zram device (compressed swap in RAM); `pressure` that a PSI-driven controller
+squeezes its cgroup through the cell (TMO's Senpai, pressure.py);
 `spills` says items move to the spill directory; `driver` holds driver properties the
 approach needs (`lookaside=true`: the client stores an item after a read miss, as a cache's users
 do); `resident` how R of the loss decomposition is measured (acbench/decompose.py): "items" =
@@ -56,6 +57,7 @@ class Approach:
     # its classifier's memory is not charged to the cell (Siberia classifies offline: calibrate.equal_for)
     offline_classifier: bool = False
     swap_device: str = "file"        # with swap: a swap file, or "zram" (compressed swap in RAM, paging.py)
+    pressure: bool = False           # a PSI-driven controller squeezes its cgroup (TMO's Senpai: pressure.py)
     about: str = ""
 
 
@@ -146,6 +148,13 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
              resident="pages", fills_limit=True, flags=PAGING_FLAGS, figures=False, swap_device="zram",
              about="OS paging to compressed swap in RAM: a zram device (lz4) instead of a swap file; its"
                    " memory is outside the cell's cgroup (zram_mem_used_max_bytes)"),
+    # TMO (Weiner et al., ASPLOS 2022): ospaging whose cgroup a controller squeezes while the memory
+    # pressure (PSI "some") stays under a target, and lets out above it (acbench/pressure.py); the rows
+    # give its average limit (psi_limit_avg_bytes) to compare the others at
+    Approach("ospaging-psi", "ospaging", {"ac_os_backing": "anon"}, pages=True, swap=True, spills=False,
+             resident="pages", fills_limit=True, flags=PAGING_FLAGS, figures=False, pressure=True,
+             about="OS paging with TMO's Senpai: memory.high (v1: the limit) lowered while PSI memory pressure"
+                   " stays under 0.1 %, raised above it; the average limit in the rows"),
     Approach("ospaging-file", "ospaging", {"ac_os_backing": "file"}, pages=True, spills=False,
              resident="pages", fills_limit=True, flags=PAGING_FLAGS,
              about="OS paging of a shared file mapping in the spill directory: the page cache writes it back, no swap"),

@@ -25,6 +25,7 @@ from acbench.approaches import get_approach
 from acbench.cgroup import acg
 from acbench.memory import MemoryPlan
 from acbench.paging import PagingSetup
+from acbench.pressure import PressureController
 from acbench.spec import Cell, server_threads_of
 
 SAMPLE_S = 0.2
@@ -159,15 +160,17 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
             out["page_cluster"] = 0
             out["swap_file_bytes"] = plan.swap_bytes if paging.swap_on else 0
         group.create()
+        pressure = PressureController(group, plan.limit_bytes) if approach.pressure else None
         pids: dict[str, Any] = {"group": str(group.path), "harness": os.getpid()}
         disk0 = collect.diskstats(device)
         props = {**cell.properties, **approach.driver}
         if device is not None:
             props["diskstats_device"] = device
         if mode == "in-process":
-            res = _in_process(cell, plan, props, run, cell_dir, opts, group, stderr, use_perf, pids, late_io)
+            res = _in_process(cell, plan, props, run, cell_dir, opts, group, stderr, use_perf, pids, late_io,
+                              pressure)
         else:
-            res = _network(cell, plan, props, run, cell_dir, opts, group, stderr, use_perf, pids, late_io)
+            res = _network(cell, plan, props, run, cell_dir, opts, group, stderr, use_perf, pids, late_io, pressure)
         out.update({f"cell_{k}": v for k, v in collect.disk_delta(disk0, collect.diskstats(device)).items()})
         out["disk_device"] = device
         cg = group.stats()
@@ -175,6 +178,8 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
         out.update(res)
         if paging is not None:
             out.update(paging.zram_columns())
+        if pressure is not None:
+            out.update(pressure.columns())
         out.update({"cg_peak_bytes": cg.get("peak_bytes"), "cg_limit_hits": cg.get("limit_hits"),
                     "cg_oom_kills": cg.get("oom_kills"), "cg_pgmajfault": cg.get("pgmajfault"),
                     "cg_pgfault": cg.get("pgfault"), "cg_usage_max_bytes": cg.get("usage_bytes_max"),
@@ -335,7 +340,7 @@ class PhaseGate:
 
 def _in_process(cell: Cell, plan: MemoryPlan, props: dict[str, Any], run: dict[str, Any], cell_dir: Path,
                 opts: list[str], group: Any, stderr: Any, use_perf: bool, pids: dict[str, Any],
-                late_io: Any = None) -> dict[str, Any]:
+                late_io: Any = None, pressure: PressureController | None = None) -> dict[str, Any]:
     result = cell_dir / "driver.json"
     gate = PhaseGate(cell_dir / "gate", group, late_io) if late_io is not None else None
     if gate is not None:
@@ -347,6 +352,8 @@ def _in_process(cell: Cell, plan: MemoryPlan, props: dict[str, Any], run: dict[s
     while not _exited(proc.pid):   # poll() would reap it and lose its rusage
         if gate is not None:
             gate.poll()
+        if pressure is not None:
+            pressure.poll()
         sampler.sample(spid)
         group.sample()
         if time.monotonic() > deadline:
@@ -538,7 +545,7 @@ def run_window(res: dict[str, Any] | None) -> dict[str, Any]:
 
 def _network(cell: Cell, plan: MemoryPlan, props: dict[str, Any], run: dict[str, Any], cell_dir: Path,
              opts: list[str], group: Any, stderr: Any, use_perf: bool, pids: dict[str, Any],
-             late_io: Any = None) -> dict[str, Any]:
+             late_io: Any = None, pressure: PressureController | None = None) -> dict[str, Any]:
     port = server.free_port()
     cmd = server.server_cmd(plan.item_mb, server_threads_of(run, props), opts, port)
     proc, spid = _start(group, cmd, cell_dir, stderr, use_perf, pids)
@@ -557,6 +564,8 @@ def _network(cell: Cell, plan: MemoryPlan, props: dict[str, Any], run: dict[str,
         try:
             deadline = time.monotonic() + run["timeout_s"]
             while cp.poll() is None:
+                if pressure is not None:
+                    pressure.poll()
                 sampler.sample(spid)
                 group.sample()
                 if time.monotonic() > deadline:

@@ -100,6 +100,14 @@ _PLAN = [
     _c("hashpower", "int", "count", "memcached's -o hashpower (sized so the table never grows)", PLAN),
     _c("page_cluster", "int", "count", "vm.page-cluster during the cell (paging approaches: 0)", HARNESS),
     _c("swap_file_bytes", "int", "bytes", "the swap area given to the cell (paging approaches): a swap file, or a zram device's uncompressed capacity", HARNESS),
+    _c("psi_scope", "str", "", "ospaging-psi: whose PSI drove it: cgroup (v2's memory.pressure) or system (v1: /proc/pressure/memory)", HARNESS),
+    _c("psi_target", "float", "fraction", "ospaging-psi: the stall share (PSI some) the controller aims under", HARNESS),
+    _c("psi_limit_avg_bytes", "int", "bytes", "ospaging-psi: the time-weighted mean of the limit it set over the cell (compare others at this memory)", HARNESS),
+    _c("psi_limit_min_bytes", "int", "bytes", "ospaging-psi: the lowest limit it set", HARNESS),
+    _c("psi_limit_end_bytes", "int", "bytes", "ospaging-psi: the limit at the cell's end", HARNESS),
+    _c("psi_steps", "int", "count", "ospaging-psi: limit changes it made", HARNESS),
+    _c("psi_refused", "int", "count", "ospaging-psi: limit changes the kernel refused (v1: could not reclaim that far)", HARNESS),
+    _c("psi_stall_avg", "float", "fraction", "ospaging-psi: the mean PSI some stall share it measured", HARNESS),
     _c("zram_mem_used_max_bytes", "int", "bytes", "swap_device zram: the device's peak RAM (compressed pages and its own book-keeping), charged to no cgroup; beside cg_swap_max_bytes (the same pages uncompressed)", HARNESS),
 ]
 _RUN = [

@@ -23,7 +23,7 @@ operationcount = 8000
 warmupoperations = 2000
 requestdistribution = "truezipf"
 [grid]
-approach = ["ospaging", "ospaging-file", "effpaging", "ospaging-zram"]
+approach = ["ospaging", "ospaging-file", "effpaging", "ospaging-zram", "ospaging-psi"]
 workload = ["readonly"]
 zipf_theta = [0.99]
 mem_ratio = ["1/2"]
@@ -32,7 +32,7 @@ mem_ratio = ["1/2"]
 # is left out: at this size (20k records, 8000 operations) its write-heavy cell is OOM-killed now and
 # then (policies/README.md "effpaging", the sizing of its lock; the CI spec runs it, 0 of 10 killed)
 SPEC_WRITES = SPEC.replace('name = "tinypaging"', 'name = "tinywrites"').replace(
-    '["ospaging", "ospaging-file", "effpaging", "ospaging-zram"]', '["ospaging", "ospaging-file"]').replace(
+    '["ospaging", "ospaging-file", "effpaging", "ospaging-zram", "ospaging-psi"]', '["ospaging", "ospaging-file"]').replace(
     'workload = ["readonly"]', 'workload = ["writeheavy"]')
 
 
@@ -66,10 +66,11 @@ def test_paging_rows(run) -> None:
     assert cp.returncode == 0, cp.stderr + cp.stdout
     df = pd.read_parquet(rd / "cells.parquet").set_index("approach")
     writes = pd.read_parquet(wd / "cells.parquet")
-    assert len(df) == 4 and len(writes) == 2 and set(df["status"]) == set(writes["status"]) == {"ok"}
+    assert len(df) == 5 and len(writes) == 2 and set(df["status"]) == set(writes["status"]) == {"ok"}
     cells = pd.concat([df.reset_index(), writes])
-    anon, file, eff, zram = df.loc["ospaging"], df.loc["ospaging-file"], df.loc["effpaging"], df.loc["ospaging-zram"]
-    for r in (anon, file, eff, zram):
+    anon, file, eff, zram, psi = (df.loc[a] for a in ("ospaging", "ospaging-file", "effpaging", "ospaging-zram",
+                                                      "ospaging-psi"))
+    for r in (anon, file, eff, zram, psi):
         assert r["reads_total"] == 8000 and r["hits"] + r["disk_hits"] == 8000
         assert r["disk_hits"] > 0 and r["misses"] == 0 and r["ac_lost_items"] == 0
         assert r["page_cluster"] == 0 and r["cg_pgmajfault"] > 0 and r["peak_rss_bytes"] > 0
@@ -105,6 +106,15 @@ def test_paging_rows(run) -> None:
     # (YCSB's values, random printable characters: lz4 saves little on them); a swap file's cells have none
     assert 0.5 * zram["cg_swap_max_bytes"] < zram["zram_mem_used_max_bytes"] < 2 * zram["cg_swap_max_bytes"]
     assert pd.isna(anon["zram_mem_used_max_bytes"])
+    # the pressure controller ran through the cell (v1: the machine's PSI; v2: the group's) and only ever
+    # took memory away from the cell's limit
+    v = int(psi["cgroup_version"])
+    assert psi["psi_scope"] == {1: "system", 2: "cgroup"}[v] and psi["psi_target"] == 0.001
+    assert psi["psi_limit_min_bytes"] <= psi["psi_limit_avg_bytes"] <= psi["cgroup_limit_bytes"]
+    # (a cell of a second measures two intervals or so: whether it squeezed depends on the stall it met,
+    # tests/test_pressure.py checks the rule step by step)
+    assert psi["psi_steps"] >= 0 and psi["psi_refused"] >= 0 and psi["psi_stall_avg"] >= 0
+    assert pd.isna(anon["psi_limit_avg_bytes"])
     # a request of effpaging's faults little more than once per disk hit (hot items lead their hash
     # chains, its cold items are paged: policies/README.md "effpaging")
     assert eff["request_major_faults"] <= 1.5 * eff["disk_hits"]
