@@ -94,16 +94,17 @@
  *
  * Charged (metadata_bytes): per resident item the list links (16 bytes, as
  * lru is charged) and the 6 header bytes above; the ghost's ring of
- * fingerprints and its hash table as allocated (they grow by doubling and
- * are not shrunk); the per-class state. */
+ * fingerprints and its hash table as mapped (they grow by doubling, are
+ * not shrunk, and a replaced one is unmapped: grown_table.h); the
+ * per-class state. */
 #include "memcached.h"
 #include "ac_policy.h"
 #include "ac_services.h"
 #include "store/fp.h"
 #include "lru_list.h"
 #include "queue_items.h"
+#include "grown_table.h"
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define META_OFF (offsetof(item, nkey) + sizeof(uint8_t))
@@ -223,11 +224,11 @@ static void ghost_insert_slot(uint32_t ring_index) {
 /* A ring of rcap entries (a power of 2) holding the live entries in order. */
 static bool ghost_rebuild(uint32_t rcap) {
     uint32_t scap = 2 * rcap;
-    uint64_t *ring = malloc((size_t)rcap * sizeof(*ring));
-    uint32_t *slot = calloc(scap, sizeof(*slot));
+    uint64_t *ring = ac_table_map((size_t)rcap * sizeof(*ring));
+    uint32_t *slot = ac_table_map((size_t)scap * sizeof(*slot));
     if (ring == NULL || slot == NULL) {
-        free(ring);
-        free(slot);
+        ac_table_unmap(ring, (size_t)rcap * sizeof(*ring));
+        ac_table_unmap(slot, (size_t)scap * sizeof(*slot));
         return false;
     }
     uint32_t n = 0;
@@ -237,8 +238,8 @@ static bool ghost_rebuild(uint32_t rcap) {
         if (i >= 0 && ghost.slot[i] - 1 == (pos & ghost.rmask))
             ring[n++] = fp;           /* live (a removed entry's slot is gone or newer) */
     }
-    free(ghost.ring);
-    free(ghost.slot);
+    ac_table_unmap(ghost.ring, (size_t)ghost.rcap * sizeof(*ring));
+    ac_table_unmap(ghost.slot, (size_t)ghost.scap * sizeof(*slot));
     ghost.ring = ring;
     ghost.slot = slot;
     ghost.rcap = rcap;
@@ -477,8 +478,8 @@ static int s3fifo_init(void) {
     for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
         *counters[i] = 0;
     pthread_mutex_lock(&ghost.lock);
-    free(ghost.ring);
-    free(ghost.slot);
+    ac_table_unmap(ghost.ring, (size_t)ghost.rcap * sizeof(*ghost.ring));
+    ac_table_unmap(ghost.slot, (size_t)ghost.scap * sizeof(*ghost.slot));
     ghost.ring = NULL;
     ghost.slot = NULL;
     ghost.head = ghost.tail = ghost.live = 0;

@@ -76,17 +76,18 @@
  * no chunk it points at is freed and the page epoch does not concern it.
  *
  * Charged (metadata_bytes): per resident item the list links (16 bytes, as
- * lru is charged) and the 6 header bytes above; the sketch as allocated (4
- * bytes per counter column); the per-class state. */
+ * lru is charged) and the 6 header bytes above; the sketch as mapped (4
+ * bytes per counter column; a replaced one is unmapped: grown_table.h); the
+ * per-class state. */
 #include "memcached.h"
 #include "ac_policy.h"
 #include "ac_services.h"
 #include "store/fp.h"
 #include "lru_list.h"
 #include "queue_items.h"
+#include "grown_table.h"
 #include "test_hooks.h"
 #include <stddef.h>
-#include <stdlib.h>
 #include <string.h>
 
 #define META_OFF (offsetof(item, nkey) + sizeof(uint8_t))
@@ -187,10 +188,10 @@ static void sketch_bump_locked(uint64_t fp, int d) {
 /* A zeroed sketch of the given width (a power of 2); the write lock held or
  * no other thread running. */
 static bool sketch_alloc(uint32_t width) {
-    uint8_t *t = calloc((size_t)SKETCH_DEPTH * width, 1);
+    uint8_t *t = ac_table_map((size_t)SKETCH_DEPTH * width);
     if (t == NULL)
         return false;
-    free(sketch.t);
+    ac_table_unmap(sketch.t, (size_t)SKETCH_DEPTH * sketch.width);
     sketch.t = t;
     sketch.width = width;
     sketch.mask = width - 1;
