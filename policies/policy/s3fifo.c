@@ -6,7 +6,7 @@
  * have one chunk size, so objects stand for bytes):
  * - a small FIFO S of 10 % of the cache (ac_s3fifo_small, percent) and a main
  *   FIFO M of the rest; a ghost FIFO G of keys only (FNV-1a fingerprints,
- *   store/fp.h) holding as many entries as M's share of the cache (90 % of
+ *   store/fp.h; ghost.c) holding as many entries as M's share of the cache (90 % of
  *   the resident items; one ghost for the server, as a key may come back in
  *   another class);
  * - a 2-bit frequency per object, saturating at 3, incremented on a hit;
@@ -103,7 +103,7 @@
 #include "store/fp.h"
 #include "lru_list.h"
 #include "queue_items.h"
-#include "grown_table.h"
+#include "ghost.h"
 #include <stddef.h>
 #include <string.h>
 
@@ -164,141 +164,9 @@ static inline bool tagged(const item *it) {
     return qi_tagged(it, TAG_OFF);
 }
 
-/* ---- the ghost: a FIFO ring of fingerprints and a hash set of the live ones ---- */
-
-static struct {
-    pthread_mutex_t lock;             /* the innermost lock */
-    uint64_t *ring;                   /* ring[pos & rmask], pos in [tail, head) */
-    uint32_t rcap, rmask, head, tail;
-    uint32_t *slot;                   /* linear probing: ring index + 1 of a live entry, 0 empty */
-    uint32_t scap, smask;
-    uint32_t live;
-    size_t bytes;                     /* allocated (atomic: read by metadata_bytes) */
-} ghost = { .lock = PTHREAD_MUTEX_INITIALIZER };
-
-#define GHOST_MIN 1024u
-
-static inline uint32_t ghost_home(uint64_t fp) {
-    return (uint32_t)((fp * 0xD6E8FEB86659FD93ULL) >> 32) & ghost.smask;
-}
-
-/* the slot holding fp, or -1 */
-static long ghost_find(uint64_t fp) {
-    for (uint32_t i = ghost_home(fp);; i = (i + 1) & ghost.smask) {
-        uint32_t v = ghost.slot[i];
-        if (v == 0)
-            return -1;
-        if (ghost.ring[v - 1] == fp)
-            return (long)i;
-    }
-}
-
-/* empties slot i, shifting the run after it back (deletion under linear probing) */
-static void ghost_delete(uint32_t i) {
-    uint32_t j = i;
-    for (;;) {
-        j = (j + 1) & ghost.smask;
-        uint32_t v = ghost.slot[j];
-        if (v == 0)
-            break;
-        uint32_t k = ghost_home(ghost.ring[v - 1]);
-        /* v stays if its home is in the cyclic range (i, j]; else it fills i */
-        bool stays = i <= j ? (i < k && k <= j) : (i < k || k <= j);
-        if (!stays) {
-            ghost.slot[i] = v;
-            i = j;
-        }
-    }
-    ghost.slot[i] = 0;
-    ghost.live--;
-}
-
-static void ghost_insert_slot(uint32_t ring_index) {
-    uint32_t i = ghost_home(ghost.ring[ring_index]);
-    while (ghost.slot[i] != 0)
-        i = (i + 1) & ghost.smask;
-    ghost.slot[i] = ring_index + 1;
-    ghost.live++;
-}
-
-/* A ring of rcap entries (a power of 2) holding the live entries in order. */
-static bool ghost_rebuild(uint32_t rcap) {
-    uint32_t scap = 2 * rcap;
-    uint64_t *ring = ac_table_map((size_t)rcap * sizeof(*ring));
-    uint32_t *slot = ac_table_map((size_t)scap * sizeof(*slot));
-    if (ring == NULL || slot == NULL) {
-        ac_table_unmap(ring, (size_t)rcap * sizeof(*ring));
-        ac_table_unmap(slot, (size_t)scap * sizeof(*slot));
-        return false;
-    }
-    uint32_t n = 0;
-    for (uint32_t pos = ghost.tail; ghost.ring != NULL && pos != ghost.head; pos++) {
-        uint64_t fp = ghost.ring[pos & ghost.rmask];
-        long i = ghost_find(fp);
-        if (i >= 0 && ghost.slot[i] - 1 == (pos & ghost.rmask))
-            ring[n++] = fp;           /* live (a removed entry's slot is gone or newer) */
-    }
-    ac_table_unmap(ghost.ring, (size_t)ghost.rcap * sizeof(*ring));
-    ac_table_unmap(ghost.slot, (size_t)ghost.scap * sizeof(*slot));
-    ghost.ring = ring;
-    ghost.slot = slot;
-    ghost.rcap = rcap;
-    ghost.rmask = rcap - 1;
-    ghost.scap = scap;
-    ghost.smask = scap - 1;
-    ghost.tail = 0;
-    ghost.head = n;
-    ghost.live = 0;
-    for (uint32_t k = 0; k < n; k++)
-        ghost_insert_slot(k);
-    __atomic_store_n(&ghost.bytes, (size_t)rcap * sizeof(*ring) + (size_t)scap * sizeof(*slot), __ATOMIC_RELAXED);
-    return true;
-}
-
-/* the oldest entry leaves */
-static void ghost_pop(void) {
-    uint32_t r = ghost.tail & ghost.rmask;
-    long i = ghost_find(ghost.ring[r]);
-    if (i >= 0 && ghost.slot[i] - 1 == r)
-        ghost_delete((uint32_t)i);
-    ghost.tail++;
-}
-
 /* G's size: M's share of the resident items */
 static uint64_t ghost_bound(void) {
     return __atomic_load_n(&resident_total, __ATOMIC_RELAXED) * (100 - small_pct) / 100;
-}
-
-/* fp enters G at its head (ghost.lock held) */
-static void ghost_add(uint64_t fp) {
-    long i = ghost_find(fp);
-    if (i >= 0)
-        ghost_delete((uint32_t)i);    /* already there: it moves to the head */
-    if (ghost.head - ghost.tail == ghost.rcap) {
-        /* full of live and removed entries: compact, or grow when mostly live */
-        if (!ghost_rebuild(ghost.live > ghost.rcap / 2 && ghost.rcap < (1u << 30) ? 2 * ghost.rcap : ghost.rcap))
-            ghost_pop();
-        if (ghost.head - ghost.tail == ghost.rcap)
-            ghost_pop();
-    }
-    uint32_t r = ghost.head & ghost.rmask;
-    ghost.ring[r] = fp;
-    ghost.head++;
-    ghost_insert_slot(r);
-    uint64_t bound = ghost_bound();
-    while (ghost.live > bound && ghost.tail != ghost.head)
-        ghost_pop();
-    COUNT(st_ghost_added, 1);
-}
-
-/* fp was in G: it is removed (a ghost hit) */
-static bool ghost_take(uint64_t fp) {
-    pthread_mutex_lock(&ghost.lock);
-    long i = ghost.ring != NULL ? ghost_find(fp) : -1;
-    if (i >= 0)
-        ghost_delete((uint32_t)i);
-    pthread_mutex_unlock(&ghost.lock);
-    return i >= 0;
 }
 
 /* ---- the queues on memcached's list ---- */
@@ -477,14 +345,7 @@ static int s3fifo_init(void) {
                              &st_wraps };
     for (size_t i = 0; i < sizeof(counters) / sizeof(counters[0]); i++)
         *counters[i] = 0;
-    pthread_mutex_lock(&ghost.lock);
-    ac_table_unmap(ghost.ring, (size_t)ghost.rcap * sizeof(*ghost.ring));
-    ac_table_unmap(ghost.slot, (size_t)ghost.scap * sizeof(*ghost.slot));
-    ghost.ring = NULL;
-    ghost.slot = NULL;
-    ghost.head = ghost.tail = ghost.live = 0;
-    bool ok = ghost_rebuild(GHOST_MIN);
-    pthread_mutex_unlock(&ghost.lock);
+    bool ok = ac_ghost_reset();
     if (!ok) {
         fprintf(stderr, "memcached-ac: s3fifo: no memory for the ghost queue\n");
         return -1;
@@ -503,7 +364,7 @@ static void s3fifo_on_insert(item *it) {
         q = handover.queue;           /* an overwrite: a hit on the same object */
         f = handover.freq < FREQ_MAX ? handover.freq + 1 : FREQ_MAX;
         COUNT(st_overwrites, 1);
-    } else if (ghost_take(fp)) {      /* the ghost's mutex alone */
+    } else if (ac_ghost_take(fp)) {   /* the ghost's mutex alone */
         q = Q_MAIN;
         COUNT(st_ghost_hits, 1);
     }
@@ -568,9 +429,8 @@ static void s3fifo_on_remove(item *it) {
         queue_set(it, Q_NONE);
     }
     if (to_ghost) {                   /* class mutex -> ghost mutex */
-        pthread_mutex_lock(&ghost.lock);
-        ghost_add(fp);
-        pthread_mutex_unlock(&ghost.lock);
+        ac_ghost_add(fp, ghost_bound());
+        COUNT(st_ghost_added, 1);
     }
     pthread_mutex_unlock(&c->lock);
 }
@@ -650,8 +510,7 @@ static size_t s3fifo_metadata_bytes(void) {
     STATS_LOCK();
     size_t n = stats_state.curr_items;
     STATS_UNLOCK();
-    return n * (2 * sizeof(void *) + META_BYTES) + __atomic_load_n(&ghost.bytes, __ATOMIC_RELAXED)
-           + sizeof(classes);
+    return n * (2 * sizeof(void *) + META_BYTES) + ac_ghost_bytes() + sizeof(classes);
 }
 
 static void s3fifo_stats(ADD_STAT add_stats, void *c) {
@@ -660,15 +519,13 @@ static void s3fifo_stats(ADD_STAT add_stats, void *c) {
         s += __atomic_load_n(&classes[i].small, __ATOMIC_RELAXED);
         m += __atomic_load_n(&classes[i].main, __ATOMIC_RELAXED);
     }
-    pthread_mutex_lock(&ghost.lock);
-    uint32_t live = ghost.live;
-    pthread_mutex_unlock(&ghost.lock);
+    uint32_t live = ac_ghost_live();
     APPEND_STAT("s3fifo_small_pct", "%u", small_pct);
     APPEND_STAT("s3fifo_promote", "%u", promote);
     APPEND_STAT("s3fifo_small_items", "%llu", (unsigned long long)s);
     APPEND_STAT("s3fifo_main_items", "%llu", (unsigned long long)m);
     APPEND_STAT("s3fifo_ghost_items", "%u", live);
-    APPEND_STAT("s3fifo_ghost_bytes", "%zu", __atomic_load_n(&ghost.bytes, __ATOMIC_RELAXED));
+    APPEND_STAT("s3fifo_ghost_bytes", "%zu", ac_ghost_bytes());
 #define S3_STAT(name, v) APPEND_STAT(name, "%llu", (unsigned long long)__atomic_load_n(&v, __ATOMIC_RELAXED))
     S3_STAT("s3fifo_ghost_added", st_ghost_added);
     S3_STAT("s3fifo_ghost_hits", st_ghost_hits);

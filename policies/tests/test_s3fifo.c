@@ -10,13 +10,15 @@
  * (then to main); items in use go to main; a merged block-mate is the next
  * victim; an item linked before on_insert ran is passed and taken later in
  * its order; an overwrite keeps the queue; metadata is 22 bytes per item
- * plus the ghost and the classes. */
+ * plus the ghost and the classes; the ghost's tables agree with a model
+ * FIFO through compactions and growth. */
 #include "memcached.h"
 #include "../core/ac_policy.h"
 #include "../core/ac_services.h"
 
 extern const struct ac_policy_ops ac_policy_s3fifo;   /* the policy under test (core/ac_components.def lists it) */
 #include "../policy/lru_list.h"
+#include "../policy/ghost.h"
 #include "check.h"
 #include "set_option.h"
 #include "stats_capture.h"
@@ -325,6 +327,51 @@ static void test_metadata(void) {
     stats_state.curr_items = 0;
 }
 
+/* The ghost's tables against a model (a FIFO array without duplicates): a
+ * scripted random mix of adds under a moving bound and takes, over a key
+ * universe that makes the ring fill with dead entries, compact and grow. */
+static void test_ghost_against_model(void) {
+    enum { KEYS = 3000, OPS = 40000 };
+    static uint64_t model[KEYS];
+    int n = 0, mismatches = 0;
+    uint64_t rnd = 12345;
+    CHECK(ac_ghost_reset());
+    for (int op = 0; op < OPS; op++) {
+        rnd = rnd * 6364136223846793005ULL + 1442695040888963407ULL;
+        uint64_t fp = ((rnd >> 33) % KEYS) * 0x9E3779B97F4A7C15ULL + 7;   /* fingerprints spread */
+        int at = -1;
+        for (int i = 0; i < n; i++)
+            if (model[i] == fp)
+                at = i;
+        if ((rnd >> 20) % 3 == 0) {           /* a take */
+            bool got = ac_ghost_take(fp);
+            mismatches += got != (at >= 0);
+            if (at >= 0) {
+                memmove(&model[at], &model[at + 1], (size_t)(n - at - 1) * sizeof(model[0]));
+                n--;
+            }
+        } else {                              /* an add under a bound moving from 200 to 2500 */
+            uint64_t bound = 200 + (uint64_t)(op / 16) % 2300;
+            if (at >= 0) {
+                memmove(&model[at], &model[at + 1], (size_t)(n - at - 1) * sizeof(model[0]));
+                n--;
+            }
+            model[n++] = fp;
+            while ((uint64_t)n > bound) {
+                memmove(&model[0], &model[1], (size_t)(n - 1) * sizeof(model[0]));
+                n--;
+            }
+            ac_ghost_add(fp, bound);
+        }
+        mismatches += ac_ghost_live() != (uint32_t)n;
+    }
+    CHECK_EQ(mismatches, 0);
+    CHECK(ac_ghost_bytes() >= 4096 * 16);     /* grown past 2048 live keys: a ring of 4096 at least */
+    for (int i = 0; i < n; i++)               /* every key the model holds is there, then gone */
+        CHECK(ac_ghost_take(model[i]));
+    CHECK_EQ(ac_ghost_live(), 0);
+}
+
 int main(void) {
     for (int i = 0; i < POWER_LARGEST; i++)
         pthread_mutex_init(&lru_locks[i], NULL);
@@ -334,5 +381,6 @@ int main(void) {
     test_merged_untagged_overwrite();
     test_cursor_on_removed_items();
     test_metadata();
+    test_ghost_against_model();
     return check_report("test_s3fifo");
 }
