@@ -104,6 +104,20 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
                    " over H-Store's blocks"),
     Approach("sieve-tuples", "sieve", {"ac_tier": "tuples"}, deterministic=True, figures=False,
              about="SIEVE over Siberia's cold store (Bloom filter + on-disk index, one record per item)"),
+    # S3-FIFO (Yang et al. SOSP 2023): small, main and ghost FIFOs per class, 2-bit frequencies;
+    # no timing-dependent thread, so deterministic with one driver thread as lru
+    Approach("s3fifo", "s3fifo", deterministic=True, figures=False,
+             about="S3-FIFO (SOSP 2023): a small FIFO of 10 %, a main FIFO, a ghost FIFO of keys and 2-bit"
+                   " frequencies per slab class, over H-Store's blocks"),
+    Approach("s3fifo-tuples", "s3fifo", {"ac_tier": "tuples"}, deterministic=True, figures=False,
+             about="S3-FIFO over Siberia's cold store (Bloom filter + on-disk index, one record per item)"),
+    # W-TinyLFU (Einziger et al. ToS 2017): a 1 % window LRU, count-min sketch admission, a 20/80
+    # SLRU main per class; no timing-dependent thread, so deterministic with one driver thread
+    Approach("wtinylfu", "wtinylfu", deterministic=True, figures=False,
+             about="W-TinyLFU (ToS 2017): a window LRU of 1 %, TinyLFU's count-min sketch with aging for"
+                   " admission and a 20/80 SLRU main per slab class, over H-Store's blocks"),
+    Approach("wtinylfu-tuples", "wtinylfu", {"ac_tier": "tuples"}, deterministic=True, figures=False,
+             about="W-TinyLFU over Siberia's cold store (Bloom filter + on-disk index, one record per item)"),
     Approach("lru-tuples", "lru", {"ac_tier": "tuples"}, figures=False,
              about="lru's exact LRU over Siberia's cold store (Bloom filter + on-disk index, one record per item)"),
     Approach("alru-tuples", "alru", {"ac_tier": "tuples", "ac_alru_bits": "22", "ac_alru_resolution": "1us",

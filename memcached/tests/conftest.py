@@ -27,11 +27,11 @@ def pytest_configure(config):
 # added to core/ac_components.def is tested without a line here.
 COMPONENTS = ac_list(str(BIN)) if BIN.exists() else {"policies": [], "tiers": [], "pairs": [], "aliases": []}
 # The policies that spill and serve the network (over their default tier): tests of the
-# make-room path run once per policy (lru, alru, sieve, logging).
+# make-room path run once per policy (lru, alru, sieve, s3fifo, wtinylfu, logging).
 SPILL_POLICIES = spill_policies(COMPONENTS)
 # Every such (policy, tier) pair, "policy" alone for its default tier: the no-loss suite
-# (mixed commands, 8 clients, ENOSPC) runs once per pair (lru, alru, sieve, logging, lru+tuples,
-# alru+tuples, sieve+tuples, logging+blocks).
+# (mixed commands, 8 clients, ENOSPC) runs once per pair (lru, alru, sieve, s3fifo, wtinylfu,
+# logging, lru+tuples, alru+tuples, sieve+tuples, s3fifo+tuples, wtinylfu+tuples, logging+blocks).
 SPILL_PAIRS = spill_pairs(COMPONENTS)
 
 

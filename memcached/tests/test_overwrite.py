@@ -20,7 +20,7 @@ def reads(st) -> int:
     return st["record_reads"] + st["block_reads"] + int(st.get("cold_record_reads", 0))
 
 
-@pytest.mark.parametrize("policy", ["lru", "alru", "sieve", "logging"])
+@pytest.mark.parametrize("policy", ["lru", "alru", "sieve", "s3fifo", "wtinylfu", "logging"])
 def test_plain_set_of_a_spilled_key_reads_nothing(server, policy):
     srv = server(mem=8, threads=1, ac={"ac_policy": policy})
     cli = srv.client()

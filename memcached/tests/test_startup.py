@@ -21,12 +21,14 @@ from mc_helpers import BIN, free_port
 # tier's own table (the classifier's once, under logging)
 OPTIONS = ("ac_policy, ac_tier, ac_os_backing, ac_spill_dir, ac_alloc_wait, ac_borrow_pages, ac_driver, "
            "ac_driver_out, ac_driver_gate, ac_driver_set, ac_driver_depth, ac_park_threads, ac_lru_sample, ac_lru_batch, ac_alru_bits, ac_alru_samples, ac_alru_resolution, "
-           "ac_alru_clock, ac_log_charge, ac_log_sample, ac_log_alpha, ac_log_round, ac_log_slice, ac_log_keys, "
+           "ac_alru_clock, ac_s3fifo_small, ac_s3fifo_promote, ac_wtlfu_window, "
+           "ac_wtlfu_protected, ac_wtlfu_sample, ac_log_charge, ac_log_sample, ac_log_alpha, ac_log_round, ac_log_slice, ac_log_keys, "
            "ac_log_hot_fill, ac_log_offline, ac_eff_memory, ac_eff_madv_cold, ac_eff_lock, ac_eff_hot_first, ac_vma_reset, ac_vma_granule, ac_vma_samples, "
            "ac_block_size, ac_merge, ac_compact_fill, ac_evicted_max, ac_write_queue, ac_compress, ac_io, ac_io_threads, ac_io_direct, ac_fault, "
            "ac_compact, ac_compact_thread, ac_bloom_keys, ac_uvmm_mode, ac_uvmm_memory, ac_uvmm_evict, ac_uvmm_compress, ac_uvmm_clean, "
            "ac_uvmm_batch")
-OWNERS = ["the core", "policy lru", "policy alru", "policy logging", "the classifier of logging and effpaging",
+OWNERS = ["the core", "policy lru", "policy alru", "policy s3fifo", "policy wtinylfu", "policy logging",
+          "the classifier of logging and effpaging",
           "policy effpaging", "policy vma", "tier blocks", "spilled records (tiers blocks and tuples)",
           "spill-file I/O (tiers blocks, tuples and uvmm)", "lazy compaction (tier blocks)", "tier tuples",
           "tier uvmm"]
@@ -41,7 +43,7 @@ def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> s
 
 
 @pytest.mark.parametrize("ac,message", [
-    ("ac_policy=x", 'memcached-ac: unknown ac_policy "x"; valid policies: none, lru, alru, sieve, logging, effpaging, vma, ospaging'),
+    ("ac_policy=x", 'memcached-ac: unknown ac_policy "x"; valid policies: none, lru, alru, sieve, s3fifo, wtinylfu, logging, effpaging, vma, ospaging'),
     ("ac_tier=disk", 'memcached-ac: unknown ac_tier "disk"; valid tiers: none, blocks, tuples, swap, mmapfile, uvmm'),
     # pairs that cannot work: refused at start, with the tiers the policy works over
     ("ac_policy=lru,ac_tier=swap",
@@ -155,7 +157,7 @@ def test_bad_option(ac, message):
     assert run_expect_failure(ac) == message + "\n"
 
 
-POLICIES = ("none", "lru", "alru", "sieve", "logging", "effpaging", "vma", "ospaging")
+POLICIES = ("none", "lru", "alru", "sieve", "s3fifo", "wtinylfu", "logging", "effpaging", "vma", "ospaging")
 TIERS = ("none", "blocks", "tuples", "swap", "mmapfile", "uvmm")
 
 
@@ -445,7 +447,8 @@ def test_ac_list_prints_the_components_and_the_pairs_that_work_as_json():
     # the valid tiers of each policy, its default first: the same as the refusal messages say
     tiers = {p["name"]: p["tiers"] for p in listing["policies"]}
     assert tiers == {"none": ["none", "swap", "mmapfile", "uvmm"], "lru": ["blocks", "tuples"],
-                     "alru": ["blocks", "tuples"], "sieve": ["blocks", "tuples"], "logging": ["tuples", "blocks"],
+                     "alru": ["blocks", "tuples"], "sieve": ["blocks", "tuples"],
+                     "s3fifo": ["blocks", "tuples"], "wtinylfu": ["blocks", "tuples"], "logging": ["tuples", "blocks"],
                      "effpaging": ["swap"], "vma": ["blocks", "tuples"]}
     pairs = {(p["policy"], p["tier"]): p["default"] for p in listing["pairs"]}
     assert pairs == {(p, t): i == 0 for p, ts in tiers.items() for i, t in enumerate(ts)}

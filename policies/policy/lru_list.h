@@ -1,7 +1,7 @@
 /* Moving an item along memcached's per-class LRU list (heads[id] = MRU end,
  * tails[id] = LRU end, item_lru_ends) as do_item_unlink_q / do_item_link_q
  * relink it, without their size accounting (a move does not change it).
- * The caller holds lru_locks[id]. Used by policies lru and sieve and their unit tests. */
+ * The caller holds lru_locks[id]. Used by policies lru, sieve and s3fifo and their unit tests. */
 #ifndef AC_LRU_LIST_H
 #define AC_LRU_LIST_H
 /* memcached.h (or the test's stand-in) must be included first. */
