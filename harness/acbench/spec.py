@@ -361,6 +361,9 @@ def parse_spec(data: dict[str, Any], path: Path) -> Spec:
     if trace and run["mode"] != "in-process":
         raise _err(path, "[fixed] trace", "is replayed by the in-process driver; accepted with [run] mode = "
                    "\"in-process\" only")
+    if trace and run["driver_depth"] != 1:
+        raise _err(path, "[run] driver_depth", f"{run['driver_depth']}: a trace is replayed one request at a time "
+                   "(batches refill their misses after the batch); accepted: 1 with [fixed] trace")
     return Spec(name, path, desc, fixed, grid, reps, run, memory, trace)
 
 

@@ -75,6 +75,7 @@ def spec_file(d: Path, fixed: str, grid: str = 'approach = ["lru"]\nmem_ratio = 
      "[grid] zipf_theta: has no effect with [fixed] trace"),
     ('trace = "t.og"\nwarmupoperations = 5', None, "", "[fixed] warmupoperations: 5: the trace has 5 requests"),
     ('trace = "t.og"', None, '[run]\nmode = "network"', "accepted with [run] mode = \"in-process\" only"),
+    ('trace = "t.og"', None, '[run]\ndriver_depth = 8', "[run] driver_depth: 8: a trace is replayed one request at a time"),
     ('trace = "d.csv"', None, "", "d.csv:1: op 'delete'"),
 ])
 def test_spec_trace_errors(tmp_path: Path, fixed: str, grid: str | None, run: str, message: str) -> None:

@@ -478,6 +478,13 @@ static uint32_t trace_max_value(void) {
  * with the request's size, as cache studies replay a trace), the workload
  * bound to it. 0, or -1 with err. */
 static int setup_trace(struct driver_job *job, struct ycsb_config *cfg, char *err, size_t errlen) {
+    if (ac_opts.driver_depth > 1) {
+        /* the run loop refills a batch's missed reads after the whole batch: a key asked for
+         * twice in one batch would miss twice, and its refill could follow its delete */
+        snprintf(err, errlen, "ac_driver_depth=%llu: a trace is replayed one request at a time, in order; "
+                 "accepted: ac_driver_depth=1", (unsigned long long)ac_opts.driver_depth);
+        return -1;
+    }
     int format = ycsb_replay_format_parse(ac_opts.driver_trace_format);
     if (ycsb_replay_load(&job->replay, ac_opts.driver_trace, format, trace_max_value(), err, errlen) != 0)
         return -1;

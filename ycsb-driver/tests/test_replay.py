@@ -129,6 +129,10 @@ def test_bad_trace_files_are_refused(tmp_path: Path) -> None:
     assert p.returncode == 1 and "the trace has no requests" in p.stderr
     p = replay(write_csv(tmp_path / "w.csv", ["1,10,100"]), sets=("warmupoperations=5",))
     assert p.returncode == 1 and "warmupoperations 5 is more than the trace's 1 requests" in p.stderr
+    # batches refill their misses after the batch (a key twice in one batch would miss twice)
+    p = replay(write_csv(tmp_path / "d.csv", ["1,10,100"]), "ac_driver_depth=4")
+    assert p.returncode == 1 and "ac_driver_depth=4: a trace is replayed one request at a time, in order; " \
+        "accepted: ac_driver_depth=1" in p.stderr
 
 
 def test_explicit_format_overrides_the_name(tmp_path: Path) -> None:
