@@ -474,7 +474,7 @@ def _grid(path: Path, t: Any, trace: str = "") -> tuple[dict[str, list[Any]], in
             raise _err(path, "[grid] approach", f"unknown approach {a!r}; accepted: {', '.join(accepted_names())} "
                        "(or POLICY+TIER, a pair of memcached-ac -o ac_list, or NAME{option=value,...})")
     grid["approach"] = list(dict.fromkeys(approaches))
-    if trace:      # the trace is the workload (the memory calibration runs readonly) and has its own skew
+    if trace:      # the trace is the workload (readonly: the footprint measured at its mean size), own skew
         grid["workload"] = [(Path(trace).stem, str(paths.top().joinpath(*WORKLOAD_DIR_PARTS, "readonly")))]
         grid["zipf_theta"] = [0.0]
     else:
