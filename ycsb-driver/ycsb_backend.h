@@ -71,7 +71,8 @@ enum ycsb_op_type {
     YCSB_OP_INSERT = 2,
     YCSB_OP_RMW = 3,     /* read-modify-write */
     YCSB_OP_SCAN = 4,
-    YCSB_OP_TYPES = 5
+    YCSB_OP_DELETE = 5,  /* only a replayed trace (ycsb_replay.h) deletes */
+    YCSB_OP_TYPES = 6
 };
 
 struct ycsb_req {
@@ -122,6 +123,9 @@ struct ycsb_backend_ops {
      * for the measured run: ac_log_offline); the network client has no way
      * to and leaves it NULL. */
     void (*phase_begin)(void *backend, const char *phase);
+    /* optional (NULL: a replayed trace with deletes is refused): remove the key;
+     * *found = 1 if it was there */
+    int (*del)(void *tctx, const char *key, size_t keylen, int *found);
 };
 
 #endif

@@ -3,7 +3,7 @@
 #include "ycsb_run.h"
 
 static const char *const op_names[YCSB_OP_TYPES] = {"read", "update", "insert",
-                                                    "readmodifywrite", "scan"};
+                                                    "readmodifywrite", "scan", "delete"};
 
 static void latency_json(const struct ycsb_hist *h, struct ycsb_json *j, const char *key)
 {
@@ -94,6 +94,24 @@ void ycsb_result_json(const struct ycsb_workload *w, const struct ycsb_run_opts 
     ycsb_json_u64(j, "threads", res->threads);
     ycsb_json_u64(j, "batch", res->batch);
     ycsb_config_json(&w->cfg, j, "config");
+    if (w->replay != NULL) {
+        const struct ycsb_replay *r = w->replay;
+        ycsb_json_begin_object(j, "trace");
+        ycsb_json_str(j, "path", r->path);
+        ycsb_json_str(j, "format", ycsb_replay_format_name(r->format));
+        ycsb_json_u64(j, "requests", r->n);
+        ycsb_json_u64(j, "gets", r->gets);
+        ycsb_json_u64(j, "sets", r->sets);
+        ycsb_json_u64(j, "deletes", r->deletes);
+        ycsb_json_u64(j, "objects", r->objects);
+        ycsb_json_u64(j, "footprint_bytes", r->footprint_bytes);
+        ycsb_json_u64(j, "max_size", r->max_size);
+        ycsb_json_u64(j, "largest_size", r->largest);
+        ycsb_json_u64(j, "clamped", r->clamped);
+        ycsb_json_u64(j, "warmup_requests", r->warmup);
+        ycsb_json_u64(j, "split_threads", r->threads);
+        ycsb_json_end_object(j);
+    }
     if (res->load.ran)
         phase_json(&res->load, j, "load", failed);
     if (res->warmup.ran)

@@ -238,12 +238,13 @@ static void account(struct ycsb_phase_result *r, int type, int status, int hit, 
 
 /* lookaside: store the load value (version 0) of the key a read missed.
  * YCSB_ERR_FATAL to stop, else YCSB_OK (a failed store is counted). */
-static int refill(struct worker *wk, int64_t keynum, const char *key, size_t klen,
+static int refill(struct worker *wk, const struct ycsb_op *op, const char *key, size_t klen,
                   struct ycsb_phase_result *r)
 {
     struct ycsb_workload *w = wk->sh->w;
-    ycsb_value_fill(wk->refill_values, w->value_size, w->cfg.valuekind, w->cfg.seed, keynum, 0);
-    int rc = wk->sh->o->ops->insert(wk->tctx, key, klen, wk->refill_values, w->value_size);
+    size_t vlen = ycsb_op_vlen(w, op);
+    ycsb_value_fill(wk->refill_values, vlen, w->cfg.valuekind, w->cfg.seed, op->keynum, 0);
+    int rc = wk->sh->o->ops->insert(wk->tctx, key, klen, wk->refill_values, vlen);
     if (rc == YCSB_ERR_FATAL)
         return rc;
     r->refills++;
@@ -259,38 +260,42 @@ static int do_sync(struct worker *wk, const struct ycsb_op *op, struct ycsb_phas
     struct ycsb_workload *w = wk->sh->w;
     char key[YCSB_KEY_MAX];
     size_t klen = ycsb_key(key, op->keynum, w->cfg.insertorder_hashed, (int)w->cfg.zeropadding);
+    size_t vlen = ycsb_op_vlen(w, op);
     int hit = 0, rc;
     if (op->type == YCSB_OP_SCAN) {
         account(r, op->type, YCSB_OK, 0, 0);
         return YCSB_OK;
     }
-    if (op->type != YCSB_OP_READ)
-        ycsb_value_fill(wk->values, w->value_size, w->cfg.valuekind, w->cfg.seed, op->keynum,
-                        op->version);
+    if (op->type != YCSB_OP_READ && op->type != YCSB_OP_DELETE)
+        ycsb_value_fill(wk->values, vlen, w->cfg.valuekind, w->cfg.seed, op->keynum, op->version);
     uint64_t t0 = ycsb_now_ns(), t1;
     switch (op->type) {
     case YCSB_OP_READ:
         rc = ops->read(wk->tctx, key, klen, &hit);
         t1 = ycsb_now_ns();   /* a read's latency excludes its refill */
         if (rc == YCSB_OK && hit == YCSB_MISS && w->cfg.lookaside &&
-            refill(wk, op->keynum, key, klen, r) == YCSB_ERR_FATAL)
+            refill(wk, op, key, klen, r) == YCSB_ERR_FATAL)
             return YCSB_ERR_FATAL;
         break;
     case YCSB_OP_UPDATE:
-        rc = ops->update(wk->tctx, key, klen, wk->values, w->value_size);
+        rc = ops->update(wk->tctx, key, klen, wk->values, vlen);
         t1 = ycsb_now_ns();
         break;
     case YCSB_OP_INSERT:
-        rc = ops->insert(wk->tctx, key, klen, wk->values, w->value_size);
+        rc = ops->insert(wk->tctx, key, klen, wk->values, vlen);
+        t1 = ycsb_now_ns();
+        break;
+    case YCSB_OP_DELETE:      /* ycsb_run checked that the backend has del */
+        rc = ops->del(wk->tctx, key, klen, &hit);
         t1 = ycsb_now_ns();
         break;
     default:
         rc = ops->read(wk->tctx, key, klen, &hit);
         if (rc == YCSB_OK && hit == YCSB_MISS && w->cfg.lookaside &&
-            refill(wk, op->keynum, key, klen, r) == YCSB_ERR_FATAL)
+            refill(wk, op, key, klen, r) == YCSB_ERR_FATAL)
             return YCSB_ERR_FATAL;
         if (rc == YCSB_OK)
-            rc = ops->update(wk->tctx, key, klen, wk->values, w->value_size);
+            rc = ops->update(wk->tctx, key, klen, wk->values, vlen);
         t1 = ycsb_now_ns();
         break;
     }
@@ -315,9 +320,9 @@ static int batch_lookaside(struct worker *wk, size_t at, size_t n, struct ycsb_p
             continue;
         struct ycsb_req *f = &wk->reqs2[nf];
         char *v = wk->refill_values + nf * w->value_size;
-        ycsb_value_fill(v, w->value_size, w->cfg.valuekind, w->cfg.seed, wk->opsbuf[at + i].keynum, 0);
-        *f = (struct ycsb_req){YCSB_OP_INSERT, q->key, q->keylen, v, w->value_size,
-                               YCSB_OK, 0, 0};
+        size_t vlen = ycsb_op_vlen(w, &wk->opsbuf[at + i]);
+        ycsb_value_fill(v, vlen, w->cfg.valuekind, w->cfg.seed, wk->opsbuf[at + i].keynum, 0);
+        *f = (struct ycsb_req){YCSB_OP_INSERT, q->key, q->keylen, v, vlen, YCSB_OK, 0, 0};
         nf++;
     }
     if (nf > 0) {
@@ -362,12 +367,11 @@ static void batch_fill(struct worker *wk, size_t at, size_t n)
         q->keylen = ycsb_key(key, op->keynum, w->cfg.insertorder_hashed, (int)w->cfg.zeropadding);
         q->value = NULL;
         q->vlen = 0;
-        if (op->type != YCSB_OP_READ) {
+        if (op->type != YCSB_OP_READ && op->type != YCSB_OP_DELETE) {
             char *v = wk->values + i * w->value_size;
-            ycsb_value_fill(v, w->value_size, w->cfg.valuekind, w->cfg.seed, op->keynum,
-                            op->version);
+            q->vlen = ycsb_op_vlen(w, op);
+            ycsb_value_fill(v, q->vlen, w->cfg.valuekind, w->cfg.seed, op->keynum, op->version);
             q->value = v;
-            q->vlen = w->value_size;
         }
         q->status = YCSB_OK;
         q->hit = 0;
@@ -463,10 +467,12 @@ static void run_phase(struct worker *wk, int phase)
 {
     struct shared *sh = wk->sh;
     struct ycsb_phase_result *r = &wk->res[phase];
-    uint64_t total = ycsb_workload_phase_ops(sh->w, phase);
+    uint64_t total = ycsb_opgen_phase_ops(&wk->gen, phase);
     int batched = sh->batch > 1;
+    uint64_t own = 0;   /* a trace split by key: each thread walks its own requests */
     while (!aborted(sh)) {
-        uint64_t chunk = __atomic_fetch_add(&sh->next_chunk[phase], 1, __ATOMIC_RELAXED);
+        uint64_t chunk = ycsb_workload_partitioned(sh->w)
+                             ? own++ : __atomic_fetch_add(&sh->next_chunk[phase], 1, __ATOMIC_RELAXED);
         uint64_t first = chunk * YCSB_CHUNK_OPS;
         if (first >= total)
             break;
@@ -592,6 +598,16 @@ int ycsb_run(struct ycsb_workload *w, const struct ycsb_run_opts *o, struct ycsb
     res->batch = sh.batch;
 
     res->error[0] = '\0';
+    if (w->replay != NULL && w->replay->deletes > 0 && o->ops->del == NULL) {
+        snprintf(err, errlen, "the trace has deletes and backend %s cannot delete", o->ops->name);
+        snprintf(res->error, sizeof(res->error), "%s", err);
+        return -1;
+    }
+    if (w->replay != NULL && w->replay->threads != sh.threads) {
+        snprintf(err, errlen, "the trace was split for %u threads, the run has %u", w->replay->threads, sh.threads);
+        snprintf(res->error, sizeof(res->error), "%s", err);
+        return -1;
+    }
     struct worker *wks = calloc(sh.threads, sizeof(*wks));
     if (wks == NULL) {
         snprintf(err, errlen, "out of memory for %u driver threads", sh.threads);
@@ -607,6 +623,7 @@ int ycsb_run(struct ycsb_workload *w, const struct ycsb_run_opts *o, struct ycsb
         wk->sh = &sh;
         wk->index = t;
         ycsb_opgen_init(&wk->gen, w);
+        wk->gen.part = t;
         for (int p = 0; p < 3; p++)
             phase_result_init(&wk->res[p]);
         size_t slots = (size_t)sh.batch * (sh.batch > 1 && o->ops->prepare != NULL ? 2 : 1);

@@ -88,6 +88,22 @@ void ycsb_trace_decode_record(const unsigned char in[YCSB_TRACE_RECORD],
     r->op = in[12];
 }
 
+void ycsb_og_encode_record(unsigned char out[YCSB_OG_RECORD], const struct ycsb_og_record *r)
+{
+    put32(out, r->clock_time);
+    put64(out + 4, r->obj_id);
+    put32(out + 12, r->obj_size);
+    put64(out + 16, (uint64_t)r->next_access_vtime);
+}
+
+void ycsb_og_decode_record(const unsigned char in[YCSB_OG_RECORD], struct ycsb_og_record *r)
+{
+    r->clock_time = get32(in);
+    r->obj_id = get64(in + 4);
+    r->obj_size = get32(in + 12);
+    r->next_access_vtime = (int64_t)get64(in + 16);
+}
+
 int ycsb_trace_generate(struct ycsb_workload *w, const char *path,
                         uint64_t counts[YCSB_OP_TYPES], uint64_t *warmup_written, char *err,
                         size_t errlen)
@@ -300,10 +316,8 @@ int ycsb_trace_to_oracle(const char *actrace, const char *og, char *err, size_t 
     int ok = 1;
     unsigned char rec[YCSB_OG_RECORD];
     for (size_t i = 0; i < n && ok; i++) {
-        put32(rec, (uint32_t)i);
-        put64(rec + 4, ids[i]);
-        put32(rec + 12, sizes[i]);
-        put64(rec + 16, (uint64_t)next[i]);
+        struct ycsb_og_record r = {(uint32_t)i, ids[i], sizes[i], next[i]};
+        ycsb_og_encode_record(rec, &r);
         ok = fwrite(rec, 1, sizeof(rec), o) == sizeof(rec);
     }
     if (fclose(o) != 0)

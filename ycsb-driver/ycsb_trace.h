@@ -44,6 +44,14 @@ struct ycsb_trace_record {
     uint8_t op;
 };
 
+/* one oracleGeneral record (the layout above; ycsb_replay.c reads them) */
+struct ycsb_og_record {
+    uint32_t clock_time;
+    uint64_t obj_id;
+    uint32_t obj_size;
+    int64_t next_access_vtime;
+};
+
 void ycsb_trace_encode_header(unsigned char out[YCSB_TRACE_HEADER],
                               const struct ycsb_trace_header *h);
 /* 0, or -1 with err naming what is wrong */
@@ -53,6 +61,8 @@ void ycsb_trace_encode_record(unsigned char out[YCSB_TRACE_RECORD],
                               const struct ycsb_trace_record *r);
 void ycsb_trace_decode_record(const unsigned char in[YCSB_TRACE_RECORD],
                               struct ycsb_trace_record *r);
+void ycsb_og_encode_record(unsigned char out[YCSB_OG_RECORD], const struct ycsb_og_record *r);
+void ycsb_og_decode_record(const unsigned char in[YCSB_OG_RECORD], struct ycsb_og_record *r);
 
 /* writes the warm-up + run requests of w to path (scans are generated but
  * not written: memcached has no range scan); counts (may be NULL) gets the

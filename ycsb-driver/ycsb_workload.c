@@ -79,6 +79,9 @@ void ycsb_workload_destroy(struct ycsb_workload *w)
 
 uint64_t ycsb_workload_phase_ops(const struct ycsb_workload *w, int phase)
 {
+    const struct ycsb_replay *r = w->replay;
+    if (r != NULL)
+        return phase == YCSB_PHASE_LOAD ? 0 : phase == YCSB_PHASE_WARMUP ? r->warmup : r->n - r->warmup;
     switch (phase) {
     case YCSB_PHASE_LOAD:
         return (uint64_t)w->cfg.loadcount;
@@ -87,6 +90,40 @@ uint64_t ycsb_workload_phase_ops(const struct ycsb_workload *w, int phase)
     default:
         return (uint64_t)w->cfg.operationcount;
     }
+}
+
+int ycsb_workload_partitioned(const struct ycsb_workload *w)
+{
+    return w->replay != NULL && w->replay->threads > 1;
+}
+
+uint64_t ycsb_opgen_phase_ops(const struct ycsb_opgen *g, int phase)
+{
+    const struct ycsb_replay *r = g->w->replay;
+    if (!ycsb_workload_partitioned(g->w))
+        return ycsb_workload_phase_ops(g->w, phase);
+    uint64_t mine = r->start[g->part + 1] - r->start[g->part];
+    return phase == YCSB_PHASE_LOAD ? 0 : phase == YCSB_PHASE_WARMUP ? r->warm[g->part] : mine - r->warm[g->part];
+}
+
+size_t ycsb_op_vlen(const struct ycsb_workload *w, const struct ycsb_op *op)
+{
+    return w->replay != NULL ? op->size : w->value_size;
+}
+
+/* the next request of a replayed trace */
+static void replay_next(struct ycsb_opgen *g, uint64_t index, struct ycsb_op *op)
+{
+    const struct ycsb_replay *r = g->w->replay;
+    uint64_t i;
+    if (r->threads > 1)
+        i = r->order[r->start[g->part] + (g->phase == YCSB_PHASE_RUN ? r->warm[g->part] : 0) + index];
+    else
+        i = (g->phase == YCSB_PHASE_RUN ? r->warmup : 0) + index;
+    op->type = r->ops[i];
+    op->keynum = (int64_t)r->ids[i];
+    op->size = r->sizes[i];
+    op->version = 1 + i;
 }
 
 void ycsb_opgen_init(struct ycsb_opgen *g, struct ycsb_workload *w)
@@ -145,6 +182,11 @@ void ycsb_opgen_next(struct ycsb_opgen *g, struct ycsb_op *op)
 {
     struct ycsb_workload *w = g->w;
     uint64_t index = g->next_index++;
+    op->size = 0;
+    if (w->replay != NULL) {
+        replay_next(g, index, op);
+        return;
+    }
     if (g->phase == YCSB_PHASE_LOAD) {
         op->type = YCSB_OP_INSERT;
         op->keynum = w->cfg.insertstart + (int64_t)index;

@@ -24,6 +24,7 @@
 #include "ycsb_backend.h"
 #include "ycsb_config.h"
 #include "ycsb_gen.h"
+#include "ycsb_replay.h"
 
 #define YCSB_CHUNK_OPS 1024
 
@@ -41,12 +42,17 @@ struct ycsb_workload {
     struct ycsb_truezipf truezipf;   /* read-only after init: shared, not copied */
     /* shared: YCSB's transactioninsertkeysequence, starts at recordcount */
     struct ycsb_ackcounter inserts;
+    /* a replayed trace (ycsb_replay.h), split already, or NULL: then the
+     * warm-up is its first replay->warmup requests and the run the rest,
+     * nothing is loaded, value_size is the trace's largest size */
+    const struct ycsb_replay *replay;
 };
 
 struct ycsb_op {
     int type;           /* enum ycsb_op_type */
     int64_t keynum;
     uint64_t version;   /* value version: 0 = load, 1 + op number afterwards */
+    uint32_t size;      /* a replayed request's size (else the workload's value_size) */
 };
 
 /* one thread's generator state */
@@ -57,6 +63,7 @@ struct ycsb_opgen {
     struct ycsb_latest latest;
     int phase;
     uint64_t next_index;  /* op number of the next op in this phase */
+    unsigned part;        /* a trace split over threads: this thread's share */
 };
 
 /* cfg must have passed ycsb_config_finish.  0, or -1 with err. */
@@ -66,6 +73,15 @@ void ycsb_workload_destroy(struct ycsb_workload *w);
 /* number of operations of a phase */
 uint64_t ycsb_workload_phase_ops(const struct ycsb_workload *w, int phase);
 
+/* a replayed trace split over threads: the driver thread's own requests
+ * (ycsb_replay.h), so each thread counts its own chunks */
+int ycsb_workload_partitioned(const struct ycsb_workload *w);
+/* operations of a phase for this generator (its share of a split trace) */
+uint64_t ycsb_opgen_phase_ops(const struct ycsb_opgen *g, int phase);
+/* the value length of a write or refill of op */
+size_t ycsb_op_vlen(const struct ycsb_workload *w, const struct ycsb_op *op);
+
+/* (the run loop sets g->part to the driver thread's index) */
 void ycsb_opgen_init(struct ycsb_opgen *g, struct ycsb_workload *w);
 /* position at the start of chunk `chunk` of `phase` (reseeds the stream) */
 void ycsb_opgen_chunk(struct ycsb_opgen *g, int phase, uint64_t chunk);

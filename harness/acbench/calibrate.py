@@ -39,6 +39,10 @@ seed (θ is kept: it changes how much is spilled and fetched), M/D, item footpri
 and the sizes. The in-process driver is used whatever the
 cell's mode (network mode's client runs outside the group).
 
+A cell replaying a trace ([fixed] trace) is calibrated on the trace itself, whole, at its own object
+count (a trace cannot be scaled; its sizes decide how memcached's slab classes fill): one run, keyed
+by the trace's SHA-256 too.
+
 `python3 -m acbench.calibrate SPEC [--dry-run]` runs (or lists) every calibration a spec needs.
 """
 from __future__ import annotations
@@ -59,7 +63,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from acbench import cell, leftovers, measure, memory, paths, ramdev, server
+from acbench import cell, leftovers, measure, memory, paths, ramdev, server, sysinfo
 from acbench.approaches import Approach, get_approach
 from acbench.cgroup import acg
 from acbench.memory import MIB, hash_bytes
@@ -222,10 +226,11 @@ class Request:
     # that device is mounted (the RAM device's mount point is new each run: not part of the key)
     device: str = "disk"
     spill_root: Path = field(default=SPILL_PARENT, compare=False)
+    trace: str = ""                # [fixed] trace: the probe replays it (one size: its own)
 
     @property
     def sizes(self) -> tuple[int, ...]:
-        return sizes_for(int(self.props["recordcount"]))
+        return (int(self.props["recordcount"]),) if self.trace else sizes_for(int(self.props["recordcount"]))
 
     def key(self) -> dict[str, Any]:
         a = get_approach(self.approach)
@@ -236,7 +241,7 @@ class Request:
                 "bin": measure._binary_id(), "workload": Path(self.workload_file).read_text(), "shape": shape,
                 "ratio": self.ratio, "threads": self.threads, "footprint": self.footprint, "device": self.device,
                 "runs": [[n, *probe_counts(n, self.props)] for n in self.sizes],
-                "method": {"extra": PROBE_EXTRA}}
+                "method": {"extra": PROBE_EXTRA}} | ({"trace": sysinfo.file_sha256(Path(self.trace))} if self.trace else {})
 
     def cache_file(self) -> Path:
         digest = hashlib.sha256(json.dumps(self.key(), sort_keys=True).encode()).hexdigest()[:16]
@@ -245,7 +250,8 @@ class Request:
     def describe(self) -> str:
         """Which calibration: approach, workload file, θ, M/D (and record counts)."""
         theta = self.props.get("zipfianconstant")
-        return (f"{self.approach} {Path(self.workload_file).name}" + (f" θ {float(theta):g}" if theta is not None else "")
+        what = f"trace {Path(self.trace).name}" if self.trace else Path(self.workload_file).name
+        return (f"{self.approach} {what}" + (f" θ {float(theta):g}" if theta is not None else "")
                 + f" M/D {self.ratio:g}")
 
     def sizes_text(self) -> str:
@@ -426,6 +432,8 @@ def probe(approach: Approach, req: Request, n: int, extra: int, tries: int = 1) 
     p = memory.plan(approach, n, req.footprint, req.ratio, provisional)
     ops, warm = probe_counts(n, req.props)
     props = {**req.props, **approach.driver, "recordcount": n, "operationcount": ops, "warmupoperations": warm}
+    if req.trace:      # the whole trace, its own warm-up
+        props = {**req.props, **approach.driver}
     props.pop("diskstats_device", None)
     spill_parent = Path(tempfile.mkdtemp(prefix=f"acbench-cal-{os.getpid()}-", dir=req.spill_root))
     leftovers.track_dir(spill_parent, "spill directory")
@@ -434,7 +442,7 @@ def probe(approach: Approach, req: Request, n: int, extra: int, tries: int = 1) 
     opts = server.options(approach.policy, spill_parent / "spill", extra_opts, approach.flags)
     out = spill_parent / "driver.json"
     errf = spill_parent / "stderr.txt"
-    cmd = server.driver_cmd(p.item_mb, req.threads, opts, req.workload_file, out, props)
+    cmd = server.driver_cmd(p.item_mb, req.threads, opts, req.workload_file, out, props, req.trace)
     try:
         return _probe(approach, req, n, tries, p, cmd, spill_parent, out, errf)
     finally:
@@ -537,7 +545,7 @@ def request_for(spec: Spec, cell: Cell, footprint: int, spill_root: Path = SPILL
     """device: where the cell's files go (placement.cell_device), by default the spec's spill_device."""
     return Request(cell.approach, cell.workload_file, dict(cell.properties), float(cell.mem_ratio),
                    server_threads_of(spec.run, cell.properties), int(footprint), device or str(spec.run["spill_device"]),
-                   spill_root)
+                   spill_root, cell.trace)
 
 
 def allowance_for(req: Request, floor: int, run: bool = True, log: Log | None = None) -> tuple[int | None, str]:

@@ -345,7 +345,8 @@ def _in_process(cell: Cell, plan: MemoryPlan, props: dict[str, Any], run: dict[s
     gate = PhaseGate(cell_dir / "gate", group, late_io) if late_io is not None else None
     if gate is not None:
         opts = opts + [gate.option()]
-    cmd = server.driver_cmd(plan.item_mb, server_threads_of(run, props), opts, cell.workload_file, result, props)
+    cmd = server.driver_cmd(plan.item_mb, server_threads_of(run, props), opts, cell.workload_file, result, props,
+                            cell.trace)
     proc, spid = _start(group, cmd, cell_dir, stderr, use_perf, pids)
     sampler = Sampler()
     deadline = time.monotonic() + run["timeout_s"]
@@ -646,7 +647,12 @@ def _server_window(st0: dict[str, float], st1: dict[str, float], io0: dict[str, 
 
 def opt_columns(cell: Cell, plan: MemoryPlan, skip: int) -> tuple[dict[str, Any], Any]:
     """OPT / LRU / skew columns of the cell's trace, and its LRU stack-distance histogram."""
-    trace = cellopt.trace_for(cell.workload_file, cell.properties)
-    res, hist = cellopt.opt_for(trace, int(cell.properties["recordcount"]), skip, plan.opt_capacity)
+    if cell.trace:      # a replayed trace: no load phase, OPT reads the same requests
+        trace = cellopt.replay_actrace(cell.trace)
+        res, hist = cellopt.opt_for(trace, 0, skip, plan.opt_capacity)
+        res.update(cellopt.size_bounds(trace, skip, plan.opt_capacity))
+    else:
+        trace = cellopt.trace_for(cell.workload_file, cell.properties)
+        res, hist = cellopt.opt_for(trace, int(cell.properties["recordcount"]), skip, plan.opt_capacity)
     res["trace"] = str(trace)
     return res, hist

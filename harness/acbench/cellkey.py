@@ -8,6 +8,7 @@ run with now. They are, flat (`name -> value`):
     property.<k>                  every YCSB property the driver gets ([fixed], extra [grid] keys,
                                   zipfianconstant from zipf_theta, seed from the repetition)
     workload, workload.sha256     the workload file's name and its contents
+    trace, trace.sha256           [fixed] trace: the replayed file and its contents (trace cells only)
     mem_ratio, repetition
     run.<k>                       every [run] setting but timeout_s, as the cell gets it (mode
                                   after --mode, spill_device after the approach's own rule,
@@ -60,6 +61,8 @@ def settings(cell: Any, run: dict[str, Any], memory: dict[str, Any], *, mode: st
     out.update({f"property.{k}": v for k, v in sorted(cell.properties.items())})
     out["workload"] = cell.workload
     out["workload.sha256"] = sysinfo.file_sha256(Path(cell.workload_file))
+    if cell.trace:      # [fixed] trace: the requests are the file's (absent for YCSB cells: their keys stay)
+        out["trace"], out["trace.sha256"] = cell.trace, sysinfo.file_sha256(Path(cell.trace))
     out["mem_ratio"] = cell.mem_ratio
     out["repetition"] = cell.repetition
     eff = {**run, "mode": mode, "spill_device": spill_device, "perf": perf,

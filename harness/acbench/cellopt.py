@@ -11,6 +11,12 @@ Keys inserted during the run are absent until their insert, as in the server.
 
 The trace (ycsb-trace: warm-up then run) is cached under build/acbench/traces by every
 property that shapes the request sequence (workload file, θ, seed, counts, mix).
+
+A cell replaying a trace ([fixed] trace) has no load phase: its history is the trace itself
+(warm-up then run), converted to ACTRACE records with the ids the driver derives
+(traceio.read_replay) renumbered 0..objects-1 in order of first request (OPT and LRU do not
+depend on names; the skew columns need a dense key space), cached by the trace file's content.
+Where its sizes vary, size_bounds adds the size-aware bounds at the same capacity in bytes.
 """
 from __future__ import annotations
 
@@ -53,6 +59,41 @@ def trace_for(workload_file: str, props: dict[str, Any]) -> Path:
             raise TraceError(f"ycsb-trace failed: {r.stderr.strip()}")
         tmp.rename(out)
     return out
+
+
+def replay_actrace(trace: str | os.PathLike[str]) -> Path:
+    """The replayed trace as an ACTRACE file for opt_for (see the module's docstring)."""
+    digest = hashlib.sha256(Path(trace).read_bytes()).hexdigest()[:16]
+    d = paths.cache_dir() / "traces"
+    d.mkdir(parents=True, exist_ok=True)
+    out = d / f"replay-{Path(trace).name}-{digest}.actrace"
+    if not out.exists():
+        recs = traceio.read_replay(trace)
+        _, first, inverse = np.unique(recs["key"], return_index=True, return_inverse=True)
+        rank = np.empty(len(first), dtype=np.uint64)
+        rank[np.argsort(first, kind="stable")] = np.arange(len(first), dtype=np.uint64)
+        recs["key"] = rank[inverse]
+        tmp = out.with_name(f"{out.name}.tmp{os.getpid()}")
+        traceio.write_actrace(tmp, recs, workload=Path(trace).name[:63])
+        os.replace(tmp, out)
+    return out
+
+
+def size_bounds(trace: Path, skip: int, capacity_objects: int) -> dict[str, Any]:
+    """Where the trace's sizes vary: PFOO-L (an upper bound on OPT's hits) and size-aware Belady
+    (a feasible policy: a lower bound) at capacity_objects x the mean object size in bytes, as hit
+    rates of the scored reads; None where every request has one size (the columns above are then
+    exact)."""
+    recs = traceio.read_actrace(trace)
+    none = {"opt_bytes_capacity": None, "opt_pfoo_l_hit_rate": None, "opt_size_belady_hit_rate": None}
+    if len(recs) == 0 or int(recs["size"].min()) == int(recs["size"].max()):
+        return none
+    _, first = np.unique(recs["key"], return_index=True)
+    cap = max(1, int(capacity_objects * float(recs["size"][first].astype(np.float64).mean())))
+    rep = opt.analyse(trace, capacities=[], byte_capacities=[cap], score_from=skip)
+    b, n = rep["bytes"][0], rep["scored_reads"]
+    return {"opt_bytes_capacity": cap, "opt_pfoo_l_hit_rate": b["pfoo_l"]["hits"] / n if n else None,
+            "opt_size_belady_hit_rate": b["size_belady"]["hits"] / n if n else None}
 
 
 def opt_for(trace: Path, recordcount: int, skip: int, capacity: int) -> tuple[dict[str, Any], np.ndarray]:

@@ -1,8 +1,8 @@
 """The `acbench` command line: one module per command, registered here."""
 import typer
 
-from acbench import (check_env, cleanup_cmd, columns_cmd, compare_cmd, fig2_cmd, init_cmd, opt_cmd, plot_cmd, publish_cmd,
-                     report_cmd, run_cmd, tables_cmd)
+from acbench import (check_env, cleanup_cmd, columns_cmd, compare_cmd, fig2_cmd, init_cmd, maketrace_cmd, opt_cmd, plot_cmd,
+                     publish_cmd, report_cmd, run_cmd, tables_cmd)
 
 app = typer.Typer(
     name="acbench",
@@ -23,6 +23,7 @@ def main() -> None:
 # Each command module exposes register(app); add new commands the same way.
 init_cmd.register(app)
 opt_cmd.register(app)
+maketrace_cmd.register(app)
 run_cmd.register(app)
 check_env.register(app)
 columns_cmd.register(app)

@@ -63,6 +63,8 @@ _CELL = [
     _c("cell_key", "str", "", "digest of every setting that defines the cell (cellkey.py); resume compares it", HARNESS),
     _c("approach", "str", "", "the approach (approaches.py: a policy, tier and options)", SPEC),
     _c("workload", "str", "", "the workload file's name", SPEC),
+    _c("replay_trace", "str", "", "[fixed] trace: the trace file replayed instead of YCSB requests (the workload is "
+       "then its name, zipf_theta 0)", SPEC),
     _c("zipf_theta", "float", "", "θ of the request distribution ([grid] zipf_theta)", SPEC),
     _c("mem_ratio", "float", "ratio", "M/D: the item memory budget as a fraction of the data", SPEC),
     _c("repetition", "int", "count", "repetition index r (0-based)", SPEC),
@@ -332,6 +334,12 @@ _OPT = [
     _c("opt_hit_rate", "float", "fraction", "opt_hits / opt_requests", OPT),
     _c("opt_demand_hit_rate", "float", "fraction", "OPT with demand fetching (every miss enters)", OPT),
     _c("lru_ref_hit_rate", "float", "fraction", "exact LRU at opt_capacity on the same history", OPT),
+    _c("opt_bytes_capacity", "int", "bytes", "[fixed] trace with varying sizes: opt_capacity × the mean object "
+       "size, the capacity of the size-aware bounds", OPT),
+    _c("opt_pfoo_l_hit_rate", "float", "fraction", "[fixed] trace with varying sizes: PFOO-L at opt_bytes_capacity, "
+       "an upper bound on OPT's hit rate", OPT),
+    _c("opt_size_belady_hit_rate", "float", "fraction", "[fixed] trace with varying sizes: size-aware Belady at "
+       "opt_bytes_capacity, a feasible policy (a lower bound on OPT's)", OPT),
     _c("skew_top1_share", "float", "fraction", "share of the run's requests that went to the top 1 % of keys", OPT),
     _c("skew_top10_share", "float", "fraction", "share that went to the top 10 % of keys", OPT),
     _c("skew_fitted_theta", "float", "", "Zipf θ fitted to the run's key frequencies", OPT),

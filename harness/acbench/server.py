@@ -41,9 +41,10 @@ def server_cmd(item_mb: int, threads: int, opts: list[str], port: int | None) ->
 
 
 def driver_cmd(item_mb: int, threads: int, opts: list[str], workload_file: str, out_json: Path,
-               props: dict[str, Any]) -> list[str]:
-    """memcached-ac running the workload in-process (no network) and exiting."""
-    drv = [f"ac_driver={workload_file}", f"ac_driver_out={out_json}"]
+               props: dict[str, Any], trace: str = "") -> list[str]:
+    """memcached-ac running the workload in-process (no network) and exiting; with a trace, replaying
+    it instead (ycsb-driver/README.md "Replaying a trace"; the properties still apply)."""
+    drv = [f"ac_driver_trace={trace}" if trace else f"ac_driver={workload_file}", f"ac_driver_out={out_json}"]
     drv += [f"ac_driver_set={k}={_prop(v)}" for k, v in props.items()]
     return server_cmd(item_mb, threads, opts + drv, None)
 

@@ -1,7 +1,9 @@
 """Experiment specs (TOML): fixed parameters + a grid, validated, expanded into cells.
 
     name = "demo"                       # optional (default: the file name)
-    [fixed]   YCSB properties for every cell (recordcount=..., operationcount=...)
+    [fixed]   YCSB properties for every cell (recordcount=..., operationcount=...), or
+              trace = "FILE": every cell replays that request trace (oracleGeneral or CSV, path
+              relative to the spec; see _trace_cells) instead of generating YCSB requests
     [grid]    approach, zipf_theta, mem_ratio, workload (lists), repetition (count),
               and optionally any YCSB property as a list
     [run]     mode, server_threads (default "threads": -t follows each cell's driver threads),
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import itertools
 import math
+import os
 import re
 import tomllib
 from dataclasses import dataclass, field
@@ -27,7 +30,9 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any
 
-from acbench import paths
+import numpy as np
+
+from acbench import paths, traceio
 from acbench.approaches import ApproachError, accepted_names, lookup
 from acbench.units import UsageError, parse_size, size_forms
 
@@ -85,6 +90,7 @@ class Cell:
     seed: int
     properties: dict[str, Any]  # every -p for the driver (zipfianconstant, seed included)
     extra: dict[str, Any] = field(default_factory=dict)  # extra grid keys (also in properties)
+    trace: str = ""            # [fixed] trace: the replayed trace (absolute path), "" for YCSB requests
 
     @property
     def cell_id(self) -> str:
@@ -101,6 +107,8 @@ class Cell:
         for k, v in sorted(self.properties.items()):
             if k not in ("zipfianconstant", "seed"):
                 out[f"p_{k}"] = v
+        if self.trace:
+            out["replay_trace"] = self.trace
         return out
 
 
@@ -114,6 +122,7 @@ class Spec:
     repetitions: int
     run: dict[str, Any]
     memory: dict[str, Any]
+    trace: str = ""
 
     def cells(self) -> list[Cell]:
         extra_keys = [k for k in self.grid if k not in GRID_KEYS]
@@ -126,11 +135,12 @@ class Spec:
                 ex = dict(zip(extra_keys, extra))
                 props = {k: v for k, v in self.fixed.items()}
                 props.update(ex)
-                props["zipfianconstant"] = theta
+                if not self.trace:          # a trace has its own skew (measured: skew_* columns)
+                    props["zipfianconstant"] = theta
                 props["seed"] = base_seed + rep
                 wname, wfile = wl
                 out.append(Cell(self.name, approach, wname, wfile, theta, ratio, rep,
-                                base_seed + rep, props, ex))
+                                base_seed + rep, props, ex, self.trace))
         ids = [c.cell_id for c in out]
         dup = sorted({i for i in ids if ids.count(i) > 1})
         if dup:
@@ -298,8 +308,13 @@ def parse_spec(data: dict[str, Any], path: Path) -> Spec:
     for table in ("fixed", "grid", "run", "memory"):
         if table in data and not isinstance(data[table], dict):
             raise _err(path, table, f"must be a table [{table}]")
-    fixed = _fixed(path, data.get("fixed", {}))
-    grid, reps = _grid(path, data.get("grid"))
+    fixed_t = dict(data.get("fixed", {}))
+    trace = _trace_file(path, fixed_t.pop("trace")) if "trace" in fixed_t else ""
+    fixed = _fixed(path, fixed_t)
+    grid_t = data.get("grid")
+    if trace:
+        _trace_fixed(path, trace, fixed, grid_t)
+    grid, reps = _grid(path, grid_t, trace)
     clash = [k for k in grid if k in fixed]
     if clash:
         raise _err(path, "[grid]", f"{clash[0]} is also in [fixed]; set it in one place only")
@@ -343,7 +358,60 @@ def parse_spec(data: dict[str, Any], path: Path) -> Spec:
         if not isinstance(run[k], bool):
             raise _err(path, f"[run] {k}", f"{run[k]!r}; accepted: true or false")
     memory = _memory(path, data.get("memory", {}))
-    return Spec(name, path, desc, fixed, grid, reps, run, memory)
+    if trace and run["mode"] != "in-process":
+        raise _err(path, "[fixed] trace", "is replayed by the in-process driver; accepted with [run] mode = "
+                   "\"in-process\" only")
+    if trace and run["driver_depth"] != 1:
+        raise _err(path, "[run] driver_depth", f"{run['driver_depth']}: a trace is replayed one request at a time "
+                   "(batches refill their misses after the batch); accepted: 1 with [fixed] trace")
+    return Spec(name, path, desc, fixed, grid, reps, run, memory, trace)
+
+
+# what a replayed trace decides, so a spec with [fixed] trace does not set it
+TRACE_SETS = {"recordcount": "the trace's distinct objects", "fieldcount": "1",
+              "fieldlength": "the trace's mean object size (for the memory plan: D = objects x footprint)",
+              "operationcount": "the trace's requests after the warm-up"}
+
+
+def _trace_file(path: Path, v: Any) -> str:
+    """[fixed] trace: an existing, readable trace file (relative to the spec, or absolute) whose
+    format the driver can tell from its name."""
+    if not isinstance(v, str) or not v:
+        raise _err(path, "[fixed] trace", f"{v!r}; accepted: the path of an oracleGeneral or CSV trace")
+    f = (path.parent / v).resolve()
+    if not f.is_file() or not os.access(f, os.R_OK):
+        raise _err(path, "[fixed] trace", f"{v!r}: {f} is missing or unreadable; accepted: an existing trace "
+                   "file, relative to the spec or absolute")
+    if traceio.replay_format(f) is None:
+        raise _err(path, "[fixed] trace", f"{v!r}: the format is told by the name; accepted: a name ending .csv "
+                   "(time,key,size[,op]) or .og, .oracleGeneral, .bin (oracleGeneral)")
+    return str(f)
+
+
+def _trace_fixed(path: Path, trace: str, fixed: dict[str, Any], grid: Any) -> None:
+    """[fixed] made to fit a replayed trace: the data set is the trace's objects (recordcount
+    = distinct ids, fieldlength = their mean size, so D = objects x the footprint of a mean-sized
+    item; _grid names the workload after the trace and sets zipf_theta 0: not used, the skew is
+    measured). A trace with deletes is refused: OPT and the LRU reference have no delete."""
+    for k, why in TRACE_SETS.items():
+        if k in fixed or (isinstance(grid, dict) and k in grid):
+            raise _err(path, f"[fixed] {k}" if k in fixed else f"[grid] {k}", f"set by [fixed] trace ({why})")
+    if isinstance(grid, dict):
+        for k in ("workload", "zipf_theta"):
+            if k in grid:
+                raise _err(path, f"[grid] {k}", "has no effect with [fixed] trace (the trace is the workload and "
+                           "has its own skew); accepted: leave it out")
+    try:
+        recs = traceio.read_replay(trace)
+    except ValueError as e:
+        raise _err(path, "[fixed] trace", str(e)) from None
+    ids, first = np.unique(recs["key"], return_index=True)
+    warm = int(fixed.get("warmupoperations", 0))
+    if warm >= len(recs):
+        raise _err(path, "[fixed] warmupoperations", f"{warm}: the trace has {len(recs)} requests; accepted: "
+                   "fewer, so that the run has some")
+    fixed.update(recordcount=len(ids), fieldcount=1, operationcount=len(recs) - warm,
+                 fieldlength=max(1, round(float(recs["size"][first].astype(np.float64).mean()))))
 
 
 def server_threads_of(run: dict[str, Any], properties: dict[str, Any]) -> int:
@@ -383,7 +451,7 @@ def _fixed(path: Path, t: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
-def _grid(path: Path, t: Any) -> tuple[dict[str, list[Any]], int]:
+def _grid(path: Path, t: Any, trace: str = "") -> tuple[dict[str, list[Any]], int]:
     if t is None:
         raise _err(path, "[grid]", "missing; required: approach, zipf_theta, mem_ratio, workload")
     for k in t:
@@ -393,7 +461,7 @@ def _grid(path: Path, t: Any) -> tuple[dict[str, list[Any]], int]:
         if k in RESERVED and k not in GRID_KEYS:
             raise _err(path, f"[grid] {k}", RESERVED[k])
     for k in GRID_KEYS[:4]:
-        if k not in t:
+        if k not in t and not (trace and k in ("workload", "zipf_theta")):
             raise _err(path, f"[grid] {k}", "missing; required: a non-empty list")
     grid: dict[str, list[Any]] = {}
     approaches = _list(path, "approach", t["approach"])
@@ -406,8 +474,12 @@ def _grid(path: Path, t: Any) -> tuple[dict[str, list[Any]], int]:
             raise _err(path, "[grid] approach", f"unknown approach {a!r}; accepted: {', '.join(accepted_names())} "
                        "(or POLICY+TIER, a pair of memcached-ac -o ac_list, or NAME{option=value,...})")
     grid["approach"] = list(dict.fromkeys(approaches))
-    grid["workload"] = [find_workload(path, w) for w in _list(path, "workload", t["workload"])]
-    grid["zipf_theta"] = [_theta(path, v) for v in _list(path, "zipf_theta", t["zipf_theta"])]
+    if trace:      # the trace is the workload (readonly: the footprint measured at its mean size), own skew
+        grid["workload"] = [(Path(trace).stem, str(paths.top().joinpath(*WORKLOAD_DIR_PARTS, "readonly")))]
+        grid["zipf_theta"] = [0.0]
+    else:
+        grid["workload"] = [find_workload(path, w) for w in _list(path, "workload", t["workload"])]
+        grid["zipf_theta"] = [_theta(path, v) for v in _list(path, "zipf_theta", t["zipf_theta"])]
     grid["mem_ratio"] = [_ratio(path, v) for v in _list(path, "mem_ratio", t["mem_ratio"])]
     for k, v in t.items():
         if k not in GRID_KEYS:

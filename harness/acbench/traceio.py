@@ -105,3 +105,62 @@ def reads_only_window(records: np.ndarray, score_from: int) -> tuple[np.ndarray,
 def preload_inserts(recordcount: int, size: int = 0) -> np.ndarray:
     """The load phase as requests: one insert of each key 0..recordcount-1, in order."""
     return actrace_records(np.arange(recordcount, dtype=np.uint64), size, OPS["insert"])
+
+
+# Traces the in-process driver replays (-o ac_driver_trace, ycsb-driver/ycsb_replay.h): oracleGeneral
+# or CSV `time,key,size[,op]`. The same rules as the driver's reader, so OPT sees the server's requests.
+REPLAY_SUFFIXES = {".csv": "csv", ".og": "oracleGeneral", ".oraclegeneral": "oracleGeneral", ".bin": "oracleGeneral"}
+REPLAY_OPS = {"get": OPS["read"], "gets": OPS["read"], "set": OPS["update"], "add": OPS["update"],
+              "replace": OPS["update"], "cas": OPS["update"], "append": OPS["update"], "prepend": OPS["update"]}
+FNV64_OFFSET, FNV64_PRIME = 0xCBF29CE484222325, 0x100000001B3
+
+
+def replay_format(path: str | os.PathLike[str]) -> str | None:
+    """The driver's format of a trace from its name (csv, oracleGeneral), or None."""
+    return REPLAY_SUFFIXES.get(os.path.splitext(str(path))[1].lower())
+
+
+def replay_key_id(key: str) -> int:
+    """A CSV key's id as the driver derives it: the number if decimal (< 2^64), else FNV-1a 64 of its bytes."""
+    if key.isascii() and key.isdigit() and len(key) <= 20 and int(key) < 1 << 64:
+        return int(key)
+    h = FNV64_OFFSET
+    for b in key.encode():
+        h = ((h ^ b) * FNV64_PRIME) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def read_replay(path: str | os.PathLike[str], fmt: str | None = None) -> np.ndarray:
+    """A replayable trace's requests as ACTRACE records (key = the driver's id; op read or update).
+    Raises ValueError naming the file (and line) for what the driver would refuse, and for deletes
+    (the OPT library has no delete)."""
+    fmt = fmt or replay_format(path)
+    if fmt == "oracleGeneral":
+        if os.path.getsize(path) % ORACLE_RECORD.itemsize:
+            raise ValueError(f"{path}: not an oracleGeneral trace: {os.path.getsize(path)} bytes is not a multiple "
+                             "of the 24-byte record")
+        og = read_oracle(path)
+        return actrace_records(og["key"], og["size"], OPS["read"])
+    if fmt != "csv":
+        raise ValueError(f"{path}: cannot tell the trace's format from its name; accepted: a name ending .csv "
+                         "(time,key,size[,op]) or .og, .oracleGeneral, .bin (oracleGeneral)")
+    keys, sizes, ops = [], [], []
+    with open(path) as f:
+        for n, line in enumerate(f, 1):
+            fields = line.rstrip("\r\n").split(",")
+            if n == 1 and len(fields) >= 3 and fields[0] == "time":
+                continue
+            if not 3 <= len(fields) <= 4 or not fields[0].isdigit() or not fields[1] or not fields[2].isdigit() \
+                    or int(fields[2]) >= 1 << 32:
+                raise ValueError(f"{path}:{n}: not time,key,size[,op] with time and size unsigned integers")
+            op = fields[3].lower() if len(fields) == 4 else "get"
+            if op not in REPLAY_OPS:
+                raise ValueError(f"{path}:{n}: op {fields[3]!r}: OPT and the LRU reference accept "
+                                 f"{'|'.join(REPLAY_OPS)} (no delete)")
+            keys.append(replay_key_id(fields[1]))
+            sizes.append(int(fields[2]))
+            ops.append(REPLAY_OPS[op])
+    if not keys:
+        raise ValueError(f"{path}: the trace has no requests")
+    return actrace_records(np.array(keys, dtype=np.uint64), np.array(sizes, dtype=np.uint32),
+                           np.array(ops, dtype=np.uint8))

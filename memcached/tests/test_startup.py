@@ -20,7 +20,7 @@ from mc_helpers import BIN, free_port
 # in the order -o ac_help lists them: the core's, then each policy's and each
 # tier's own table (the classifier's once, under logging)
 OPTIONS = ("ac_policy, ac_tier, ac_os_backing, ac_spill_dir, ac_alloc_wait, ac_borrow_pages, ac_driver, "
-           "ac_driver_out, ac_driver_gate, ac_driver_set, ac_driver_depth, ac_park_threads, ac_lru_sample, ac_lru_batch, ac_alru_bits, ac_alru_samples, ac_alru_resolution, "
+           "ac_driver_out, ac_driver_gate, ac_driver_set, ac_driver_depth, ac_driver_trace, ac_driver_format, ac_park_threads, ac_lru_sample, ac_lru_batch, ac_alru_bits, ac_alru_samples, ac_alru_resolution, "
            "ac_alru_clock, ac_s3fifo_small, ac_s3fifo_promote, ac_wtlfu_window, "
            "ac_wtlfu_protected, ac_wtlfu_sample, ac_log_charge, ac_log_sample, ac_log_alpha, ac_log_round, ac_log_slice, ac_log_keys, "
            "ac_log_hot_fill, ac_log_offline, ac_eff_memory, ac_eff_madv_cold, ac_eff_lock, ac_eff_hot_first, ac_vma_reset, ac_vma_granule, ac_vma_samples, "

@@ -93,7 +93,7 @@ void ac_slab_limit_set(size_t bytes) {
 }
 
 bool ac_in_process(void) {
-    return ac_opts.driver[0] != '\0';
+    return ac_opts.driver[0] != '\0' || ac_opts.driver_trace[0] != '\0';
 }
 
 void ac_phase_begin(const char *phase) {
@@ -110,7 +110,7 @@ int ac_init(size_t *item_limit) {
         return -1;
     }
     ac_options_init();                   /* no -o ac_* at all: the defaults */
-    if (ac_opts.driver[0] != '\0') {
+    if (ac_in_process()) {
         /* the in-process driver is the only client: no network listeners */
         settings.port = 0;
         settings.udpport = 0;

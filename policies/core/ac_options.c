@@ -55,6 +55,13 @@ static const struct { const char *name; uint64_t ns; unsigned bit; } units[] = {
 
 static int parse_driver_set(void *values, const struct ac_opt *opt, const char *v);
 
+static const struct ac_word trace_format_words[] = {
+    { "auto", "from the name: .csv, or .og/.oracleGeneral/.bin", 0, "auto" },
+    { "csv", "time,key,size[,op] lines", 0, "csv" },
+    { "oracleGeneral", "libCacheSim's 24-byte records", 0, "oracleGeneral" },
+    { NULL, NULL, 0, NULL },
+};
+
 static const struct ac_word os_backing_words[] = {
     { "anon", "anonymous memory, paged to swap", 0, "swap" },
     { "file", "a shared file mapping in ac_spill_dir", 0, "mmapfile" },
@@ -104,6 +111,12 @@ static const struct ac_opt core_opts[] = {
       .noun = "a count of requests", .note = "(1: one at a time)",
       .def = "1", .def_is_value = true,
       .help = "ac_driver: requests each driver thread keeps in flight (reads of spilled items overlap)" },
+    { .key = "ac_driver_trace", .type = AC_T_PATH, AC_FIELD(struct ac_options, driver_trace), .max = sizeof(ac_opts.driver_trace),
+      .def = "none: the workload's generated requests",
+      .help = "replay this request trace in-process (a get each, a miss refilled; ac_driver optional), print JSON and exit" },
+    { .key = "ac_driver_format", .type = AC_T_ENUM, AC_FIELD(struct ac_options, driver_trace_format),
+      .words = trace_format_words, .def = "auto", .def_is_value = true,
+      .help = "ac_driver_trace: the trace's format" },
     { .key = "ac_park_threads", .type = AC_T_COUNT, AC_FIELD(struct ac_options, park_threads), .min = 0, .max = 64,
       .noun = "a count of threads", .note = "(0: read in the worker thread)",
       .def = "4", .def_is_value = true,

@@ -23,6 +23,8 @@ struct ac_options {
     char *driver_set[AC_DRIVER_SET_MAX];   /* ac_driver_set=key=value, in order */
     int n_driver_set;
     uint64_t driver_depth;   /* ac_driver_depth: requests each driver thread keeps in flight */
+    char driver_trace[1024]; /* ac_driver_trace: a request trace to replay ("" = the workload's requests) */
+    char driver_trace_format[16];   /* ac_driver_format: auto, csv or oracleGeneral */
     uint64_t park_threads;   /* ac_park_threads: fetcher threads of parked gets (0: none) */
 };
 

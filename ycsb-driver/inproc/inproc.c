@@ -19,6 +19,7 @@
 #include "ac_hooks.h"
 #include "ac_chunk.h"
 #include "ycsb_config.h"
+#include "ycsb_record.h"
 #include "ycsb_run.h"
 #include "ycsb_workload.h"
 #include <errno.h>
@@ -214,6 +215,21 @@ static int ip_store(void *tctx, const char *key, size_t keylen, const char *valu
     return rc;
 }
 
+/* A replayed trace's delete: what memcached's text `delete` does
+ * (process_delete_command) */
+static int ip_delete(void *tctx, const char *key, size_t keylen, int *found) {
+    struct inproc_thread *th = tctx;
+    uint32_t hv;
+    item *it = item_get_locked(key, keylen, &th->c, DONT_UPDATE, &hv);
+    *found = it != NULL;
+    if (it != NULL) {
+        do_item_unlink(it, hv);
+        do_item_remove(it);
+    }
+    item_unlock(hv);
+    return YCSB_OK;
+}
+
 /* A batch of requests (-o ac_driver_depth): the reads of the spilled records
  * the batch's reads and read-modify-writes ask for go out first, then the
  * requests are served in order as one at a time would serve them, each after
@@ -248,9 +264,11 @@ static int ip_execute(void *tctx, struct ycsb_req *reqs, size_t n) {
         struct ycsb_req *q = &reqs[i];
         ac_prefetch_wait(th->pf[k], th->slot[k][i]);
         int rc = YCSB_OK;
-        if (q->op == YCSB_OP_READ || q->op == YCSB_OP_RMW)
+        if (q->op == YCSB_OP_DELETE)
+            rc = ip_delete(th, q->key, q->keylen, &q->hit);
+        else if (q->op == YCSB_OP_READ || q->op == YCSB_OP_RMW)
             rc = ip_read(th, q->key, q->keylen, &q->hit);
-        if (rc == YCSB_OK && q->op != YCSB_OP_READ)
+        if (rc == YCSB_OK && q->op != YCSB_OP_READ && q->op != YCSB_OP_DELETE)
             rc = ip_store(th, q->key, q->keylen, q->value, q->vlen);
         q->status = rc == YCSB_OK ? YCSB_OK : YCSB_ERR_OP;
         q->done_ns = ycsb_now_ns();
@@ -364,6 +382,7 @@ static struct ycsb_backend_ops inproc_ops = {
     .read = ip_read,
     .update = ip_store,
     .insert = ip_store,
+    .del = ip_delete,
     .server_stats = ip_server_stats,
     .resident = ip_resident,
     .phase_begin = ip_phase_begin,
@@ -371,6 +390,7 @@ static struct ycsb_backend_ops inproc_ops = {
 
 struct driver_job {
     struct ycsb_workload w;
+    struct ycsb_replay replay;   /* -o ac_driver_trace */
 };
 
 static int write_result(const char *text) {
@@ -392,7 +412,7 @@ static int write_result(const char *text) {
 
 static void *driver_main(void *arg) {
     struct driver_job *job = arg;
-    struct ycsb_run_opts o = { &inproc_ops, &inproc_state, 0, 1, 1, 1 };
+    struct ycsb_run_opts o = { &inproc_ops, &inproc_state, 0, 1, job->w.replay == NULL, 1 };
     if (ac_opts.driver_depth > 1 && ac_enabled) {
         /* requests in batches of ac_driver_depth, reads overlapped */
         inproc_ops.execute = ip_execute;
@@ -436,7 +456,7 @@ static void *driver_main(void *arg) {
 static void fixed_hash_table(const struct ycsb_workload *w) {
     const struct ycsb_config *c = &w->cfg;
     double inserts = c->insertproportion * (double)(c->operationcount + c->warmupoperations);
-    double items = (double)c->recordcount + inserts;
+    double items = w->replay != NULL ? (double)w->replay->objects : (double)c->recordcount + inserts;
     unsigned need = 16;
     while (need < 32 && (double)((uint64_t)1 << need) < items)
         need++;
@@ -446,8 +466,43 @@ static void fixed_hash_table(const struct ycsb_workload *w) {
         assoc_init((int)need);
 }
 
+/* The largest value a replayed request may have: the item (header, CAS, key
+ * of at most YCSB_KEY_MAX bytes, value and its "\r\n") fits -I. */
+static uint32_t trace_max_value(void) {
+    long room = (long)settings.item_size_max - (long)sizeof(item) - 8 - YCSB_KEY_MAX - 2;
+    return room > 0 ? (uint32_t)room : 0;
+}
+
+/* -o ac_driver_trace: the trace read and split, the configuration made to
+ * fit it (no load, keys "user<id>", look-aside: a missed get is refilled
+ * with the request's size, as cache studies replay a trace), the workload
+ * bound to it. 0, or -1 with err. */
+static int setup_trace(struct driver_job *job, struct ycsb_config *cfg, char *err, size_t errlen) {
+    if (ac_opts.driver_depth > 1) {
+        /* the run loop refills a batch's missed reads after the whole batch: a key asked for
+         * twice in one batch would miss twice, and its refill could follow its delete */
+        snprintf(err, errlen, "ac_driver_depth=%llu: a trace is replayed one request at a time, in order; "
+                 "accepted: ac_driver_depth=1", (unsigned long long)ac_opts.driver_depth);
+        return -1;
+    }
+    int format = ycsb_replay_format_parse(ac_opts.driver_trace_format);
+    if (ycsb_replay_load(&job->replay, ac_opts.driver_trace, format, trace_max_value(), err, errlen) != 0)
+        return -1;
+    if (ycsb_replay_split(&job->replay, (uint64_t)cfg->warmupoperations, (unsigned)cfg->threads, err, errlen) != 0)
+        return -1;
+    cfg->operationcount = (int64_t)(job->replay.n - job->replay.warmup);
+    cfg->loadcount = 0;
+    cfg->insertorder_hashed = 0;
+    cfg->lookaside = 1;
+    if (ycsb_workload_init(&job->w, cfg, err, errlen) != 0)
+        return -1;
+    job->w.replay = &job->replay;
+    job->w.value_size = job->replay.largest;
+    return 0;
+}
+
 void ac_main_loop_starting(void) {
-    if (ac_opts.driver[0] == '\0')
+    if (!ac_in_process())
         return;
     if (ext_storage != NULL) {
         fprintf(stderr, "memcached-ac: ac_driver cannot be combined with extstore (-o ext_path):"
@@ -458,15 +513,18 @@ void ac_main_loop_starting(void) {
     struct ycsb_config cfg;
     char err[512];
     ycsb_config_defaults(&cfg);
-    int bad = ycsb_config_load_file(&cfg, ac_opts.driver, err, sizeof(err)) != 0;
+    bool trace = ac_opts.driver_trace[0] != '\0';
+    int bad = ac_opts.driver[0] != '\0' && ycsb_config_load_file(&cfg, ac_opts.driver, err, sizeof(err)) != 0;
     for (int i = 0; !bad && i < ac_opts.n_driver_set; i++)
         bad = ycsb_config_set_kv(&cfg, ac_opts.driver_set[i], err, sizeof(err)) != 0;
     if (!bad)
         bad = ycsb_config_finish(&cfg, err, sizeof(err)) != 0;
     if (!bad)
-        bad = ycsb_workload_init(&job.w, &cfg, err, sizeof(err)) != 0;
+        bad = trace ? setup_trace(&job, &cfg, err, sizeof(err)) != 0
+                    : ycsb_workload_init(&job.w, &cfg, err, sizeof(err)) != 0;
     if (bad) {
-        fprintf(stderr, "memcached-ac: ac_driver %s: %s\n", ac_opts.driver, err);
+        fprintf(stderr, "memcached-ac: %s %s: %s\n", trace ? "ac_driver_trace" : "ac_driver",
+                trace ? ac_opts.driver_trace : ac_opts.driver, err);
         exit(EXIT_FAILURE);
     }
     if (job.w.value_size + 2 > (size_t)settings.item_size_max) {

@@ -265,7 +265,7 @@ static int t_resident(void *b, double *items, double *bytes)
 }
 
 static struct ycsb_backend_ops mem_ops = {"memory", t_init, t_fini, t_read, t_update, t_insert,
-                                          NULL, t_error, t_stats, NULL, t_resident, t_phase_begin};
+                                          NULL, t_error, t_stats, NULL, t_resident, t_phase_begin, NULL};
 
 static void store_free(struct store *s)
 {

@@ -1,0 +1,175 @@
+"""Cross-checks against libCacheSim (the `libcachesim` Python package, a test dependency only).
+
+One generated trace (acbench make-trace: Zipf 0.9 over 6000 objects plus 20 % one-hit wonders,
+every object 1000 bytes) is replayed through memcached-ac in-process with one driver thread (the
+file's order) and through libCacheSim's implementation of the same policy at the server's measured
+resident capacity. Capacity is counted in objects: with one object size, libCacheSim's byte
+capacity resident x 1000 (object metadata not counted) holds exactly `resident` objects, while
+the server's bytes per item (header, key, slab chunk: item_footprint) are not libCacheSim's; with
+varying sizes the two byte accountings differ and no capacity makes them the same cache.
+The server spills in 4 KiB blocks without lazy compaction (test_server_lru.py): its capacity moves
+by a few items around the resident count it reports at the end. Its hits are RAM hits (a spilled
+item read back is a miss for the policy, `disk_hit`); every request is a get, a miss refilled.
+
+Each policy has its bound on |server − libCacheSim| in hit-rate percentage points:
+  lru    1 pp (measured 0.000 pp on this trace: the same hits at the same capacity);
+  sieve  2.5 pp: libCacheSim inserts a missed object unvisited (SIEVE, NSDI 2024, Algorithm 1); in
+         the server a spilled item read back is linked (visited bit cleared) and then counted as
+         accessed by the read that fetched it (policies/core/ac_hooks.c: on_insert, then
+         on_access), so it enters visited and survives one more pass of the hand. A model of
+         SIEVE with that one change (sieve_hits(refetch_visited=True)) gives the server's hits within
+         0.1 pp, and without it libCacheSim's exactly; the difference was +0.39 pp here (+1.41 pp
+         with 100k requests over 10k objects);
+  s3fifo, wtinylfu: listed so that they join as soon as the binary has them (-o ac_list); their
+         bounds are provisional until their implementation details are compared.
+"""
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+
+from acbench import maketrace, opt, traceio
+
+lcs = pytest.importorskip("libcachesim", reason="libcachesim (pip install libcachesim) is a test dependency")
+
+TOP = Path(os.environ.get("TOP", Path(__file__).resolve().parents[2]))
+SERVER = TOP / "build" / "bin" / "memcached-ac"
+SIZE = 1000
+PARAMS = maketrace.TraceParams(requests=60000, objects=6000, theta=0.9, one_hit=0.2, size=SIZE, seed=5)
+# policy -> (libCacheSim's class name, bound in pp); add a policy by listing it here
+CROSSCHECK = {"lru": ("LRU", 1.0), "sieve": ("Sieve", 2.5), "s3fifo": ("S3FIFO", 2.0), "wtinylfu": ("WTinyLFU", 2.0)}
+
+
+@pytest.fixture(scope="module")
+def trace(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    t = tmp_path_factory.mktemp("lcs") / "t.og"
+    maketrace.write(t, PARAMS)
+    return t
+
+
+def server_policies() -> set[str]:
+    out = subprocess.run([str(SERVER), "-o", "ac_list"], capture_output=True, text=True, timeout=30)
+    assert out.returncode == 0, out.stderr
+    return {p["name"] for p in json.loads(out.stdout)["policies"]}
+
+
+def replay(trace: Path, policy: str) -> tuple[int, int, int]:
+    """(RAM hits, gets, resident items at the end) of the trace through the server."""
+    opts = [f"ac_policy={policy}", "ac_block_size=4096", "ac_compact_fill=0",
+            f"ac_spill_dir={trace.parent / ('spill-' + policy)}", f"ac_driver_trace={trace}", "ac_driver_set=threads=1"]
+    p = subprocess.run([str(SERVER), "-u", "root", "-t", "1", "-m", "8", "-o", ",".join(opts)],
+                       capture_output=True, text=True, timeout=120)
+    assert p.returncode == 0, p.stderr
+    r = json.loads(p.stdout)
+    reads = r["run"]["reads"]
+    assert reads["miss"] == r["trace"]["objects"] and reads["refill_errors"] == 0   # only cold misses: nothing lost
+    return reads["hit"], reads["total"], int(r["server"]["anticache"]["resident_items"])
+
+
+def lcs_hits(trace: Path, cls: str, capacity: int) -> int:
+    """Hits of libCacheSim's `cls` with room for `capacity` objects of SIZE bytes."""
+    cache = getattr(lcs, cls)(cache_size=capacity * SIZE)
+    miss_ratio, _ = cache.process_trace(lcs.TraceReader(str(trace), lcs.TraceType.ORACLE_GENERAL_TRACE))
+    return round(PARAMS.requests * (1 - miss_ratio))
+
+
+def sieve_hits(keys: np.ndarray, cap: int, refetch_visited: bool) -> int:
+    """SIEVE (NSDI 2024, Algorithm 1) over `cap` objects: a FIFO with a visited bit per object and
+    one hand moving from the tail towards the head. refetch_visited: an object requested again
+    after its eviction enters visited (the server's spilled item read back); otherwise unvisited."""
+    newer: dict[int, int | None] = {}   # towards the head
+    older: dict[int, int | None] = {}   # towards the tail
+    visited: dict[int, bool] = {}
+    seen: set[int] = set()
+    head = tail = hand = None
+    hits = 0
+    for k in keys.tolist():
+        if k in visited:
+            visited[k] = True
+            hits += 1
+            continue
+        if len(visited) >= cap:
+            h = hand if hand is not None else tail
+            while visited[h]:
+                visited[h] = False
+                h = newer[h] if newer[h] is not None else tail
+            hand = newer[h]
+            o, n = older.pop(h), newer.pop(h)
+            del visited[h]
+            if o is not None:
+                newer[o] = n
+            else:
+                tail = n
+            if n is not None:
+                older[n] = o
+            else:
+                head = o
+        visited[k] = refetch_visited and k in seen
+        seen.add(k)
+        older[k], newer[k] = head, None
+        if head is not None:
+            newer[head] = k
+        head = k
+        if tail is None:
+            tail = k
+    return hits
+
+
+@pytest.mark.parametrize("policy", list(CROSSCHECK))
+def test_server_policy_against_libcachesim(trace: Path, policy: str) -> None:
+    if policy not in server_policies():
+        pytest.skip(f"memcached-ac -o ac_list has no policy {policy!r} (yet): nothing to cross-check")
+    cls, bound = CROSSCHECK[policy]
+    hits, gets, resident = replay(trace, policy)
+    assert gets == PARAMS.requests
+    ref = lcs_hits(trace, cls, resident)
+    diff_pp = 100 * (hits - ref) / gets
+    print(f"\n{policy}: server {hits / gets:.4f}, libCacheSim {cls} {ref / gets:.4f} at {resident} objects: "
+          f"{diff_pp:+.3f} pp")
+    assert abs(diff_pp) <= bound, (policy, hits, ref, resident)
+    if policy == "sieve":
+        keys = traceio.read_oracle(trace)["key"]
+        plain, refetch = (sieve_hits(keys, resident, v) for v in (False, True))
+        print(f"SIEVE model: {plain / gets:.4f} (missed objects unvisited), {refetch / gets:.4f} (read back visited)")
+        assert plain == ref                                  # the model is libCacheSim's SIEVE
+        assert abs(refetch - hits) <= 0.001 * gets           # and with the server's one difference, the server
+
+
+def test_opt_and_lru_reference_equal_libcachesim_belady_and_lru(trace: Path) -> None:
+    """acbench opt (libacopt): OPT with demand fetching (every miss enters) is libCacheSim's Belady,
+    its stack-distance LRU libCacheSim's LRU, hit for hit, at capacities from tiny to everything."""
+    caps = [10, 500, 3000, 20000]
+    rep = opt.analyse(trace, capacities=caps, byte_capacities=[])
+    assert rep["scored_reads"] == PARAMS.requests
+    for row in rep["objects"]:
+        c = row["capacity"]
+        assert row["opt_demand"]["hits"] == lcs_hits(trace, "Belady", c), c
+        assert row["lru"]["hits"] == lcs_hits(trace, "LRU", c), c
+
+
+def test_variable_sizes_pfoo_l_bounds_libcachesim_and_byte_lru_agrees(tmp_path: Path) -> None:
+    """Sizes 100 B .. 4 KB: exact OPT is NP-hard, so PFOO-L's hits (an upper bound on every policy's)
+    must be at least libCacheSim's BeladySize and LRU at each byte capacity, and the byte-capacity
+    LRU the harness's tests use (conftest.lru_bytes_hits) is libCacheSim's LRU hit for hit.
+    (libCacheSim's BeladySize came out above acbench's size-aware Belady: 16847 vs 15576 hits at
+    200 KB; both are feasible policies, neither is OPT.)"""
+    from conftest import lru_bytes_hits
+    p = maketrace.TraceParams(requests=30000, objects=3000, theta=0.9, one_hit=0.2, size=100, size_max=4000, seed=7)
+    t = tmp_path / "v.og"
+    maketrace.write(t, p)
+    recs = traceio.read_oracle(t)
+    caps = [200_000, 1_000_000, 3_000_000]
+    rep = opt.analyse(t, capacities=[], byte_capacities=caps)
+    for c, b in zip(caps, rep["bytes"]):
+        hits = {}
+        for cls in ("BeladySize", "LRU"):
+            cache = getattr(lcs, cls)(cache_size=c)
+            mr, _ = cache.process_trace(lcs.TraceReader(str(t), lcs.TraceType.ORACLE_GENERAL_TRACE))
+            hits[cls] = round(p.requests * (1 - mr))
+        assert b["size_belady"]["hits"] <= b["pfoo_l"]["hits"] and hits["BeladySize"] <= b["pfoo_l"]["hits"], (c, b, hits)
+        assert hits["LRU"] == lru_bytes_hits(recs["key"].tolist(), recs["size"].tolist(), c), c
