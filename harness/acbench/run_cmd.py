@@ -29,7 +29,8 @@ class SpillDevice(str, enum.Enum):
 
 
 def run(
-    spec: Path = typer.Argument(..., help="Experiment spec (TOML), e.g. experiments/demo.toml."),
+    spec: Path = typer.Argument(..., help="Experiment spec (TOML), e.g. experiments/demo.toml (a relative path "
+                                "not found here is looked for in the home, see acbench --help)."),
     run_id: Optional[str] = typer.Option(None, "--run-id", help="Run directory name (default: date-time); "
                                          "an existing run id resumes: a finished cell is skipped when it ran "
                                          "with the settings it has now, and the run is refused, naming what "
@@ -60,6 +61,7 @@ def run(
         raise typer.Exit(2)
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
     try:
+        spec = paths.from_home(spec)
         overrides = dict(parse_run_setting(t) for t in run_set or [])
         rc = run_spec(spec, results or paths.default_results(), run_id, force, dry_run,
                       mode.value if mode else None, console,
