@@ -17,6 +17,7 @@ its host when it starts (LeftoversPlugin: leftovers.py, as `acbench run` does)."
 from __future__ import annotations
 
 import dataclasses
+import logging
 import shutil
 import socket
 import tempfile
@@ -134,8 +135,10 @@ def connect(address: str, cells_per_host: int) -> tuple[Any, Any]:
         raise RunError(f"--cluster {address}: accepted: local:N (N >= 1 workers on this machine) or a scheduler "
                        "address (tcp://HOST:8786)")
     paths.set_home(paths.top())     # the workers (child processes) work on this checkout
+    # silence_logs: a cell's failure reaches its row and error.txt; the workers' own log lines (their
+    # tracebacks when Ctrl-C stops them) are not printed
     cluster = LocalCluster(n_workers=int(n), threads_per_worker=cells_per_host, processes=True,
-                           resources={RESOURCE: 1}, dashboard_address=None)
+                           resources={RESOURCE: 1}, dashboard_address=None, silence_logs=logging.CRITICAL)
     return Client(cluster), cluster
 
 
@@ -188,3 +191,5 @@ def run_cells(address: str, cells_per_host: int, spec: Spec, todo: list[Cell], r
         client.close()
         if cluster is not None:
             cluster.close()
+            # a local worker stopped during a cell (Ctrl-C) left its server and cgroup here
+            leftovers.cleanup_before_run()

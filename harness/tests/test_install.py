@@ -2,6 +2,7 @@
 checkout named with --home, from a directory outside it; without a home it says how to name one."""
 from __future__ import annotations
 
+import importlib.util
 import os
 import shutil
 import subprocess
@@ -23,11 +24,8 @@ def installed(tmp_path_factory: pytest.TempPathFactory) -> Path:
         shutil.copytree(TOP / pkg / sub, d / "src" / pkg / sub, ignore=shutil.ignore_patterns("__pycache__"))
         shutil.copy(TOP / pkg / "pyproject.toml", d / "src" / pkg)
     venv.EnvBuilder(system_site_packages=True, with_pip=False).create(d / "venv")
-    try:        # the system's setuptools builds the packages (no download) when it can make wheels
-        import wheel  # noqa: F401
-        isolation = ["--no-build-isolation"]
-    except ImportError:
-        isolation = []
+    # the system's setuptools builds the packages (no download) when it can make wheels
+    isolation = ["--no-build-isolation"] if importlib.util.find_spec("wheel") else []
     cp = subprocess.run([sys.executable, "-m", "pip", "--python", str(d / "venv/bin/python"), "install", "-q",
                          "--no-deps", *isolation, str(d / "src/harness"), str(d / "src/analysis")],
                         capture_output=True, text=True, timeout=120)
@@ -42,8 +40,9 @@ def outside(bin_dir: Path, tmp_path: Path, *args: str) -> subprocess.CompletedPr
 
 
 def test_installed_package_is_the_venvs(installed: Path, tmp_path: Path) -> None:
-    cp = subprocess.run([str(installed / "python"), "-c", "import acbench, acplot; print(acbench.__file__, acplot.__file__)"],
-                        capture_output=True, text=True, cwd=tmp_path, env={"PATH": os.environ["PATH"]})
+    cp = subprocess.run([str(installed / "python"), "-c", "import acbench, acplot; print(acbench.__file__, "
+                         "acplot.__file__)"], capture_output=True, text=True, cwd=tmp_path,
+                        env={"PATH": os.environ["PATH"]})
     assert cp.returncode == 0, cp.stderr
     assert all(p.startswith(str(installed.parent / "lib")) for p in cp.stdout.split()), cp.stdout
 
