@@ -136,9 +136,11 @@ def connect(address: str, cells_per_host: int) -> tuple[Any, Any]:
                        "address (tcp://HOST:8786)")
     paths.set_home(paths.top())     # the workers (child processes) work on this checkout
     # silence_logs: a cell's failure reaches its row and error.txt; the workers' own log lines (their
-    # tracebacks when Ctrl-C stops them) are not printed
+    # tracebacks when Ctrl-C stops them) are not printed. Scheduler and its HTTP server on the loopback,
+    # on free ports (two local clusters at once do not meet on 8787)
     cluster = LocalCluster(n_workers=int(n), threads_per_worker=cells_per_host, processes=True,
-                           resources={RESOURCE: 1}, dashboard_address=None, silence_logs=logging.CRITICAL)
+                           resources={RESOURCE: 1}, host="127.0.0.1", dashboard_address="127.0.0.1:0",
+                           silence_logs=logging.CRITICAL)
     return Client(cluster), cluster
 
 

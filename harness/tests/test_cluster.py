@@ -8,6 +8,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 from typing import Any, Iterator
@@ -215,36 +216,54 @@ def cgroup_dirs(proc_cgroup: str) -> list[Path]:
     return out
 
 
-def test_killed_worker_fails_its_cell_and_leaves_nothing(local1: Any, tmp_path: Path) -> None:
-    """A worker SIGKILLed during a cell: the cell's task fails with KilledWorker (no retry), the
-    worker started in its place removes the dead one's server and cgroup (LeftoversPlugin)."""
-    from distributed.scheduler import KilledWorker
+KILL_SPEC = SPEC.replace("operationcount = 4000\n", "").replace('approach = ["lru", "alru-hstore"]', 'approach = ["lru"]') \
+    .replace("zipf_theta = [0.9, 0.99]", "zipf_theta = [0.99]") \
+    .replace('mem_ratio = ["1/2"]', 'mem_ratio = ["1/2"]\noperationcount = [4000, 100000000]')
+SHORT, LONG = "lru_readonly_z0.99_m0.5_operationcount4000_r0", "lru_readonly_z0.99_m0.5_operationcount100000000_r0"
+
+
+def kill_worker_of(cmdline_part: str, timeout_s: float = 60) -> dict[str, Any]:
+    """Waits for the memcached-ac whose command line has cmdline_part, SIGKILLs the worker process
+    running it (a child of this process: LocalCluster); returns its pid and cgroup text."""
+    deadline = time.monotonic() + timeout_s
+    while time.monotonic() < deadline:
+        for p in psutil.process_iter(["name", "cmdline"]):
+            if p.info["name"] == "memcached-ac" and any(cmdline_part in a for a in p.info["cmdline"] or []):
+                worker = next(a for a in p.parents() if a.ppid() == os.getpid())
+                group = Path(f"/proc/{p.pid}/cgroup").read_text()
+                worker.send_signal(signal.SIGKILL)
+                return {"server": p, "cgroup": group}
+        time.sleep(0.2)
+    return {}
+
+
+def test_killed_worker_fails_its_cell_and_leaves_nothing(tmp_path: Path) -> None:
+    """A worker SIGKILLed during a cell: that cell fails with the reason (KilledWorker: no retry),
+    the other cell completes, the run exits 1; no server or cgroup of the dead worker is left (the
+    worker started in its place and the end of the run remove them); a rerun runs only that cell."""
     (tmp_path / "readonly").write_text((WORKLOADS / "readonly").read_text())
-    long = tmp_path / "long.toml"
-    long.write_text(SPEC.replace("operationcount = 4000", "operationcount = 100000000"))
-    spec = load_spec(long)
-    c = spec.cells()[0]
-    expected = {k: str(sysinfo.machine()[k]) for k in ("git_revision", "binary_sha256")}
-    local1.register_plugin(cluster.LeftoversPlugin())
-    fut = local1.submit(cluster.cell_task, spec, c, (tmp_path / "readonly").read_text(), "k", "in-process", False,
-                        identities(spec, [c], "in-process", False)[c.cell_id], expected,
-                        resources={cluster.RESOURCE: 1})
-    (worker_pid,) = local1.run(os.getpid).values()
-    server, deadline = None, time.monotonic() + 60
-    while server is None and time.monotonic() < deadline:
-        server = next((p for p in psutil.Process(worker_pid).children(recursive=True)
-                       if p.name() == "memcached-ac"), None)
-        time.sleep(0.2)
-    assert server is not None, "the cell's server never started"
-    group = Path(f"/proc/{server.pid}/cgroup").read_text()
-    os.kill(worker_pid, signal.SIGKILL)
-    with pytest.raises(KilledWorker):
-        fut.result(timeout=60)
-    local1.wait_for_workers(1, timeout=60)
-    local1.run(lambda: 0)           # the new worker is up: its plugin has run
-    gone = time.monotonic() + 10
-    while server.is_running() and server.status() != psutil.STATUS_ZOMBIE and time.monotonic() < gone:
-        time.sleep(0.2)
+    spec = tmp_path / "kill.toml"
+    spec.write_text(KILL_SPEC)
+    killed: dict[str, Any] = {}
+    killer = threading.Thread(target=lambda: killed.update(kill_worker_of("operationcount=100000000")))
+    killer.start()
+    out = io.StringIO()
+    try:
+        rc = run_spec(spec, tmp_path, "k", False, False, None, Console(file=out, width=200), cluster="local:2")
+    finally:
+        killer.join()
+    assert killed, "the long cell's server never started"
+    assert rc == 1, out.getvalue()
+    rd = tmp_path / "clu" / "k"
+    assert "1 cells run, 0 skipped, 1 failed" in out.getvalue(), out.getvalue()
+    df = pd.read_parquet(rd / "cells.parquet")
+    assert list(df["cell_id"]) == [SHORT] and list(df["status"]) == ["ok"]
+    err = (rd / "cells" / LONG / "error.txt").read_text()
+    assert err.startswith(f"cell {LONG} failed on the cluster: KilledWorker: "), err
+    server = killed["server"]
     assert not server.is_running() or server.status() == psutil.STATUS_ZOMBIE
-    dirs = cgroup_dirs(group)
+    dirs = cgroup_dirs(killed["cgroup"])
     assert dirs and not [d for d in dirs if d.exists()]
+    # the rerun would run the long cell again (and only it)
+    from acbench.results import RunDir
+    assert RunDir(rd).finished() == {SHORT}
