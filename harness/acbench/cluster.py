@@ -66,7 +66,7 @@ def check_build(expected: dict[str, str]) -> None:
         raise BuildMismatch(why)
 
 
-def cells_per_host_ok(spec: Spec, cells: list[Cell], k: int) -> None:
+def cells_per_host_ok(cells: list[Cell], k: int) -> None:
     """More than one cell per host only when no cell can disturb another's result: every approach
     deterministic (approaches.py) and one driver thread."""
     if k < 1:
@@ -124,8 +124,7 @@ def connect(address: str, cells_per_host: int) -> tuple[Any, Any]:
     """(client, the LocalCluster started for local:N or None)."""
     import dask
     from distributed import Client, LocalCluster
-    dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES})
-    if not address.startswith(LOCAL_PREFIX):
+    if not address.startswith(LOCAL_PREFIX):     # its scheduler has its own allowed-failures (README)
         try:
             return Client(address, timeout="30s"), None
         except (OSError, ValueError) as e:   # refused, timed out, not an address
@@ -138,9 +137,10 @@ def connect(address: str, cells_per_host: int) -> tuple[Any, Any]:
     # silence_logs: a cell's failure reaches its row and error.txt; the workers' own log lines (their
     # tracebacks when Ctrl-C stops them) are not printed. Scheduler and its HTTP server on the loopback,
     # on free ports (two local clusters at once do not meet on 8787)
-    cluster = LocalCluster(n_workers=int(n), threads_per_worker=cells_per_host, processes=True,
-                           resources={RESOURCE: 1}, host="127.0.0.1", dashboard_address="127.0.0.1:0",
-                           silence_logs=logging.CRITICAL)
+    with dask.config.set({"distributed.scheduler.allowed-failures": ALLOWED_FAILURES}):
+        cluster = LocalCluster(n_workers=int(n), threads_per_worker=cells_per_host, processes=True,
+                               resources={RESOURCE: 1}, host="127.0.0.1", dashboard_address="127.0.0.1:0",
+                               silence_logs=logging.CRITICAL)
     return Client(cluster), cluster
 
 
@@ -157,6 +157,23 @@ def preflight(client: Any, expected: dict[str, str]) -> int:
         raise RunError(f"no worker offers the resource {RESOURCE!r} ({', '.join(without) or 'no workers'}): start each "
                        f"with `dask worker ADDRESS --resources {RESOURCE}=1`, one per host")
     return len(info)
+
+
+@dataclasses.dataclass
+class Cluster:
+    """run_spec's placement of the cells on the Dask cluster at address (or local:N)."""
+    address: str
+    cells_per_host: int = 1
+
+    def check(self, cells: list[Cell]) -> None:
+        cells_per_host_ok(cells, self.cells_per_host)
+
+    def run_cells(self, spec: Spec, todo: list[Cell], rd: RunDir, run_id: str, mode: str, use_perf: bool,
+                  ident: dict[str, dict[str, Any]], machine: dict[str, Any], session: Session, tally: Tally,
+                  console: Console, advance: Callable[[str], None]) -> None:
+        expected = {k: str(machine[k]) for k in ("git_revision", "binary_sha256")}
+        run_cells(self.address, self.cells_per_host, spec, todo, rd, run_id, mode, use_perf, ident, expected,
+                  session, tally, console, advance)
 
 
 def run_cells(address: str, cells_per_host: int, spec: Spec, todo: list[Cell], rd: RunDir, run_id: str, mode: str,

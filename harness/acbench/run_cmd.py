@@ -72,10 +72,16 @@ def run(
     try:
         spec = paths.from_home(spec)
         overrides = dict(parse_run_setting(t) for t in run_set or [])
+        if cluster is None and cells_per_host != 1:
+            raise RunError(f"--cells-per-host {cells_per_host}: only with --cluster")
+        placement = None
+        if cluster is not None:
+            from acbench.cluster import Cluster   # distributed is imported only for a cluster run
+            placement = Cluster(cluster, cells_per_host)
         rc = run_spec(spec, results or paths.default_results(), run_id, force, dry_run,
                       mode.value if mode else None, console,
                       spill_device.value if spill_device else None, redo or [], overrides, only or [],
-                      allow_mixed, cluster, cells_per_host)
+                      allow_mixed, placement)
     except (SpecError, RunError, RamDeviceError) as e:
         _err.print(f"acbench run: error: {e}", markup=False)
         raise typer.Exit(2)

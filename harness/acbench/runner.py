@@ -15,7 +15,7 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Protocol
 
 from rich.console import Console
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
@@ -396,22 +396,31 @@ def run_one(spec: Spec, c: Cell, rd: RunDir, run_id: str, mode: str, use_perf: b
     record(out, rd, settings, session, tally, console)
 
 
+class Placement(Protocol):
+    """Where the cells of a run go instead of this machine (cluster.Cluster)."""
+    address: str
+
+    def check(self, cells: list[Cell]) -> None:
+        """Raises RunError if these cells cannot be placed so."""
+
+    def run_cells(self, spec: Spec, todo: list[Cell], rd: RunDir, run_id: str, mode: str, use_perf: bool,
+                  ident: dict[str, dict[str, Any]], machine: dict[str, Any], session: Session, tally: Tally,
+                  console: Console, advance: Callable[[str], None]) -> None:
+        """Runs the cells (execute_cell on each), recording each (record) as it finishes."""
+
+
 def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dry_run: bool,
              mode: str | None, console: Console, spill_device: str | None = None,
              redo: list[str] | None = None, run_overrides: dict[str, Any] | None = None,
-             only: list[str] | None = None, allow_mixed: bool = False, cluster: str | None = None,
-             cells_per_host: int = 1) -> int:
-    """cluster: run the cells as tasks of the Dask cluster at this address, or local:N (cluster.py)."""
+             only: list[str] | None = None, allow_mixed: bool = False, cluster: Placement | None = None) -> int:
+    """cluster: where the cells run instead of here, one by one (cluster.Cluster: a Dask cluster)."""
     spec = load_spec(spec_path, run_overrides)
     if spill_device is not None:
         spec.run["spill_device"] = spill_device
     check_tools()
     cells = select_cells(spec, only or [], redo or [])
-    if cluster is None and cells_per_host != 1:
-        raise RunError(f"--cells-per-host {cells_per_host}: only with --cluster")
     if cluster is not None:
-        from acbench import cluster as dask_cluster   # distributed is imported only for a cluster run
-        dask_cluster.cells_per_host_ok(spec, cells, cells_per_host)
+        cluster.check(cells)
     run_id = run_id or default_run_id()
     rd = RunDir(results / spec.name / run_id)
     eff_mode = mode or spec.run["mode"]
@@ -438,7 +447,7 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
     session = Session.start(rd, old_meta, spec, run_id, mode, use_perf, machine, len(status.todo),
                             bool(status.mixed))
     if cluster is not None:
-        session.record["cluster"] = cluster
+        session.record["cluster"] = cluster.address
     if status.kept:
         console.print(f"{len(status.kept)} of {len(cells)} cells already finished in {rd.path} with the same "
                       "settings (--force redoes them)")
@@ -457,10 +466,8 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
                       console=console, transient=False) as bar:
             task = bar.add_task(spec.name, total=len(status.todo))
             if cluster is not None and status.todo:
-                expected = {k: str(machine[k]) for k in ("git_revision", "binary_sha256")}
-                dask_cluster.run_cells(cluster, cells_per_host, spec, status.todo, rd, run_id, mode, use_perf, ident,
-                                       expected, session, tally, console,
-                                       lambda cid: bar.update(task, advance=1, description=f"{spec.name}: {cid}"))
+                cluster.run_cells(spec, status.todo, rd, run_id, mode, use_perf, ident, machine, session, tally,
+                                  console, lambda cid: bar.update(task, advance=1, description=f"{spec.name}: {cid}"))
             elif cluster is None:
                 for c in status.todo:
                     bar.update(task, description=f"{spec.name}: {c.cell_id}")

@@ -159,7 +159,7 @@ def test_other_build_refused(runs: dict, local1: Any) -> None:
 
 def test_cells_per_host_needs_deterministic_approaches(runs: dict, tmp_path: Path) -> None:
     spec = load_spec(runs["spec"])
-    cluster.cells_per_host_ok(spec, spec.cells(), 2)          # lru, alru-hstore: deterministic
+    cluster.cells_per_host_ok(spec.cells(), 2)          # lru, alru-hstore: deterministic
     timed = tmp_path / "timed.toml"
     timed.write_text(SPEC.replace('"lru", "alru-hstore"', '"lru", "alru", "memcached"'))
     (tmp_path / "readonly").write_text((WORKLOADS / "readonly").read_text())
@@ -173,13 +173,12 @@ def test_cells_per_host_needs_deterministic_approaches(runs: dict, tmp_path: Pat
     for c in cells:
         c.properties["threads"] = 2
     with pytest.raises(RunError) as e:
-        cluster.cells_per_host_ok(spec, cells, 3)
+        cluster.cells_per_host_ok(cells, 3)
     assert str(e.value).startswith("--cells-per-host 3: cell(s) alru-hstore_readonly_z0.99_m0.5_r0, "
                                    "alru-hstore_readonly_z0.9_m0.5_r0, lru_readonly_z0.99_m0.5_r0 drive more than one "
                                    "thread: ")
-    quiet = Console(file=io.StringIO())
-    with pytest.raises(RunError, match="^--cells-per-host 2: only with --cluster$"):
-        run_spec(runs["spec"], tmp_path, None, False, True, None, quiet, cells_per_host=2)
+    r = cli("run", str(runs["spec"]), "--results", str(tmp_path), "--cells-per-host", "2")
+    assert r.exit_code == 2 and r.stderr == "acbench run: error: --cells-per-host 2: only with --cluster\n"
     with pytest.raises(RunError, match=r"^--cluster local:zero: accepted: local:N \(N >= 1 workers on this machine\) "
                        r"or a scheduler address \(tcp://HOST:8786\)$"):
         cluster.connect("local:zero", 1)
@@ -249,7 +248,8 @@ def test_killed_worker_fails_its_cell_and_leaves_nothing(tmp_path: Path) -> None
     killer.start()
     out = io.StringIO()
     try:
-        rc = run_spec(spec, tmp_path, "k", False, False, None, Console(file=out, width=200), cluster="local:2")
+        rc = run_spec(spec, tmp_path, "k", False, False, None, Console(file=out, width=200),
+                      cluster=cluster.Cluster("local:2"))
     finally:
         killer.join()
     assert killed, "the long cell's server never started"
