@@ -1,9 +1,11 @@
-"""acbench run --cluster (cluster.py) on a LocalCluster of 2 workers (root, cgroups, memcached-ac):
-the same rows as a local run, resume, the build check, --cells-per-host; the Slurm set-up's job
-script (dask-jobqueue, no Slurm needed)."""
+"""acbench run --cluster (cluster.py) on a LocalCluster of 2 workers and on a `dask scheduler` +
+`dask worker` started as the README says (root, cgroups, memcached-ac): the same rows as a local
+run, resume, a killed worker, the build check, --cells-per-host; the Slurm set-up's job script
+(dask-jobqueue, no Slurm needed)."""
 from __future__ import annotations
 
 import io
+import json
 import os
 import signal
 import subprocess
@@ -26,7 +28,8 @@ from acbench.cli import app
 from acbench.runner import RunError, identities, run_spec
 from acbench.spec import load_spec
 
-WORKLOADS = Path(__file__).resolve().parents[2] / "experiments" / "workloads"
+TOP = Path(__file__).resolve().parents[2]
+WORKLOADS = TOP / "experiments" / "workloads"
 # two deterministic approaches (their counts repeat exactly with one driver thread), 4 cells of
 # 8000 records (lru's -m at M/D 1/2 above memcached-ac's 2 MiB), 4000 reads each; a fixed allowance:
 # no calibration
@@ -60,9 +63,9 @@ TIMED_PREFIXES = ("cpu_", "disk_read", "disk_write", "lat_", "proc_", "loadavg_"
 TIMED_PARTS = ("major_faults",)
 TIMED = {"run_id", "date", "run_duration_s", "throughput_ops_s", "load_duration_s", "minor_faults",
          "vol_ctx_switches", "invol_ctx_switches", "ctx_switches_per_op", "read_amplification",
-         "ac_lru_maintainer_juggles", "ac_lru_crawler_items_checked", "io_write_bytes", "cell_wall_s", "machine_busy_cpu_s",
-         "other_cpu_s", "other_cpu_share", "wait4_maxrss_bytes", "peak_rss_bytes", "lru_r_hit_rate",
-         "loss_overhead_pp", "loss_policy_pp"}
+         "ac_lru_maintainer_juggles", "ac_lru_crawler_items_checked", "io_write_bytes", "cell_wall_s",
+         "machine_busy_cpu_s", "other_cpu_s", "other_cpu_share", "wait4_maxrss_bytes", "peak_rss_bytes",
+         "lru_r_hit_rate", "loss_overhead_pp", "loss_policy_pp"}
 
 
 def cli(*args: str) -> Result:
@@ -76,18 +79,54 @@ def acbench(*args: str) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def runs(tmp_path_factory: pytest.TempPathFactory) -> dict[str, object]:
-    """The spec run locally, and on local:2 in two sessions: lru's cells, then the rest (resumed)."""
+def scheduler(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
+    """The README's set-up on one machine: `dask scheduler` (allowed-failures 0) and one `dask worker
+    --resources cell=1` started in the checkout with ACBENCH_HOME; its address. Both stopped at the end."""
+    d = tmp_path_factory.mktemp("scheduler")
+    env = {**os.environ, "DASK_DISTRIBUTED__SCHEDULER__ALLOWED_FAILURES": "0", "ACBENCH_HOME": str(TOP),
+           "PYTHONPATH": os.pathsep.join([str(TOP / "harness"), str(TOP / "analysis"),
+                                          os.environ.get("PYTHONPATH", "")])}
+    log = open(d / "log.txt", "w")
+    procs = [subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_scheduler", "--host", "127.0.0.1",
+                               "--port", "0", "--dashboard-address", "127.0.0.1:0", "--scheduler-file",
+                               str(d / "scheduler.json")], env=env, stdout=log, stderr=log)]
+    try:
+        deadline = time.monotonic() + 60
+        while not (d / "scheduler.json").exists() and time.monotonic() < deadline:
+            time.sleep(0.2)
+        address = json.loads((d / "scheduler.json").read_text())["address"]
+        procs.append(subprocess.Popen([sys.executable, "-m", "distributed.cli.dask_worker", address, "--host",
+                                       "127.0.0.1", "--nworkers", "1", "--nthreads", "1", "--resources", "cell=1"],
+                                      env=env, cwd=TOP, stdout=log, stderr=log))
+        from distributed import Client
+        with Client(address, timeout="60s") as c:
+            c.wait_for_workers(1, timeout=60)
+        yield address
+    finally:
+        for p in reversed(procs):
+            p.terminate()
+            try:
+                p.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                p.kill()
+                p.wait()
+        log.close()
+
+
+@pytest.fixture(scope="module")
+def runs(tmp_path_factory: pytest.TempPathFactory, scheduler: str) -> dict[str, object]:
+    """The spec run locally, then in two sessions on clusters: lru's cells on local:2, the others
+    resumed on the scheduler and worker started as the README says."""
     d = tmp_path_factory.mktemp("cluster")
     (d / "readonly").write_text((WORKLOADS / "readonly").read_text())
     spec = d / "clu.toml"
     spec.write_text(SPEC)
     res = d / "results"
-    out: dict[str, object] = {"spec": spec, "results": res}
+    out: dict[str, object] = {"spec": spec, "results": res, "scheduler": scheduler}
     out["local"] = acbench("run", str(spec), "--run-id", "local", "--results", str(res))
     out["part"] = acbench("run", str(spec), "--run-id", "cl", "--results", str(res), "--cluster", "local:2",
                           "--only", "lru")
-    out["resumed"] = acbench("run", str(spec), "--run-id", "cl", "--results", str(res), "--cluster", "local:2")
+    out["resumed"] = acbench("run", str(spec), "--run-id", "cl", "--results", str(res), "--cluster", scheduler)
     return out
 
 
@@ -117,6 +156,7 @@ def test_resume_skips_finished_cells(runs: dict) -> None:
     part, resumed = runs["part"].stdout, runs["resumed"].stdout
     assert "cluster local:2: 2 worker(s), 1 cell(s) per host" in part
     assert "2 cells run, 0 skipped, 0 failed" in part, part
+    assert f"cluster {runs['scheduler']}: 1 worker(s), 1 cell(s) per host" in resumed
     assert "2 of 4 cells already finished" in resumed and "2 cells run, 2 skipped, 0 failed" in resumed, resumed
     # nothing left to place: no cluster is started
     r = cli("run", str(runs["spec"]), "--run-id", "cl", "--results", str(runs["results"]), "--cluster", "local:2")
@@ -215,7 +255,8 @@ def cgroup_dirs(proc_cgroup: str) -> list[Path]:
     return out
 
 
-KILL_SPEC = SPEC.replace("operationcount = 4000\n", "").replace('approach = ["lru", "alru-hstore"]', 'approach = ["lru"]') \
+KILL_SPEC = SPEC.replace("operationcount = 4000\n", "") \
+    .replace('approach = ["lru", "alru-hstore"]', 'approach = ["lru"]') \
     .replace("zipf_theta = [0.9, 0.99]", "zipf_theta = [0.99]") \
     .replace('mem_ratio = ["1/2"]', 'mem_ratio = ["1/2"]\noperationcount = [4000, 100000000]')
 SHORT, LONG = "lru_readonly_z0.99_m0.5_operationcount4000_r0", "lru_readonly_z0.99_m0.5_operationcount100000000_r0"
