@@ -2,7 +2,8 @@
 
 run_spec's steps: load the spec and check the tools; pick the cells (--only); work out each
 cell's identity (cellkey.py) and what resume keeps, reruns or refuses (resume_status); list the
-plan (--dry-run) or start a session of the run directory, run the cells one by one (run_one) and
+plan (--dry-run) or start a session of the run directory, run the cells one by one (run_one), or
+have a Placement run them elsewhere (cluster.py: each on a worker by the same execute_cell), and
 close the session. A finished cell is skipped only when it ran with exactly the settings it would
 run with now; otherwise the run is refused with what changed (--force, --redo or a new run id)."""
 from __future__ import annotations
@@ -18,6 +19,7 @@ from pathlib import Path
 from typing import Any, Callable, Protocol
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 from rich.table import Table
@@ -376,7 +378,7 @@ def record(out: CellOutcome, rd: RunDir, settings: dict[str, Any], session: Sess
         rd.append(out.row)
     if out.failed:
         tally.failed.append(out.cell_id)
-        console.print(f"[red]{out.message}[/red]", markup=True, highlight=False)
+        console.print(f"[red]{escape(out.message)}[/red]", markup=True, highlight=False)
         return
     session.cell_finished(out.cell_id, settings)
     tally.finished += 1
