@@ -15,12 +15,15 @@ COMMITTED = Path("experiments") / "results" / "fig3-paper-disk"
 
 
 def check_path(default_root: Path | None = None) -> Path | None:
-    """ACBENCH_DEVICE_CHECK (a run directory or cells file), else the committed fig3-paper-disk run,
-    else None."""
+    """ACBENCH_DEVICE_CHECK (a run directory or cells file), else the committed fig3-paper-disk run
+    of the home (acbench.paths), else None."""
     env = os.environ.get(CHECK_ENV)
     if env:
         return Path(env)
-    p = (default_root or Path(__file__).resolve().parents[2]) / COMMITTED
+    if default_root is None:
+        from acbench import paths   # the checkout acbench works on (its home)
+        default_root = paths.top()
+    p = default_root / COMMITTED
     return p if p.exists() else None
 
 

@@ -38,8 +38,10 @@ def fig2_path(default_root: Path | None = None) -> Path | None:
     if env:
         p = Path(env)
         return p / "fig2.csv" if p.is_dir() else p
-    root = default_root or Path(__file__).resolve().parents[2]
-    p = root / COMMITTED
+    if default_root is None:
+        from acbench import paths   # the checkout acbench works on (its home)
+        default_root = paths.top()
+    p = default_root / COMMITTED
     return p if p.exists() else None
 
 

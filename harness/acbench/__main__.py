@@ -1,3 +1,4 @@
-from acbench.cli import app
+from acbench.cli import run
 
-app()
+if __name__ == "__main__":   # not when a Dask worker process (spawned) imports it again
+    run()

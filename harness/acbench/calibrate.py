@@ -57,6 +57,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from dataclasses import asdict, dataclass, field
 from fractions import Fraction
@@ -286,7 +287,11 @@ def calibrate(req: Request, log: Log | None = None) -> Calibration:
             f" {time.monotonic() - t0:.1f} s")
     cal = Calibration(req.approach, tuple(pts),
                       fit_line((p.recordcount, p.overhead_bytes - hash_bytes(p.recordcount)) for p in pts))
-    req.cache_file().write_text(json.dumps({"key": req.key(), "value": cal.to_json()}, indent=1) + "\n")
+    # written whole, then renamed: two workers of a local cluster may calibrate the same at once
+    f = req.cache_file()
+    tmp = f.with_name(f"{f.name}.tmp{os.getpid()}.{threading.get_ident()}")
+    tmp.write_text(json.dumps({"key": req.key(), "value": cal.to_json()}, indent=1) + "\n")
+    os.replace(tmp, f)
     log(f"  {req.describe()}: {cal.summary(approach.fills_limit)}")
     return cal
 

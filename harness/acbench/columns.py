@@ -357,6 +357,8 @@ _MACHINE = [
     _c("kernel", "str", "", "uname -r", MACHINE),
     _c("cpu_model", "str", "", "the CPU's model name", MACHINE),
     _c("cpus", "int", "count", "online CPUs", MACHINE),
+    _c("host", "str", "", "the host the cell ran on (its name; acbench run --cluster places cells on several)",
+       MACHINE),
     _c("cgroup_version", "int", "", "1 or 2: the memory controller the cell ran under", CG),
     _c("date", "datetime", "", "when the row was written (UTC)", HARNESS),
 ]

@@ -1,4 +1,4 @@
-"""ctypes binding of libacopt ($TOP/build/lib/libacopt.so, or $ACOPT_LIB)."""
+"""ctypes binding of libacopt (the home's build/lib/libacopt.so, or $ACOPT_LIB: paths.libacopt)."""
 from __future__ import annotations
 
 import ctypes as C
@@ -7,6 +7,8 @@ from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+
+from acbench import paths
 
 FORMATS = {"auto": 0, "actrace": 1, "oraclegeneral": 2}
 FORMAT_NAMES = {1: "actrace", 2: "oraclegeneral"}
@@ -21,10 +23,7 @@ class CoreError(RuntimeError):
 
 
 def lib_path() -> Path:
-    env = os.environ.get("ACOPT_LIB")
-    if env:
-        return Path(env)
-    return Path(__file__).resolve().parents[2] / "build" / "lib" / "libacopt.so"
+    return paths.libacopt()
 
 
 _lib: C.CDLL | None = None

@@ -1,5 +1,6 @@
 """`acbench run SPEC [--run-id ID] [--force] [--redo APPROACH ...] [--dry-run] [--results DIR] [--mode MODE]
-[--spill-device DEV] [--run-set KEY=VALUE ...] [--only APPROACH ...] [--allow-mixed]`."""
+[--spill-device DEV] [--run-set KEY=VALUE ...] [--only APPROACH ...] [--allow-mixed] [--cluster ADDRESS]
+[--cells-per-host K]`."""
 from __future__ import annotations
 
 import enum
@@ -15,7 +16,8 @@ from acbench.ramdev import RamDeviceError
 from acbench.runner import RunError, run_spec
 from acbench.spec import SpecError, parse_run_setting
 
-_err = Console(stderr=True, soft_wrap=True, highlight=False)
+# emoji off: a value such as local:zero: is printed as given
+_err = Console(stderr=True, soft_wrap=True, highlight=False, emoji=False)
 
 
 class Mode(str, enum.Enum):
@@ -29,7 +31,8 @@ class SpillDevice(str, enum.Enum):
 
 
 def run(
-    spec: Path = typer.Argument(..., help="Experiment spec (TOML), e.g. experiments/demo.toml."),
+    spec: Path = typer.Argument(..., help="Experiment spec (TOML), e.g. experiments/demo.toml (a relative path "
+                                "not found here is looked for in the home, see acbench --help)."),
     run_id: Optional[str] = typer.Option(None, "--run-id", help="Run directory name (default: date-time); "
                                          "an existing run id resumes: a finished cell is skipped when it ran "
                                          "with the settings it has now, and the run is refused, naming what "
@@ -53,6 +56,13 @@ def run(
         "(repeatable), e.g. --run-set io_engine=uring --run-set driver_depth=32 --run-set io_direct=true; "
         "like every setting it is part of each cell's identity: a finished cell run with another value is "
         "not reused."),
+    cluster: Optional[str] = typer.Option(
+        None, "--cluster", help="Run the cells as tasks of a Dask cluster: a scheduler's address (tcp://HOST:8786; "
+        "its workers started with --resources cell=1, one per host, each on a checkout and build of this "
+        "revision), or local:N (N workers on this machine). Rows come back into the same run directory."),
+    cells_per_host: int = typer.Option(
+        1, "--cells-per-host", help="With --cluster: cells run side by side on one host (default 1); more only "
+        "when every approach of the run is deterministic and drives one thread."),
 ) -> None:
     """Run every cell of SPEC: one row per cell in RESULTS/<spec>/<run-id>/cells.{parquet,csv}."""
     if run_id is not None and (not run_id or "/" in run_id or run_id in (".", "..")):
@@ -60,11 +70,18 @@ def run(
         raise typer.Exit(2)
     console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
     try:
+        spec = paths.from_home(spec)
         overrides = dict(parse_run_setting(t) for t in run_set or [])
+        if cluster is None and cells_per_host != 1:
+            raise RunError(f"--cells-per-host {cells_per_host}: only with --cluster")
+        placement = None
+        if cluster is not None:
+            from acbench.cluster import Cluster   # distributed is imported only for a cluster run
+            placement = Cluster(cluster, cells_per_host)
         rc = run_spec(spec, results or paths.default_results(), run_id, force, dry_run,
                       mode.value if mode else None, console,
                       spill_device.value if spill_device else None, redo or [], overrides, only or [],
-                      allow_mixed)
+                      allow_mixed, placement)
     except (SpecError, RunError, RamDeviceError) as e:
         _err.print(f"acbench run: error: {e}", markup=False)
         raise typer.Exit(2)

@@ -2,7 +2,8 @@
 
 run_spec's steps: load the spec and check the tools; pick the cells (--only); work out each
 cell's identity (cellkey.py) and what resume keeps, reruns or refuses (resume_status); list the
-plan (--dry-run) or start a session of the run directory, run the cells one by one (run_one) and
+plan (--dry-run) or start a session of the run directory, run the cells one by one (run_one), or
+have a Placement run them elsewhere (cluster.py: each on a worker by the same execute_cell), and
 close the session. A finished cell is skipped only when it ran with exactly the settings it would
 run with now; otherwise the run is refused with what changed (--force, --redo or a new run id)."""
 from __future__ import annotations
@@ -15,9 +16,10 @@ import time
 import traceback
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable, Protocol
 
 from rich.console import Console
+from rich.markup import escape
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
                            TimeRemainingColumn)
 from rich.table import Table
@@ -331,11 +333,20 @@ class Tally:
     refused: list[str] = field(default_factory=list)
 
 
-def run_one(spec: Spec, c: Cell, rd: RunDir, run_id: str, mode: str, use_perf: bool, machine: dict[str, Any],
-            ram_root: Path | None, settings: dict[str, Any], session: Session, tally: Tally,
-            console: Console) -> None:
-    """Runs one cell and appends its row (or its failure); one failed cell never stops the run."""
-    cdir = rd.cell_dir(c.cell_id)
+@dataclass
+class CellOutcome:
+    """What running one cell gave: the row to append (None when it failed before having one),
+    whether it failed, and what to tell the user. The cell's files are in its directory."""
+    cell_id: str
+    row: dict[str, Any] | None
+    failed: bool
+    message: str = ""
+
+
+def execute_cell(spec: Spec, c: Cell, cdir: Path, run_id: str, mode: str, use_perf: bool, machine: dict[str, Any],
+                 ram_root: Path | None, settings: dict[str, Any]) -> CellOutcome:
+    """Runs one cell into cdir (its logs, trace.txt, row.json or error.txt); never raises: a failed
+    cell is an outcome. The local loop (run_one) and a cluster worker (cluster.py) both call it."""
     if cdir.exists():
         shutil.rmtree(cdir)
     try:
@@ -345,41 +356,73 @@ def run_one(spec: Spec, c: Cell, rd: RunDir, run_id: str, mode: str, use_perf: b
         try:
             metrics = run_cell(c, p, spec.run, mode, cdir, use_perf, spill_root, dev)
         except OomKilled as e:
-            tally.failed.append(c.cell_id)
-            rd.append(failed_row(spec, c, p, e, run_id, machine))
             (cdir / "error.txt").write_text(str(e) + "\n")
-            console.print(f"[red]cell {c.cell_id}: {e}[/red]", markup=True, highlight=False)
-            return
+            return CellOutcome(c.cell_id, failed_row(spec, c, p, e, run_id, machine), True, f"cell {c.cell_id}: {e}")
         opt, hist = opt_columns(c, p, metrics.pop("opt_skip_requests"))
         (cdir / "trace.txt").write_text(str(opt.pop("trace")) + "\n")   # the request trace OPT read (a cache file)
         fp = p.data_bytes // int(c.properties["recordcount"])
         row = build_row(spec, c, p, metrics, opt, run_id, machine, fp, hist)
         row["cell_key"] = cellkey.key(settings)
         (cdir / "row.json").write_text(json.dumps(row, indent=1, default=str) + "\n")
-        rd.append(row)
-        session.cell_finished(c.cell_id, settings)
-        tally.finished += 1
-        if row.get("ac_refused_items"):
-            tally.refused.append(f"{c.cell_id} ({row['ac_refused_items']})")
-            console.print(f"[yellow]cell {c.cell_id}: the server refused {row['ac_refused_items']} "
-                          "requests (ac_refused_items; stats anticache refused_* says why)[/yellow]",
-                          markup=True, highlight=False)
+        return CellOutcome(c.cell_id, row, False)
     except Exception as e:  # noqa: BLE001 - one failed cell must not stop the run
-        tally.failed.append(c.cell_id)
         cdir.mkdir(parents=True, exist_ok=True)
         (cdir / "error.txt").write_text(traceback.format_exc())
-        console.print(f"[red]cell {c.cell_id} failed:[/red] {e}", markup=True, highlight=False)
+        return CellOutcome(c.cell_id, None, True, f"cell {c.cell_id} failed: {e}")
+
+
+def record(out: CellOutcome, rd: RunDir, settings: dict[str, Any], session: Session, tally: Tally,
+           console: Console) -> None:
+    """Appends a cell's row (or notes its failure) to the run directory and the session."""
+    if out.row is not None:
+        rd.append(out.row)
+    if out.failed:
+        tally.failed.append(out.cell_id)
+        console.print(f"[red]{escape(out.message)}[/red]", markup=True, highlight=False)
+        return
+    session.cell_finished(out.cell_id, settings)
+    tally.finished += 1
+    row = out.row or {}
+    if row.get("ac_refused_items"):
+        tally.refused.append(f"{out.cell_id} ({row['ac_refused_items']})")
+        console.print(f"[yellow]cell {out.cell_id}: the server refused {row['ac_refused_items']} "
+                      "requests (ac_refused_items; stats anticache refused_* says why)[/yellow]",
+                      markup=True, highlight=False)
+
+
+def run_one(spec: Spec, c: Cell, rd: RunDir, run_id: str, mode: str, use_perf: bool, machine: dict[str, Any],
+            ram_root: Path | None, settings: dict[str, Any], session: Session, tally: Tally,
+            console: Console) -> None:
+    """Runs one cell here and appends its row (or its failure); one failed cell never stops the run."""
+    out = execute_cell(spec, c, rd.cell_dir(c.cell_id), run_id, mode, use_perf, machine, ram_root, settings)
+    record(out, rd, settings, session, tally, console)
+
+
+class Placement(Protocol):
+    """Where the cells of a run go instead of this machine (cluster.Cluster)."""
+    address: str
+
+    def check(self, cells: list[Cell]) -> None:
+        """Raises RunError if these cells cannot be placed so."""
+
+    def run_cells(self, spec: Spec, todo: list[Cell], rd: RunDir, run_id: str, mode: str, use_perf: bool,
+                  ident: dict[str, dict[str, Any]], machine: dict[str, Any], session: Session, tally: Tally,
+                  console: Console, advance: Callable[[str], None]) -> None:
+        """Runs the cells (execute_cell on each), recording each (record) as it finishes."""
 
 
 def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dry_run: bool,
              mode: str | None, console: Console, spill_device: str | None = None,
              redo: list[str] | None = None, run_overrides: dict[str, Any] | None = None,
-             only: list[str] | None = None, allow_mixed: bool = False) -> int:
+             only: list[str] | None = None, allow_mixed: bool = False, cluster: Placement | None = None) -> int:
+    """cluster: where the cells run instead of here, one by one (cluster.Cluster: a Dask cluster)."""
     spec = load_spec(spec_path, run_overrides)
     if spill_device is not None:
         spec.run["spill_device"] = spill_device
     check_tools()
     cells = select_cells(spec, only or [], redo or [])
+    if cluster is not None:
+        cluster.check(cells)
     run_id = run_id or default_run_id()
     rd = RunDir(results / spec.name / run_id)
     eff_mode = mode or spec.run["mode"]
@@ -405,13 +448,16 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
     machine = sysinfo.machine()
     session = Session.start(rd, old_meta, spec, run_id, mode, use_perf, machine, len(status.todo),
                             bool(status.mixed))
+    if cluster is not None:
+        session.record["cluster"] = cluster.address
     if status.kept:
         console.print(f"{len(status.kept)} of {len(cells)} cells already finished in {rd.path} with the same "
                       "settings (--force redoes them)")
     if status.mixed:
         console.print(f"[yellow]{len(status.mixed)} of them ran another binary (--allow-mixed): each row's "
                       "binary_sha256 says which[/yellow]", markup=True, highlight=False)
-    on_ram = [c for c in status.todo if cell_device(spec, c) == "ram"]
+    # a cluster's cells on the RAM device each get one on their worker (cluster.cell_task)
+    on_ram = [c for c in status.todo if cell_device(spec, c) == "ram"] if cluster is None else []
     device = ramdev.RamDevice(ram_device_bytes(spec, on_ram)) if on_ram else None
     old = signal.signal(signal.SIGTERM, _sigterm)
     tally = Tally()
@@ -421,11 +467,15 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
                       TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                       console=console, transient=False) as bar:
             task = bar.add_task(spec.name, total=len(status.todo))
-            for c in status.todo:
-                bar.update(task, description=f"{spec.name}: {c.cell_id}")
-                run_one(spec, c, rd, run_id, mode, use_perf, machine, ram_root, ident[c.cell_id], session, tally,
-                        console)
-                bar.advance(task)
+            if cluster is not None and status.todo:
+                cluster.run_cells(spec, status.todo, rd, run_id, mode, use_perf, ident, machine, session, tally,
+                                  console, lambda cid: bar.update(task, advance=1, description=f"{spec.name}: {cid}"))
+            elif cluster is None:
+                for c in status.todo:
+                    bar.update(task, description=f"{spec.name}: {c.cell_id}")
+                    run_one(spec, c, rd, run_id, mode, use_perf, machine, ram_root, ident[c.cell_id], session, tally,
+                            console)
+                    bar.advance(task)
     except KeyboardInterrupt:
         console.print(f"interrupted: {tally.finished} cells finished in this run, "
                       f"{len(rd.finished())} kept in {rd.path}; nothing left running")

@@ -1,10 +1,11 @@
-"""Where a result came from: git revision, the server binary, kernel, CPU model, date."""
+"""Where a result came from: git revision, the server binary, host, kernel, CPU model, date."""
 from __future__ import annotations
 
 import datetime
 import functools
 import hashlib
 import platform
+import socket
 import subprocess
 from pathlib import Path
 
@@ -54,7 +55,7 @@ def binary_sha256() -> str:
 def machine() -> dict[str, str | int]:
     import os
     return {"git_revision": git_revision(), "binary_sha256": binary_sha256(), "kernel": platform.release(),
-            "cpu_model": cpu_model(), "cpus": os.cpu_count() or 0}
+            "cpu_model": cpu_model(), "cpus": os.cpu_count() or 0, "host": socket.gethostname()}
 
 
 def now() -> str:

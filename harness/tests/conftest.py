@@ -1,12 +1,17 @@
-"""Shared helpers: naive reference simulators used by several tests."""
+"""Shared helpers: naive reference simulators used by several tests. The tests work on the
+checkout that holds them (acbench's home, paths.py), wherever pytest was started."""
 from __future__ import annotations
 
+import os
 from collections import OrderedDict
+from pathlib import Path
 from typing import Sequence
 
 import numpy as np
 
 from acbench.traceio import READ_OPS
+
+os.environ.setdefault("ACBENCH_HOME", str(Path(__file__).resolve().parents[2]))
 
 
 def lru_hits(keys: Sequence[int], cap: int, ops: Sequence[int] | None = None, score_from: int = 0) -> int:
