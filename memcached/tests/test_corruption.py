@@ -131,12 +131,12 @@ def test_corrupted_blocks_give_errors_not_data(server):
 DATA_FILE = {"blocks": "blocks.dat", "tuples": "cold.dat"}
 
 
-def test_every_pair_answers_damaged_records_with_errors(server, spill_pair):
-    """Every (policy, tier) pair: with one byte in every 4 KiB of the first MiB of
-    its data file flipped, each spilled key reads back byte-exact or answers the
+def test_every_pair_answers_damaged_records_with_errors(server, spill_pair_io):
+    """Every (policy, tier) pair (make test: one per tier, conftest.spill_pair_io): with one
+    byte in every 4 KiB of the first MiB of its data file flipped, each spilled key reads back byte-exact or answers the
     checksum error (never other data, never a miss), the damaged record stays
     (the same error again), a set replaces it, and nothing is lost."""
-    srv = server(mem=16, ac=spill_pair)
+    srv = server(mem=16, ac=spill_pair_io)
     raw = store_all(srv)
     st = srv.settled()
     resident = raw.resident_keys()

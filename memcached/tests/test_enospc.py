@@ -55,9 +55,9 @@ def fill_until_full(srv, rng):
     return raw, stored, refused
 
 
-def test_enospc_keeps_acknowledged_items(server, tmp_path, spill_pair):
+def test_enospc_keeps_acknowledged_items(server, tmp_path, spill_pair_io):
     with small_tmpfs(tmp_path / "mnt") as mnt:
-        srv = server(mem=16, ac={**spill_pair, "ac_spill_dir": str(mnt / "spill")})
+        srv = server(mem=16, ac={**spill_pair_io, "ac_spill_dir": str(mnt / "spill")})
         try:
             raw, stored, refused = fill_until_full(srv, random.Random(3))
             st = srv.ac()
@@ -85,12 +85,12 @@ def test_enospc_keeps_acknowledged_items(server, tmp_path, spill_pair):
             assert not (mnt / "spill").exists()
 
 
-def test_enospc_delete_and_touch_of_spilled_keys(server, tmp_path, spill_pair):
+def test_enospc_delete_and_touch_of_spilled_keys(server, tmp_path, spill_pair_io):
     """With the spill file system and memory full, delete and touch of a spilled
     key must not answer NOT_FOUND (the key exists), and a key the server says it
     did not find, or deleted, must not come back once memory frees up."""
     with small_tmpfs(tmp_path / "mnt") as mnt:
-        srv = server(mem=16, ac={**spill_pair, "ac_spill_dir": str(mnt / "spill")})
+        srv = server(mem=16, ac={**spill_pair_io, "ac_spill_dir": str(mnt / "spill")})
         try:
             raw, stored, refused = fill_until_full(srv, random.Random(4))
             assert refused
