@@ -10,12 +10,14 @@
  * ac_item_accessed).
  *
  * Hits: a hit in RAM counts a memory hit; one the lookup read from the tier a
- * disk hit. Under a paging tier a read is a disk hit when the pages its thread
- * waited for (page->thread_page_ins: the kernel's major faults) rose while it
- * was served: the window opens in the lookup (before the hash walk) and closes
- * in the access hook, which first reads one byte of every page the item
- * occupies (the reply is copied from the item later); the in-process driver
- * opens and closes it itself, around the lookup and the copy of the value.
+ * disk hit, which the policy sees through on_fetched when it has one (a miss
+ * for it: ac_policy.h), else through on_access as any hit. Under a paging
+ * tier a read is a disk hit when the pages its thread waited for
+ * (page->thread_page_ins: the kernel's major faults) rose while it was
+ * served: the window opens in the lookup (before the hash walk) and closes in
+ * the access hook, which first reads one byte of every page the item occupies
+ * (the reply is copied from the item later); the in-process driver opens and
+ * closes it itself, around the lookup and the copy of the value.
  * Uses: ac_fetch, ac_state. */
 #include "memcached.h"
 #include "ac_internal.h"
@@ -197,9 +199,14 @@ void ac_item_accessed(item *it) {
         }
     } else {
         bool disk = th->fetched == it;
-        if (disk)
-            th->fetched = NULL;
         count_hit(th, disk);
+        if (disk) {
+            th->fetched = NULL;
+            if (ac.policy->on_fetched != NULL) {
+                ac.policy->on_fetched(it);   /* a read-back: the policy's miss */
+                return;
+            }
+        }
     }
     ac.policy->on_access(it);
 }

@@ -11,9 +11,10 @@
 
 /* Mandatory: name, summary, default_tier, tier_shapes, on_insert, on_access,
  * on_remove, pick_victims, metadata_bytes. Every other member may be NULL
- * (false, 0): in_process_only, fixed_bytes (nothing allocated at start), init, on_merged (left
- * as inserted), stats, shutdown, page_alloc and page_release (memcached's
- * malloc), phase_begin (nothing to do), options. */
+ * (false, 0): in_process_only, fixed_bytes (nothing allocated at start), init,
+ * on_fetched (on_access is called), on_merged (left as inserted), stats,
+ * shutdown, page_alloc and page_release (memcached's malloc), phase_begin
+ * (nothing to do), options. */
 struct ac_policy_ops {
     const char *name;
     const char *summary;
@@ -39,6 +40,16 @@ struct ac_policy_ops {
     int    (*init)(void);                       /* its options are set by then */
     void   (*on_insert)(item *it);              /* linked into RAM (item lock held) */
     void   (*on_access)(item *it);              /* hit in RAM: hot path, O(1), no I/O */
+    /* Called instead of on_access for an item a spilling tier's lookup read
+     * back for the request (a disk hit: in cache terms a miss). The lookup
+     * linked it (on_insert just ran) unless fetch_on_read is false or memory
+     * ran out (a transient copy, AC_ITEM_TRANSIENT: no on_insert). A policy
+     * whose paper treats a miss unlike a hit sets it, so that the read-back
+     * enters as a missed object does (SIEVE unvisited, S3-FIFO at frequency
+     * 0), not as a hit as well; NULL: on_access, as for a hit in RAM (lru,
+     * alru, logging). Paging tiers have no read-back: every access there is
+     * on_access. Item lock held; hot path, O(1), no I/O. */
+    void   (*on_fetched)(item *it);
     void   (*on_remove)(item *it);              /* unlinked from RAM */
     /* A block merge brought it back without a request for it (item lock
      * held): it goes where the coldest items are. */

@@ -23,7 +23,9 @@
  *   not reset it).
  * A victim is spilled to the cold tier by the core (not dropped): it comes
  * back through on_insert when it is read, which is S3-FIFO's miss; a key in
- * G then enters M. The key of an S victim enters G when the victim leaves
+ * G then enters M. The read that brought it back does not count as a hit
+ * (on_fetched, not on_access): it enters at frequency 0, as the paper inserts
+ * a missed object. The key of an S victim enters G when the victim leaves
  * RAM (on_remove), so a victim the core left never reaches G.
  *
  * Both queues are memcached's own per-class list (head = newest): each item
@@ -384,6 +386,12 @@ static void s3fifo_on_access(item *it) {
         freq_set(it, (uint8_t)(f + 1));
 }
 
+/* A read-back (a disk hit): on_insert put it in S (or M after a ghost hit)
+ * at frequency 0, the miss; nothing more. */
+static void s3fifo_on_fetched(item *it) {
+    (void)it;
+}
+
 /* Before memcached unlinks it (item lock held, ITEM_LINKED already clear;
  * maybe under the list's LRU lock): the class mutex only. */
 static void s3fifo_on_remove(item *it) {
@@ -565,6 +573,7 @@ const struct ac_policy_ops ac_policy_s3fifo = {
     .init = s3fifo_init,
     .on_insert = s3fifo_on_insert,
     .on_access = s3fifo_on_access,
+    .on_fetched = s3fifo_on_fetched,
     .on_remove = s3fifo_on_remove,
     .on_merged = s3fifo_on_merged,
     .pick_victims = s3fifo_pick_victims,

@@ -12,7 +12,9 @@
  *   last such move, do_item_update).
  * - A visited bit per item, one byte in the spare bytes of memcached's item
  *   header (after nkey, where alru keeps its clock): cleared on insert, set on
- *   a hit (a relaxed byte store, no lock).
+ *   a hit (a relaxed byte store, no lock). A spilled item a request reads back
+ *   is a miss for SIEVE (Algorithm 1 inserts a missed object unvisited):
+ *   on_fetched leaves the bit on_insert cleared, where on_access would set it.
  * - One hand per class, on the next item it examines (NULL: the tail). To name a
  *   victim the hand moves from the tail towards the head; it clears the bit of
  *   each visited item it passes, and the first unvisited item is the victim;
@@ -169,6 +171,11 @@ static void sieve_on_access(item *it) {
         set_visited(it, 1);
 }
 
+/* A read-back (a disk hit): linked unvisited by on_insert, it stays so. */
+static void sieve_on_fetched(item *it) {
+    (void)it;
+}
+
 /* Before memcached unlinks it (item lock held, ITEM_LINKED already clear;
  * maybe under the list's LRU lock): the hand on it moves on to the next item
  * towards the head, where SIEVE's hand goes after an item it examined. */
@@ -315,6 +322,7 @@ const struct ac_policy_ops ac_policy_sieve = {
     .init = sieve_init,
     .on_insert = sieve_on_insert,
     .on_access = sieve_on_access,
+    .on_fetched = sieve_on_fetched,
     .on_remove = sieve_on_remove,
     .on_merged = sieve_on_merged,
     .pick_victims = sieve_pick_victims,

@@ -30,7 +30,10 @@
  *   within its share the victim is main's.
  * A victim is spilled to the cold tier by the core (not dropped): it comes
  * back through on_insert when it is read, W-TinyLFU's miss: it enters the
- * window with its count in the sketch raised.
+ * window with its count in the sketch raised. The read that brought it back
+ * is that same request (on_fetched, not on_access): counted once in the
+ * sketch, by on_insert, with no hit's move (on_fetched counts a transient
+ * copy, which no on_insert saw).
  *
  * The three segments are memcached's own per-class list (head = newest):
  * each item carries its segment, and a move to a segment's MRU end moves it
@@ -62,7 +65,7 @@
  * - on_access takes the sketch lock alone (the increment), releases it,
  *   then the LRU lock and the class mutex (the move); on_insert the sketch
  *   lock alone, then the class mutex alone (memcached calls it after its own
- *   link, with no LRU lock held);
+ *   link, with no LRU lock held); on_fetched at most the sketch lock alone;
  * - pick_victims and on_merged take the LRU lock, then the class mutex, then
  *   the sketch's for the estimates (the undo);
  * - on_remove takes only the class mutex: memcached calls it under the item
@@ -448,6 +451,14 @@ static void wtinylfu_on_access(item *it) {
     pthread_mutex_unlock(&lru_locks[id]);
 }
 
+/* A read-back (a disk hit), TinyLFU's miss: the request counts once in the
+ * sketch, as every request; on_insert counted it when the lookup linked the
+ * item, and it stays at the window's MRU end where on_insert put it. */
+static void wtinylfu_on_fetched(item *it) {
+    if (AC_ITEM_TRANSIENT(it))
+        sketch_record(item_fp(it));   /* a copy not linked: no on_insert counted it */
+}
+
 /* Before memcached unlinks it (item lock held, ITEM_LINKED already clear;
  * maybe under the list's LRU lock): the class mutex only. */
 static void wtinylfu_on_remove(item *it) {
@@ -653,6 +664,7 @@ const struct ac_policy_ops ac_policy_wtinylfu = {
     .init = wtinylfu_init,
     .on_insert = wtinylfu_on_insert,
     .on_access = wtinylfu_on_access,
+    .on_fetched = wtinylfu_on_fetched,
     .on_remove = wtinylfu_on_remove,
     .on_merged = wtinylfu_on_merged,
     .pick_victims = wtinylfu_pick_victims,

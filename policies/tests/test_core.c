@@ -12,6 +12,8 @@
  *    absent one asks once; a spilled one comes back as a disk hit, with its
  *    CAS and age, its record dropped, and linking it does not look the key up
  *    again when that was its only copy (but drops a stale copy when not);
+ *    the policy sees a disk hit through on_fetched when it has one, else
+ *    through on_access as a hit in RAM;
  *  - fetch: a record of another key under the same fingerprint is passed
  *    over; a failed read and a damaged record answer their errors (not a
  *    miss); a read under a policy that keeps reads cold, or without memory,
@@ -229,10 +231,20 @@ void *ac_borrow_alloc(struct ac_thread *th, size_t ntotal, unsigned int id) {
 
 /* ---- a FIFO policy ------------------------------------------------------------- */
 
-static int merged_back, no_victims;
+static int merged_back, no_victims, accessed, fetched;
 
 static void no_op(item *it) {
     (void)it;
+}
+
+static void on_access(item *it) {
+    (void)it;
+    accessed++;
+}
+
+static void on_fetched(item *it) {
+    (void)it;
+    fetched++;
 }
 
 static void on_merged(item *it) {
@@ -255,8 +267,13 @@ static size_t no_bytes(void) {
 
 static const struct ac_policy_ops hstore = {
     .name = "fifo", .summary = "test", .default_tier = "test", .tier_shapes = AC_CAP_SPILL,
-    .fetch_on_read = true, .on_insert = no_op, .on_access = no_op, .on_remove = no_op,
+    .fetch_on_read = true, .on_insert = no_op, .on_access = on_access, .on_remove = no_op,
     .on_merged = on_merged, .pick_victims = pick_oldest, .metadata_bytes = no_bytes,
+};
+static const struct ac_policy_ops hstore_misses = {    /* a read-back is its miss */
+    .name = "fifo-misses", .summary = "test", .default_tier = "test", .tier_shapes = AC_CAP_SPILL,
+    .fetch_on_read = true, .on_insert = no_op, .on_access = on_access, .on_fetched = on_fetched,
+    .on_remove = no_op, .on_merged = on_merged, .pick_victims = pick_oldest, .metadata_bytes = no_bytes,
 };
 static const struct ac_policy_ops siberia = {
     .name = "cold-reads", .summary = "test", .default_tier = "test", .tier_shapes = AC_CAP_SPILL,
@@ -426,7 +443,7 @@ static void reset(const struct ac_policy_ops *p) {
     nrecs = 0;
     cur_block = in_block = cur_off = 0;
     finds = peeks = reads = drops = merges_done = put_fail = read_fail = claim_below = 0;
-    merged_back = no_victims = borrow_asked = 0;
+    merged_back = no_victims = borrow_asked = accessed = fetched = 0;
     memset(&ac_cnt, 0, sizeof(ac_cnt));
     ac.policy = p;
     ac.tier = &tier;
@@ -545,6 +562,38 @@ static void test_lookup(void) {
     ac_hit_totals(&mem, &disk);
     CHECK_EQ(disk - disk0, 1);
     CHECK_EQ(ac_thread_disk_hits() - thread_disk0, 1);
+    done_with(it);
+    CHECK_EQ(locks_held, 0);
+}
+
+/* Which hook the policy sees: a hit in RAM on_access; a read-back on_fetched,
+ * or on_access for a policy without it. */
+static void test_fetched_hook(void) {
+    reset(&hstore_misses);
+    store("alpha", 102);
+    item *it = lookup("alpha", true);
+    ac_item_accessed(it);
+    CHECK_EQ(accessed, 1);
+    CHECK_EQ(fetched, 0);
+    done_with(it);
+    spill_all();
+    it = lookup("alpha", true);                /* read back: a disk hit */
+    CHECK(it != NULL && (it->it_flags & ITEM_LINKED));
+    ac_item_accessed(it);
+    CHECK_EQ(accessed, 1);
+    CHECK_EQ(fetched, 1);
+    done_with(it);
+    it = lookup("alpha", true);                /* resident now: a hit in RAM */
+    ac_item_accessed(it);
+    CHECK_EQ(accessed, 2);
+    CHECK_EQ(fetched, 1);
+    done_with(it);
+    reset(&hstore);
+    store("beta", 102);
+    spill_all();
+    it = lookup("beta", true);
+    ac_item_accessed(it);
+    CHECK_EQ(accessed, 1);                     /* no on_fetched: on_access */
     done_with(it);
     CHECK_EQ(locks_held, 0);
 }
@@ -800,6 +849,7 @@ static void test_compaction_claims(void) {
 
 int main(void) {
     test_lookup();
+    test_fetched_hook();
     test_stale_copy_dropped();
     test_other_key_same_fingerprint();
     test_errors();

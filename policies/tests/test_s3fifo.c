@@ -8,7 +8,8 @@
  * its head with one count less; victims come from main while the small FIFO
  * holds less than 10 %; victims the core left are offered again unless hit
  * (then to main); items in use go to main; a merged block-mate is the next
- * victim; an item linked before on_insert ran is passed and taken later in
+ * victim; a spilled item read back (a disk hit, on_fetched) enters at
+ * frequency 0, as S3-FIFO inserts a miss; an item linked before on_insert ran is passed and taken later in
  * its order; an overwrite keeps the queue; metadata is 22 bytes per item
  * plus the ghost and the classes; the ghost's tables agree with a model
  * FIFO through compactions and growth. */
@@ -75,6 +76,13 @@ static void removed(int i) {
 
 static void hit(int i) {
     P->on_access(&items[i]);
+}
+
+/* a request read key back from the tier into item i: the lookup linked it
+ * (on_insert), the access hook then counts a disk hit */
+static void read_back(int i, int key) {
+    insert_key(i, key);
+    P->on_fetched(&items[i]);
 }
 
 static int freq(int i) {
@@ -181,6 +189,26 @@ static void test_small_and_ghost(void) {
     hit(1);
     CHECK_VICTIMS(2, "0 2");              /* 0 and 2 hit less than twice; 1 to M */
     CHECK_ORDER("0 2 3 1");
+}
+
+/* A read-back is S3-FIFO's miss: frequency 0, so S's tail scan takes it
+ * where the items hit while in S move to main (as a hit it would be
+ * promoted too and M's reinsertions would name 0). A ghost hit read back
+ * enters M, at 0 as well; a later hit in RAM counts as any hit. */
+static void test_read_back(void) {
+    reset(9);
+    for (int i = 0; i < 9; i++)
+        hit(i);
+    read_back(9, 9);
+    CHECK(queue(9) == SMALL && freq(9) == 0);
+    CHECK_VICTIMS(1, "9");
+    CHECK_ORDER("9 0 1 2 3 4 5 6 7 8");
+    removed(9);
+    read_back(10, 9);                     /* its key was in G */
+    CHECK(queue(10) == MAIN && freq(10) == 0);
+    hit(10);
+    CHECK_EQ(freq(10), 1);
+    CHECK_EQ(stat("s3fifo_ghost_hits"), 1);
 }
 
 /* Main: an item with a frequency above 0 goes back to main's head with one
@@ -377,6 +405,7 @@ int main(void) {
         pthread_mutex_init(&lru_locks[i], NULL);
     test_small_and_ghost();
     test_main();
+    test_read_back();
     test_left_and_in_use();
     test_merged_untagged_overwrite();
     test_cursor_on_removed_items();

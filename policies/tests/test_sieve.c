@@ -6,7 +6,8 @@
  * the head; with every item visited a full pass clears them and the next
  * takes them; victims the core left are offered again first unless hit
  * meanwhile; items in use and LRU-crawler placeholders are passed over; a
- * merged block-mate is the next victim; the victims of a pick are gathered
+ * merged block-mate is the next victim; a spilled item read back (a disk hit,
+ * on_fetched) enters unvisited, as SIEVE inserts a miss; the victims of a pick are gathered
  * where the hand stands (the list stays well formed); the hand on an item
  * that leaves moves to the next one, or back to the tail when that one is
  * leaving too; metadata is 17 bytes per item plus the hands. */
@@ -58,6 +59,13 @@ static void removed(int i) {
 
 static void hit(int i) {
     P->on_access(&items[i]);
+}
+
+/* a request read i back from the tier: the lookup linked it (on_insert), the
+ * access hook then counts a disk hit */
+static void read_back(int i) {
+    insert(i);
+    P->on_fetched(&items[i]);
 }
 
 static bool visited(int i) {
@@ -210,6 +218,24 @@ static void test_merged_and_placeholders(void) {
     ac_list_unlink(heads, tails, &crawler);
 }
 
+/* A read-back is SIEVE's miss: unvisited, so the hand takes it before the
+ * visited items it passes (as a hit, the hand would clear all four, wrap and
+ * take 0). A later hit in RAM sets its bit as any hit does. */
+static void test_read_back(void) {
+    reset(3);
+    for (int i = 0; i < 3; i++)
+        hit(i);
+    read_back(3);
+    CHECK(!visited(3));
+    CHECK_VICTIMS(1, "3");
+    CHECK(!visited(0) && !visited(1) && !visited(2));
+    reset(2);
+    read_back(2);
+    hit(2);
+    CHECK(visited(2));
+    CHECK_VICTIMS(1, "0");
+}
+
 /* The hand on an item that leaves moves to its head-side neighbour, unless
  * that one is leaving too (its on_remove done, not unlinked yet): then back
  * to the tail. A pick never leaves the hand on an item that is leaving. */
@@ -255,6 +281,7 @@ int main(void) {
     test_all_visited();
     test_left_and_in_use();
     test_merged_and_placeholders();
+    test_read_back();
     test_hand_on_removed_items();
     test_metadata();
     return check_report("test_sieve");

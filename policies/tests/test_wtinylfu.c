@@ -8,7 +8,10 @@
  * protected, a protected one to protected's MRU end, and protected beyond
  * 80 % of main sends its LRU item to probation; the sketch counts inserts
  * and hits and halves every counter after its sample; victims the core left
- * are offered again unless hit; a merged block-mate is main's next victim
+ * are offered again unless hit; a spilled item read back (a disk hit,
+ * on_fetched) is counted once, by its insert, and enters the window as a
+ * miss does (a transient copy, never inserted, is counted by on_fetched); a
+ * merged block-mate is main's next victim
  * with its count taken back; an overwrite keeps the segment; the sketch
  * grows with the resident items; metadata is 22 bytes per item plus the
  * sketch and the classes. */
@@ -70,6 +73,13 @@ static void removed(int i) {
 
 static void hit(int i) {
     P->on_access(&items[i]);
+}
+
+/* a request read key back from the tier into item i: the lookup linked it
+ * (on_insert), the access hook then counts a disk hit */
+static void read_back(int i, int key) {
+    insert_key(i, key);
+    P->on_fetched(&items[i]);
 }
 
 static void hits(int i, int n) {
@@ -250,6 +260,31 @@ static void test_left_and_overwrite(void) {
     CHECK_ORDER("5 6");
 }
 
+/* A read-back is one request, TinyLFU's miss: one count in the sketch (its
+ * insert's; as a hit as well it would count twice) and the window's MRU end,
+ * no hit's move. A transient copy read from the tier (not linked: no insert
+ * counted it) is counted by on_fetched and moves nothing. */
+static void test_read_back(void) {
+    reset(3);
+    hits(0, 2);
+    CHECK_EQ(est(0), 3);
+    removed(0);                           /* spilled */
+    read_back(3, 0);
+    CHECK_EQ(est(3), 4);
+    CHECK_EQ(seg(3), WINDOW);
+    CHECK_ORDER("1 2 3");
+    memset(&items[4], 0, sizeof(items[4]));
+    items[4].id = 4;
+    items[4].nkey = (uint8_t)snprintf((char *)items[4].data, sizeof(items[4].data), "k%04d", 1);
+    items[4].refcount = 1;                /* slabs_clsid 0: AC_ITEM_TRANSIENT */
+    P->on_fetched(&items[4]);
+    CHECK_EQ(est(1), 2);
+    CHECK_ORDER("1 2 3");
+    hit(3);                               /* a hit in RAM counts as any hit */
+    CHECK_EQ(est(3), 5);
+    CHECK_EQ(stat("wtinylfu_promoted"), 0);
+}
+
 static void test_metadata_and_growth(void) {
     reset(0);
     stats_state.curr_items = 0;
@@ -275,6 +310,7 @@ int main(void) {
     test_segments();
     test_aging();
     test_left_and_overwrite();
+    test_read_back();
     test_metadata_and_growth();
     return check_report("test_wtinylfu");
 }
