@@ -1,5 +1,5 @@
-/* What policies s3fifo and wtinylfu know of an item on memcached's per-class
- * list, where they keep several queues (one byte per item says which): the
+/* What policies sieve, s3fifo and wtinylfu know of an item on memcached's per-class
+ * list (s3fifo and wtinylfu keep several queues on it, one byte per item says which): the
  * tests a scan makes (an LRU crawler's placeholder, an item a request holds,
  * one leaving), the next real item towards the head, and a 4-byte tag in the
  * header's spare bytes that on_insert sets and on_remove clears, so that a
@@ -76,6 +76,39 @@ static inline void qi_link_before(item **heads, item **tails, unsigned int id, i
     }
     if (heads[id] == NULL)
         heads[id] = it;
+}
+
+/* The victims of a class's last pick the core left resident: the next pick
+ * offers them again first (or releases them to a queue), a hit or a removal
+ * takes one out. Guarded by the class's lock. */
+#define QI_CHOSEN_MAX 64
+struct qi_chosen {
+    item *it[QI_CHOSEN_MAX];
+    int n;
+};
+
+/* it out of the set, if it is there */
+static inline void qi_chosen_drop(struct qi_chosen *ch, item *it) {
+    for (int i = 0; i < ch->n; i++) {
+        if (ch->it[i] == it) {
+            ch->it[i] = ch->it[--ch->n];
+            return;
+        }
+    }
+}
+
+/* The set moved to prev (QI_CHOSEN_MAX entries) and emptied; returns how many. */
+static inline int qi_chosen_take(struct qi_chosen *ch, item **prev) {
+    int n = ch->n;
+    memcpy(prev, ch->it, (size_t)n * sizeof(item *));
+    ch->n = 0;
+    return n;
+}
+
+/* This pick's n victims (n <= QI_CHOSEN_MAX) become the set. */
+static inline void qi_chosen_keep(struct qi_chosen *ch, item **out, int n) {
+    memcpy(ch->it, out, (size_t)n * sizeof(item *));
+    ch->n = n;
 }
 
 #endif

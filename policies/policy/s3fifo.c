@@ -119,15 +119,13 @@ typedef char s3fifo_meta_fits_in_header_padding[(offsetof(item, data) - META_OFF
 /* the queue byte: chosen victims remember the queue they were taken from */
 enum { Q_NONE = 0, Q_SMALL = 1, Q_MAIN = 2, Q_CHOSEN_S = 3, Q_CHOSEN_M = 4 };
 #define FREQ_MAX 3
-#define CHOSEN_MAX 64
 #define IN_USE_MAX 64                 /* items in use moved per pick, at most */
 
 struct s3_class {
     pthread_mutex_t lock;             /* after lru_locks[c | COLD_LRU], before the ghost's */
     item *cur_s, *cur_m;              /* next item each queue's scan examines; NULL: the tail */
     uint64_t small, main;             /* objects in S and in M (chosen victims in neither) */
-    item *chosen[CHOSEN_MAX];         /* the last pick's victims still resident */
-    int nchosen;
+    struct qi_chosen chosen;          /* the last pick's victims still resident */
 };
 static struct s3_class classes[MAX_NUMBER_OF_SLAB_CLASSES];
 static uint64_t resident_total;       /* S and M of every class (atomic): sizes the ghost */
@@ -339,7 +337,7 @@ static int s3fifo_init(void) {
         pthread_mutex_init(&c->lock, NULL);
         c->cur_s = c->cur_m = NULL;
         c->small = c->main = 0;
-        c->nchosen = 0;
+        c->chosen.n = 0;
     }
     resident_total = 0;
     uint64_t *counters[] = { &st_promoted, &st_reinserted, &st_victims_s, &st_victims_m, &st_reoffered, &st_released,
@@ -420,12 +418,7 @@ static void s3fifo_on_remove(item *it) {
         count_add(c, q, -1);
         handover.set = false;
         if (q == Q_CHOSEN_S || q == Q_CHOSEN_M) {
-            for (int i = 0; i < c->nchosen; i++) {
-                if (c->chosen[i] == it) {
-                    c->chosen[i] = c->chosen[--c->nchosen];
-                    break;
-                }
-            }
+            qi_chosen_drop(&c->chosen, it);
             to_ghost = q == Q_CHOSEN_S;
         } else {
             handover.fp = fp;
@@ -472,18 +465,16 @@ static void s3fifo_on_merged(item *it) {
 static int s3fifo_pick_victims(unsigned int clsid, item **out, int max) {
     if (clsid >= MAX_NUMBER_OF_SLAB_CLASSES)
         return 0;
-    if (max > CHOSEN_MAX)
-        max = CHOSEN_MAX;
+    if (max > QI_CHOSEN_MAX)
+        max = QI_CHOSEN_MAX;
     unsigned int id = clsid | COLD_LRU;
     struct s3_class *c = &classes[clsid];
     int n = 0, busy = 0;
     pthread_mutex_lock(&lru_locks[id]);
     pthread_mutex_lock(&c->lock);
     /* the last pick's victims the core left: offered again unless hit or in use */
-    int nprev = c->nchosen;
-    item *prev_chosen[CHOSEN_MAX];
-    memcpy(prev_chosen, c->chosen, (size_t)nprev * sizeof(item *));
-    c->nchosen = 0;
+    item *prev_chosen[QI_CHOSEN_MAX];
+    int nprev = qi_chosen_take(&c->chosen, prev_chosen);
     for (int i = 0; i < nprev; i++) {
         item *p = prev_chosen[i];
         if (n < max && freq_of(p) == 0 && !qi_in_use(p)) {
@@ -507,8 +498,7 @@ static int s3fifo_pick_victims(unsigned int clsid, item **out, int max) {
         }
         out[n++] = x;
     }
-    c->nchosen = n;
-    memcpy(c->chosen, out, (size_t)n * sizeof(item *));
+    qi_chosen_keep(&c->chosen, out, n);
     pthread_mutex_unlock(&c->lock);
     pthread_mutex_unlock(&lru_locks[id]);
     return n;

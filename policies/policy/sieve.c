@@ -71,6 +71,7 @@
 #include "ac_policy.h"
 #include "ac_services.h"
 #include "lru_list.h"
+#include "queue_items.h"
 #include "victim_checks.h"
 #include <stddef.h>
 #include <string.h>
@@ -99,35 +100,8 @@ static inline void set_visited(item *it, uint8_t v) {
     __atomic_store_n(visited_byte(it), v, __ATOMIC_RELAXED);
 }
 
-static inline bool placeholder(item *it) {
-    return __atomic_load_n(&it->nbytes, __ATOMIC_RELAXED) == 0 && __atomic_load_n(&it->nkey, __ATOMIC_RELAXED) == 0
-           && __atomic_load_n(&it->it_flags, __ATOMIC_RELAXED) == 1;   /* an LRU crawler's */
-}
-
-static inline bool in_use(item *it) {
-    return __atomic_load_n(&it->refcount, __ATOMIC_RELAXED) > 1;
-}
-
-static inline bool linked(item *it) {
-    return (__atomic_load_n(&it->it_flags, __ATOMIC_RELAXED) & ITEM_LINKED) != 0;
-}
-
-/* The first real item from it towards the head (it included), or NULL. */
-static item *real_from(item *it) {
-    while (it != NULL && placeholder(it))
-        it = __atomic_load_n(&it->prev, __ATOMIC_RELAXED);
-    return it;
-}
-
-/* Under lru_locks[id]: it is linked in list id (lru.c's test: a chunk free
- * or allocated but not linked yet has prev NULL and is no head). */
-static bool listed(item *it, unsigned int id) {
-    item **heads = item_lru_ends(false);
-    return linked(it) && it->slabs_clsid == id && (it->prev != NULL || heads[id] == it);
-}
-
 static void list_unlink(unsigned int id, item *it) {
-    (void)id;          /* a listed item's slabs_clsid is its list (listed()) */
+    (void)id;          /* a listed item's slabs_clsid is its list (qi_listed()) */
     ac_list_unlink(item_lru_ends(false), item_lru_ends(true), it);
     it->prev = it->next = NULL;
 }
@@ -189,8 +163,8 @@ static void sieve_on_remove(item *it) {
      * the pick sees the item unlinked, or after it and sees the hand on it */
     pthread_mutex_lock(&c->lock);
     if (c->hand == it) {
-        item *next = real_from(__atomic_load_n(&it->prev, __ATOMIC_RELAXED));
-        if (next != NULL && !linked(next)) {
+        item *next = qi_real_from(__atomic_load_n(&it->prev, __ATOMIC_RELAXED));
+        if (next != NULL && !qi_linked(next)) {
             next = NULL;              /* leaving too (its on_remove is done): back to the tail */
             __atomic_add_fetch(&st_restarts, 1, __ATOMIC_RELAXED);
         }
@@ -212,9 +186,9 @@ static void sieve_on_merged(item *it) {
     pthread_mutex_lock(&c->lock);
     set_visited(it, 0);
     item *h = c->hand;
-    if (h != NULL && !listed(h, id))
+    if (h != NULL && !qi_listed(h, id))
         h = NULL;
-    if (listed(it, id) && h != it) {
+    if (qi_listed(it, id) && h != it) {
         list_unlink(id, it);
         if (h != NULL)
             link_tail_side(id, h, it);            /* examined just before h */
@@ -237,9 +211,9 @@ static int sieve_pick_victims(unsigned int clsid, item **out, int max) {
     pthread_mutex_lock(&lru_locks[id]);
     pthread_mutex_lock(&c->lock);
     item *h = c->hand;
-    if (h != NULL && !listed(h, id))
+    if (h != NULL && !qi_listed(h, id))
         h = NULL;
-    item *it = real_from(h != NULL ? h : tails[id]);
+    item *it = qi_real_from(h != NULL ? h : tails[id]);
     /* traversals begun from the tail: the first counts when the hand starts there */
     unsigned laps = h == NULL ? 1 : 0;
     while (n < max) {
@@ -248,14 +222,14 @@ static int sieve_pick_victims(unsigned int clsid, item **out, int max) {
                 break;
             laps++;
             wraps++;
-            it = real_from(tails[id]);
+            it = qi_real_from(tails[id]);
             if (it == NULL)
                 break;                /* no item at all */
             continue;
         }
         item *prev = it->prev;
         examined++;
-        if (in_use(it) || !linked(it)) {
+        if (qi_in_use(it) || !qi_linked(it)) {
             passed++;                 /* a request holds it (or it is leaving): it stays, bit as it is */
         } else if (visited(it) && laps < 3) {
             set_visited(it, 0);       /* a second chance */
@@ -267,13 +241,13 @@ static int sieve_pick_victims(unsigned int clsid, item **out, int max) {
             }
             out[n++] = it;
         }
-        it = real_from(prev);
+        it = qi_real_from(prev);
     }
     /* it: the next item the hand examines (NULL: past the head). The victims
      * go just before it, in order, and the hand onto the first of them: from
      * the tail, out[0], ..., out[n-1], it. */
-    while (it != NULL && (ac_chosen(it, out, n) || !linked(it)))
-        it = real_from(it->prev);     /* never onto an item leaving (its on_remove may be done) */
+    while (it != NULL && (ac_chosen(it, out, n) || !qi_linked(it)))
+        it = qi_real_from(it->prev);     /* never onto an item leaving (its on_remove may be done) */
     for (int i = 0; i < n; i++)
         list_unlink(id, out[i]);
     item *at = it;

@@ -102,15 +102,13 @@ typedef char wtinylfu_meta_fits_in_header_padding[(offsetof(item, data) - META_O
 
 /* the segment byte */
 enum { S_NONE = 0, S_WINDOW = 1, S_PROBATION = 2, S_PROTECTED = 3, S_CHOSEN = 4, NSEG = 4 };
-#define CHOSEN_MAX 64
 #define IN_USE_MAX 64                 /* items in use moved per pick, at most */
 
 struct tl_class {
     pthread_mutex_t lock;             /* after lru_locks[c | COLD_LRU], before the sketch's */
     item *cur[NSEG];                  /* per segment: the next item its scan examines; NULL: the tail */
     uint64_t n[NSEG];                 /* items per segment (chosen victims in none) */
-    item *chosen[CHOSEN_MAX];         /* the last pick's victims still resident */
-    int nchosen;
+    struct qi_chosen chosen;          /* the last pick's victims still resident */
 };
 static struct tl_class classes[MAX_NUMBER_OF_SLAB_CLASSES];
 static uint64_t resident_total;       /* every class's segments (atomic): sizes the sketch */
@@ -381,7 +379,7 @@ static int wtinylfu_init(void) {
         pthread_mutex_init(&c->lock, NULL);
         memset(c->cur, 0, sizeof(c->cur));
         memset(c->n, 0, sizeof(c->n));
-        c->nchosen = 0;
+        c->chosen.n = 0;
     }
     resident_total = 0;
     uint64_t *counters[] = { &st_admitted, &st_rejected, &st_promoted, &st_demoted, &st_victims, &st_reoffered,
@@ -438,12 +436,7 @@ static void wtinylfu_on_access(item *it) {
         } else if (s == S_WINDOW || s == S_PROTECTED) {
             to_mru(c, id, it, s);
         } else if (s == S_CHOSEN) {   /* a victim the core left, read: not a victim any more */
-            for (int i = 0; i < c->nchosen; i++) {
-                if (c->chosen[i] == it) {
-                    c->chosen[i] = c->chosen[--c->nchosen];
-                    break;
-                }
-            }
+            qi_chosen_drop(&c->chosen, it);
             to_mru(c, id, it, S_WINDOW);
         }
     }
@@ -490,12 +483,7 @@ static void wtinylfu_on_remove(item *it) {
         count_add(c, s, -1);
         handover.set = false;
         if (s == S_CHOSEN) {
-            for (int i = 0; i < c->nchosen; i++) {
-                if (c->chosen[i] == it) {
-                    c->chosen[i] = c->chosen[--c->nchosen];
-                    break;
-                }
-            }
+            qi_chosen_drop(&c->chosen, it);
         } else {
             handover.fp = fp;
             handover.seg = s;
@@ -541,18 +529,16 @@ static void wtinylfu_on_merged(item *it) {
 static int wtinylfu_pick_victims(unsigned int clsid, item **out, int max) {
     if (clsid >= MAX_NUMBER_OF_SLAB_CLASSES)
         return 0;
-    if (max > CHOSEN_MAX)
-        max = CHOSEN_MAX;
+    if (max > QI_CHOSEN_MAX)
+        max = QI_CHOSEN_MAX;
     unsigned int id = clsid | COLD_LRU;
     struct tl_class *c = &classes[clsid];
     int n = 0, busy = 0;
     pthread_mutex_lock(&lru_locks[id]);
     pthread_mutex_lock(&c->lock);
     /* the last pick's victims the core left (a hit took any out): again, unless in use */
-    int nprev = c->nchosen;
-    item *prev_chosen[CHOSEN_MAX];
-    memcpy(prev_chosen, c->chosen, (size_t)nprev * sizeof(item *));
-    c->nchosen = 0;
+    item *prev_chosen[QI_CHOSEN_MAX];
+    int nprev = qi_chosen_take(&c->chosen, prev_chosen);
     for (int i = 0; i < nprev; i++) {
         item *p = prev_chosen[i];
         if (n < max && !qi_in_use(p)) {
@@ -595,8 +581,7 @@ static int wtinylfu_pick_victims(unsigned int clsid, item **out, int max) {
         choose(c, v);
         out[n++] = v;
     }
-    c->nchosen = n;
-    memcpy(c->chosen, out, (size_t)n * sizeof(item *));
+    qi_chosen_keep(&c->chosen, out, n);
     pthread_mutex_unlock(&c->lock);
     pthread_mutex_unlock(&lru_locks[id]);
     return n;
