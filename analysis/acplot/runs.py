@@ -74,13 +74,44 @@ def figures_dir(path: str | os.PathLike[str] | None = None) -> Path:
     return out
 
 
-def disk_rows(df: pd.DataFrame) -> pd.DataFrame:
+# A host's machine facts (rows of `acbench run`): throughput from hosts that differ in any of them is not
+# compared (disk_rows), nor when their disks' measured IOPS differ by more than IOPS_SPREAD.
+HOST_FACTS = ("kernel", "cpu_model", "cpus")
+IOPS_SPREAD = 0.25
+MIXED_HOSTS_ENV = "ACBENCH_MIXED_HOSTS"
+
+
+def check_hosts(df: pd.DataFrame, mixed_hosts: bool | None = None) -> None:
+    """ResultsError when the rows come from hosts whose machine facts differ (HOST_FACTS, or disk_iops
+    by more than IOPS_SPREAD), unless mixed_hosts (default: ACBENCH_MIXED_HOSTS=1) says to compare
+    them anyway. Rows without a host column (older runs) are one host."""
+    if mixed_hosts is None:
+        mixed_hosts = os.environ.get(MIXED_HOSTS_ENV, "") == "1"
+    if mixed_hosts or "host" not in df.columns or df["host"].dropna().nunique() < 2:
+        return
+    facts = [c for c in HOST_FACTS if c in df.columns]
+    per_host = df.groupby("host")[facts + (["disk_iops"] if "disk_iops" in df.columns else [])].first()
+    differ = [c for c in facts if per_host[c].astype(str).nunique() > 1]
+    if "disk_iops" in per_host.columns:
+        iops = per_host["disk_iops"].dropna().astype(float)
+        if len(iops) > 1 and iops.max() > (1 + IOPS_SPREAD) * iops.min():
+            differ.append("disk_iops")
+    if differ:
+        hosts = "; ".join(f"{h}: " + ", ".join(f"{c} {per_host.loc[h, c]}" for c in differ) for h in per_host.index)
+        raise ResultsError(f"the throughput rows come from {len(per_host)} hosts whose machines differ in "
+                           f"{', '.join(differ)} ({hosts}): one host's throughput is not another's. Rerun on "
+                           f"hosts alike, or set {MIXED_HOSTS_ENV}=1 to compare them anyway")
+
+
+def disk_rows(df: pd.DataFrame, mixed_hosts: bool | None = None) -> pd.DataFrame:
     """The rows whose spill directory and swap file were on the disk: throughput, latency and I/O
     figures mean something only there. A run on the RAM device (`spill_device` = ram, a zram
-    device for hit-rate-only grids) measures hit rates; rows without the column are the disk's."""
-    if "spill_device" not in df.columns:
-        return df
-    return df[df["spill_device"].fillna("disk") != "ram"].reset_index(drop=True)
+    device for hit-rate-only grids) measures hit rates; rows without the column are the disk's.
+    Rows from hosts whose machines differ are refused (check_hosts)."""
+    out = df if "spill_device" not in df.columns else \
+        df[df["spill_device"].fillna("disk") != "ram"].reset_index(drop=True)
+    check_hosts(out, mixed_hosts)
+    return out
 
 
 def hit_rate_rows(df: pd.DataFrame) -> pd.DataFrame:

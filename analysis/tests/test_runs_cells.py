@@ -165,3 +165,23 @@ def test_ycsb_rows_one_per_configuration_and_figure_rows() -> None:
     # without the column every row is YCSB's: the three lru rows at repetition 0 are one configuration
     assert list(ycsb_rows(df.drop(columns=["p_valuekind"]))["cell_id"]) == ["fig4", "lz4", "rep1", "other-n", "inmem"]
     assert ycsb_rows(df.iloc[:0]).empty and list(ycsb_rows(df[["cell_id"]])["cell_id"]) == list(df["cell_id"])
+
+
+def test_throughput_of_hosts_that_differ_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
+    """disk_rows refuses rows of hosts whose machine facts differ (kernel, CPU, cores, or disk IOPS
+    beyond 25 %), naming them, unless ACBENCH_MIXED_HOSTS=1 or mixed_hosts=True; hosts alike pass."""
+    from acplot.runs import ResultsError, disk_rows
+    monkeypatch.delenv("ACBENCH_MIXED_HOSTS", raising=False)
+    alike = rows().assign(host=["a", "a", "b", "b", "b"], kernel="6.18.0", cpu_model="EPYC", cpus=2,
+                          disk_iops=[20000.0, 20000.0, 24000.0, 24000.0, 24000.0])
+    assert len(disk_rows(alike)) == 5
+    slower = alike.assign(disk_iops=[20000.0, 20000.0, 150.0, 150.0, 150.0])
+    with pytest.raises(ResultsError, match=r"from 2 hosts whose machines differ in disk_iops \(a: disk_iops "
+                                           r"20000.0; b: disk_iops 150.0\).*set ACBENCH_MIXED_HOSTS=1"):
+        disk_rows(slower)
+    other = alike.assign(kernel=["6.18.0", "6.18.0", "6.1.0", "6.1.0", "6.1.0"], cpus=[2, 2, 8, 8, 8])
+    with pytest.raises(ResultsError, match=r"differ in kernel, cpus \(a: kernel 6.18.0, cpus 2; b: kernel 6.1.0, cpus 8\)"):
+        disk_rows(other)
+    assert len(disk_rows(other, mixed_hosts=True)) == 5
+    monkeypatch.setenv("ACBENCH_MIXED_HOSTS", "1")
+    assert len(disk_rows(slower)) == 5

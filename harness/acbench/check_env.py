@@ -2,28 +2,24 @@
 from __future__ import annotations
 
 import ctypes
-import mmap
 import os
 import platform
-import random
 import shutil
 import subprocess
-import tempfile
-import time
 from pathlib import Path
 from typing import Callable
 
 import typer
 from rich.console import Console
 
-from acbench import leftovers
+from acbench import diskprobe
 from acbench.cgroup import acg
 
 OK, WARN, FAIL = "OK", "WARN", "FAIL"
 NO_SWAP_FS = {"tmpfs", "ramfs", "overlay", "aufs", "squashfs", "nfs", "nfs4", "cifs", "9p",
               "virtiofs", "zfs", "fuse"}
 USERFAULTFD_NR = {"x86_64": 323, "aarch64": 282}
-PROBE_DIR = Path("/var/tmp")
+PROBE_DIR = diskprobe.PROBE_DIR
 
 
 def check_root() -> tuple[str, str]:
@@ -103,41 +99,14 @@ def check_perf() -> tuple[str, str]:
 
 
 def check_iops(seconds: float = 1.0, size: int = 64 << 20) -> tuple[str, str]:
-    """Random 4 KiB O_DIRECT reads from a fresh file in /var/tmp for about `seconds`."""
-    d = tempfile.mkdtemp(prefix="acbench-iops-", dir=PROBE_DIR)
-    leftovers.track_dir(Path(d), "probe directory")
-    path = Path(d) / "probe"
+    """Random 4 KiB O_DIRECT reads from a fresh file in /var/tmp for about `seconds` (diskprobe.py)."""
     try:
-        with open(path, "wb") as f:
-            block = os.urandom(1 << 20)
-            for _ in range(size >> 20):
-                f.write(block)
-            f.flush()
-            os.fsync(f.fileno())
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_DIRECT)
-        except OSError as e:
-            return WARN, f"O_DIRECT not possible in {PROBE_DIR} ({e.strerror}); no IOPS probe"
-        buf = mmap.mmap(-1, 4096)
-        n, lat = 0, 0.0
-        rng = random.Random(1)
-        t_end = time.monotonic() + seconds
-        try:
-            while time.monotonic() < t_end:
-                off = rng.randrange(size // 4096) * 4096
-                t = time.perf_counter()
-                os.preadv(fd, [buf], off)
-                lat += time.perf_counter() - t
-                n += 1
-        finally:
-            os.close(fd)
-        iops = n / seconds
-        verdict = OK if iops >= 1000 else WARN
-        return verdict, f"disk probe ({PROBE_DIR}, random 4 KiB O_DIRECT reads, 1 thread): {iops:,.0f} IOPS, {1e6 * lat / n:.0f} µs mean"
-    finally:
-        shutil.rmtree(d, ignore_errors=True)
-        if not os.path.exists(d):
-            leftovers.untrack_dir(Path(d))
+        iops, lat_us = diskprobe.measure(seconds, size)
+    except diskprobe.ProbeError as e:
+        return WARN, str(e)
+    verdict = OK if iops >= 1000 else WARN
+    return verdict, (f"disk probe ({diskprobe.PROBE_DIR}, random 4 KiB O_DIRECT reads, 1 thread): {iops:,.0f} IOPS, "
+                     f"{lat_us:.0f} µs mean")
 
 
 CHECKS: list[tuple[str, Callable[[], tuple[str, str]]]] = [

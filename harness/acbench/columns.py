@@ -359,6 +359,8 @@ _MACHINE = [
     _c("cpus", "int", "count", "online CPUs", MACHINE),
     _c("host", "str", "", "the host the cell ran on (its name; acbench run --cluster places cells on several)",
        MACHINE),
+    _c("disk_iops", "float", "IOPS", "the host's random 4 KiB O_DIRECT reads per second in /var/tmp, one thread "
+       "(diskprobe.py: check-env's probe, measured once per boot)", MACHINE),
     _c("cgroup_version", "int", "", "1 or 2: the memory controller the cell ran under", CG),
     _c("date", "datetime", "", "when the row was written (UTC)", HARNESS),
 ]

@@ -1,4 +1,5 @@
-"""Where a result came from: git revision, the server binary, host, kernel, CPU model, date."""
+"""Where a result came from: git revision, the server binary, host, kernel, CPU model, the disk's IOPS
+(diskprobe.py), date."""
 from __future__ import annotations
 
 import datetime
@@ -9,7 +10,7 @@ import socket
 import subprocess
 from pathlib import Path
 
-from acbench import paths
+from acbench import diskprobe, paths
 
 
 def git_revision() -> str:
@@ -52,10 +53,11 @@ def binary_sha256() -> str:
     return file_sha256(paths.binary("memcached-ac"))
 
 
-def machine() -> dict[str, str | int]:
+def machine() -> dict[str, str | int | float | None]:
     import os
     return {"git_revision": git_revision(), "binary_sha256": binary_sha256(), "kernel": platform.release(),
-            "cpu_model": cpu_model(), "cpus": os.cpu_count() or 0, "host": socket.gethostname()}
+            "cpu_model": cpu_model(), "cpus": os.cpu_count() or 0, "host": socket.gethostname(),
+            "disk_iops": diskprobe.host_iops()}
 
 
 def now() -> str:

@@ -80,6 +80,8 @@ def test_rows(run: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
     assert lru["status"] == "ok"
     for col in ("git_revision", "binary_sha256", "kernel", "cpu_model", "date", "cgroup_limit_bytes", "throughput_ops_s"):
         assert pd.notna(lru[col]), col
+    # the host's disk as measured once this boot (diskprobe.py): every row of the host the same value
+    assert lru["disk_iops"] > 0 and base["disk_iops"] == lru["disk_iops"]
     # equal provisioning: one limit = budget + stock memcached's allowance; lru's -m is what the limit
     # leaves after its own need (its overhead and a block of page cache), rounded down to a MiB
     assert lru["cgroup_limit_bytes"] == lru["item_budget_bytes"] + lru["allowance_bytes"] == base["cgroup_limit_bytes"]
