@@ -12,7 +12,7 @@ from rich.table import Table
 
 from acbench.approaches import lookup
 from acbench.compare import (CompareError, baseline_from_runs, compare, make_baseline, parse_overrides,
-                              read_baseline)
+                              read_baseline, widen)
 from acbench.results import ResultsError, load_results
 
 _err = Console(stderr=True, soft_wrap=True, highlight=False)
@@ -66,13 +66,19 @@ def _deterministic(run: "pd.DataFrame") -> Callable[[str], bool]:
 def baseline_cmd(runs: List[Path] = typer.Argument(..., help="Run directories to take the values from: one "
                                                    "(default tolerances) or several runs of the same spec "
                                                    "(tolerances from their spread)."),
-                 out: Path = typer.Option(..., "--out", help="Baseline CSV to write.")) -> None:
+                 out: Path = typer.Option(..., "--out", help="Baseline CSV to write."),
+                 widen_from: Optional[Path] = typer.Option(None, "--widen", help="A baseline CSV whose tolerances "
+                                                           "the new one never narrows (same cell and metric).")) -> None:
     """Write a baseline CSV. From one run: the default tolerances (acbench/compare.py). From
     several: value = median; exact where every run agrees and the cell is deterministic (or the
-    metric structural), else 3 × the largest deviation (with a small floor)."""
+    metric structural), else 3 × the largest deviation (with a small floor). --widen OLD: no
+    tolerance narrower than OLD's for the same check (regenerating from new runs keeps the spread
+    seen before)."""
     try:
         frames = [load_results(r) for r in runs]
         b = make_baseline(frames[0]) if len(frames) == 1 else baseline_from_runs(frames, deterministic=_deterministic(frames[0]))
+        if widen_from is not None:
+            b = widen(b, read_baseline(str(widen_from)))
     except (ResultsError, CompareError) as e:
         _err.print(f"acbench baseline: error: {e}", markup=False)
         raise typer.Exit(2)

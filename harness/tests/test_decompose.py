@@ -116,6 +116,23 @@ def test_baseline_from_runs_exact_where_equal_spread_elsewhere() -> None:
         compare.baseline_from_runs([runs[0], runs[1].iloc[:1]])
 
 
+def test_widen_never_narrows_the_old_tolerances() -> None:
+    cols = compare.BASELINE_COLUMNS
+    old = pd.DataFrame([["a", "hits", 100.0, "abs", 30.0], ["b", "hits", 50.0, "exact", 0.0],
+                        ["c", "hits", 10.0, "abs", 2.0], ["d", "hits", 7.0, "abs", 1.0]], columns=cols)
+    new = pd.DataFrame([["a", "hits", 110.0, "abs", 12.0], ["b", "hits", 50.0, "exact", 0.0],
+                        ["c", "hits", 11.0, "abs", 6.0], ["d", "hits", 7.0, "exact", 0.0],
+                        ["e", "hits", 3.0, "abs", 1.0]], columns=cols)
+    w = compare.widen(new, old).set_index("cell_id")
+    # the new median with the old, wider tolerance; exact where both were; the new, wider one kept;
+    # an exact check the old baseline had as a spread stays a spread; a new check as it is
+    assert (w.loc["a", "value"], w.loc["a", "kind"], w.loc["a", "tolerance"]) == (110.0, "abs", 30.0)
+    assert (w.loc["b", "kind"], w.loc["b", "tolerance"]) == ("exact", 0.0)
+    assert w.loc["c", "tolerance"] == 6.0
+    assert (w.loc["d", "kind"], w.loc["d", "tolerance"]) == ("abs", 1.0)
+    assert (w.loc["e", "kind"], w.loc["e", "tolerance"]) == ("abs", 1.0)
+
+
 def test_report_prints_the_decomposed_table(tmp_path) -> None:
     df = pd.DataFrame([
         {"approach": "lru", "workload": "readonly", "zipf_theta": 0.99, "mem_ratio": 0.5, "hit_rate": 0.6,
