@@ -1,6 +1,7 @@
 """acbench run --cluster (cluster.py) on a LocalCluster of 2 workers and on a `dask scheduler` +
 `dask worker` started as the README says (root, cgroups, memcached-ac): the same rows as a local
-run, resume, a killed worker, the build check, --cells-per-host; the Slurm set-up's job script
+run, resume, a killed worker, Ctrl-C on the submitter, the build check, --cells-per-host; the Slurm
+set-up's job script
 (dask-jobqueue, no Slurm needed)."""
 from __future__ import annotations
 
@@ -25,6 +26,7 @@ from typer.testing import CliRunner
 
 from acbench import cluster, leftovers, sysinfo
 from acbench.cli import app
+from acbench.results import RunDir
 from acbench.runner import RunError, identities, run_spec
 from acbench.spec import load_spec
 
@@ -306,5 +308,46 @@ def test_killed_worker_fails_its_cell_and_leaves_nothing(tmp_path: Path) -> None
     dirs = cgroup_dirs(killed["cgroup"])
     assert dirs and not [d for d in dirs if d.exists()]
     # the rerun would run the long cell again (and only it)
-    from acbench.results import RunDir
     assert RunDir(rd).finished() == {SHORT}
+
+
+def test_ctrl_c_stops_the_running_cell_on_its_worker(tmp_path: Path, scheduler: str) -> None:
+    """Ctrl-C on the submitter of a run on a separately started scheduler and worker: acbench exits
+    130 after the running cell was stopped on its worker (its server gone, its cgroup removed by the
+    cell's own clean-up there), no cell is started after it, the worker stays up for the next run."""
+    (tmp_path / "readonly").write_text((WORKLOADS / "readonly").read_text())
+    spec = tmp_path / "kill.toml"
+    spec.write_text(KILL_SPEC)
+    p = subprocess.Popen([sys.executable, "-m", "acbench", "run", str(spec), "--run-id", "c", "--results",
+                          str(tmp_path), "--cluster", scheduler], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                         text=True)
+    try:
+        server, group = None, ""
+        deadline = time.monotonic() + 120
+        while server is None and time.monotonic() < deadline and p.poll() is None:
+            for q in psutil.process_iter(["name", "cmdline"]):
+                if q.info["name"] == "memcached-ac" and any("operationcount=100000000" in a
+                                                           for a in q.info["cmdline"] or []):
+                    server, group = q, Path(f"/proc/{q.pid}/cgroup").read_text()
+                    break
+            time.sleep(0.2)
+        assert server is not None, "the long cell's server never started"
+        time.sleep(1)
+        t0 = time.monotonic()
+        p.send_signal(signal.SIGINT)
+        out, _ = p.communicate(timeout=90)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == 130, out
+    assert "stopping 1 running cell(s) on their workers" in out and "interrupted: " in out, out
+    assert time.monotonic() - t0 < 30
+    assert not server.is_running() or server.status() == psutil.STATUS_ZOMBIE
+    dirs = cgroup_dirs(group)
+    assert dirs and not [d for d in dirs if d.exists()]
+    from distributed import Client
+    with Client(scheduler, timeout="30s") as c:
+        assert len(c.scheduler_info()["workers"]) == 1          # the worker is still there
+    rd = tmp_path / "clu" / "c"
+    assert LONG not in (RunDir(rd).finished() if rd.exists() else set())
