@@ -1,10 +1,11 @@
-"""Known defects that may fail a CI regression run by chance, and the one retry CI allows for them.
+"""Known defects that may fail a CI regression run by chance, and the retries CI allows for them.
 
 effpaging is OOM-killed now and then at CI's small limits (policies/README.md, effpaging, "OOM kills
-at small limits": 2 of 16 write-heavy CI cells, 2026-11-28, at its default lock and at lock 1). A
-cell killed that way says nothing about a regression of the code under test, so `make -C harness
-regress` runs the failed cells once more when every failure of the run is such a kill, and says so;
-any other failure, or a second kill, fails CI. Experiments never retry: there a kill is a result
+at small limits": 2 of 16 write-heavy CI cells, 2026-11-28, at its default lock and at lock 1; 1 of
+10 idle runs later that day, and twice in a row in one fresh-clone CI run). A cell killed that way
+says nothing about a regression of the code under test, so `make -C harness regress` runs the failed
+cells again, up to twice (REGRESS_RETRIES), while every failure of the run is such a kill, and says
+so; any other failure, or a kill in every try, fails CI. Experiments never retry: there a kill is a result
 (status oom_killed, with the group's peak and limit) and counts against the approach.
 
     python3 -m acbench.known_defects RUN_DIR     exit 0: a retry is allowed (the cells are listed)
@@ -40,7 +41,7 @@ def retry_allowed(run_dir: Path) -> tuple[bool, str]:
         return False, f"{run_dir}: failed cells that are not a known defect: {', '.join(other)}"
     cells = ", ".join(f"{r.cell_id} ({OOM_AT_SMALL_LIMITS[str(r.approach).split('{', 1)[0]]})"
                       for r in failed.itertuples())
-    return True, f"OOM-killed by a known defect, retried once: {cells}"
+    return True, f"OOM-killed by a known defect, retried: {cells}"
 
 
 def main(argv: list[str] | None = None) -> int:
