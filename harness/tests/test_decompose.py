@@ -133,6 +133,24 @@ def test_widen_never_narrows_the_old_tolerances() -> None:
     assert (w.loc["e", "kind"], w.loc["e", "tolerance"]) == ("abs", 1.0)
 
 
+def test_compare_skips_the_cells_named_and_says_so(tmp_path) -> None:
+    run = _rows([50, 70])
+    f = tmp_path / "cells.csv"
+    run.to_csv(f, index=False)
+    base = compare.baseline_from_runs([run, _rows([50, 71])], deterministic=lambda cell: True)
+    base.loc[base["cell_id"] == "b", "value"] += 1000           # b would fail
+    bf = tmp_path / "base.csv"
+    base.to_csv(bf, index=False)
+    assert CliRunner().invoke(app, ["compare", str(f), str(bf)]).exit_code == 1
+    r = CliRunner().invoke(app, ["compare", str(f), str(bf), "--skip-cell", "b"])
+    assert r.exit_code == 0, r.output
+    n_b = int((base["cell_id"] == "b").sum())
+    assert f"not checked: b ({n_b} checks skipped)" in r.output
+    assert f"{len(base) - n_b} of {len(base) - n_b} checks within tolerance" in r.output
+    r = CliRunner().invoke(app, ["compare", str(f), str(bf), "--skip-cell", "zz"])
+    assert r.exit_code == 2 and "--skip-cell zz: the baseline has no such cell" in r.output
+
+
 def test_report_prints_the_decomposed_table(tmp_path) -> None:
     df = pd.DataFrame([
         {"approach": "lru", "workload": "readonly", "zipf_theta": 0.99, "mem_ratio": 0.5, "hit_rate": 0.6,
