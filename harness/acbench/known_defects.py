@@ -6,8 +6,8 @@ at small limits": 2 of 16 write-heavy CI cells, 2026-11-28, at its default lock 
 says nothing about a regression of the code under test, so `make -C harness regress` runs the failed
 cells again, up to twice (REGRESS_RETRIES), while every failure of the run is such a kill, and says
 so. A cell killed in every try has its checks skipped, said in the output (acbench compare
---skip-cell); any other failure fails CI. (On 2026-11-28 evening the CI cells were killed in 8 of 20
-runs on this VM, 1 of 20 the same morning: the kill follows how fast the disk takes swap-out.) Experiments never retry: there a kill is a result
+--skip-cell); any other failure fails CI. (On 2026-11-28 the CI spec's effpaging cells were killed in
+1 of 20 cells from 19:08 and in 8 of 28 half an hour later, same binary and limits.) Experiments never retry: there a kill is a result
 (status oom_killed, with the group's peak and limit) and counts against the approach.
 
     python3 -m acbench.known_defects RUN_DIR     exit 0: a retry is allowed (the cells are listed)
