@@ -100,11 +100,15 @@ def test_paging_rows(run) -> None:
         assert r["ac_write_major_faults"] > 0
         assert r["request_major_faults"] + r["unattributed_major_faults"] == r["major_faults"]
         assert r["unattributed_major_faults"] < 0.05 * r["major_faults"], (r["approach"], r["unattributed_major_faults"])
-    for r in (anon, eff, zram):
+    for r in (anon, eff):
         assert r["cg_swap_max_bytes"] > 0 and r["cgroup_swap_bytes"] == r["swap_file_bytes"] > 0
     # the cell's pages went to its zram device (lz4): its peak RAM, outside the cgroup, is in the row
-    # (YCSB's values, random printable characters: lz4 saves little on them); a swap file's cells have none
-    assert 0.5 * zram["cg_swap_max_bytes"] < zram["zram_mem_used_max_bytes"] < 2 * zram["cg_swap_max_bytes"]
+    # (YCSB's values, random printable characters: lz4 saves little on them: 10.7-10.9 MB for the ~10.6 MB
+    # the other cells swap); a swap file's cells have none. (The group's own swap counter is not checked
+    # for it: the cell lasts 0.3 s on a quiet machine, shorter than the kernel's 2 s flush of memcg
+    # statistics, and its samples then read 0.)
+    assert zram["cgroup_swap_bytes"] == zram["swap_file_bytes"] > 0
+    assert 5 << 20 < zram["zram_mem_used_max_bytes"] < 1.5 * zram["data_bytes"]
     assert pd.isna(anon["zram_mem_used_max_bytes"])
     # the pressure controller ran through the cell (v1: the machine's PSI; v2: the group's) and only ever
     # took memory away from the cell's limit
