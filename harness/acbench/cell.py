@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from acbench import cellopt, collect, leftovers, server
+from acbench import cellopt, collect, leftovers, nvm, server
 from acbench.approaches import get_approach
 from acbench.cgroup import acg
 from acbench.memory import MemoryPlan
@@ -134,9 +134,13 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
     spill = spill_parent / "spill"
     extra = dict(approach.options)
     extra["hashpower"] = str(plan.hashpower)
-    if approach.spills:
+    # tier nvm: its region made outside the cell's cgroup (nvm.py); it does no file I/O
+    region = nvm.for_cell(approach.options, spill_parent.name, plan.data_bytes)
+    if region is not None:
+        extra.update(region.options())
+    if approach.spills and region is None:
         extra["ac_io"] = run["io_engine"]      # always said: the server's default is not the record
-    if approach.spills and run.get("io_direct"):
+    if approach.spills and region is None and run.get("io_direct"):
         extra["ac_io_direct"] = "on"
     if mode == "in-process" and run["driver_depth"] > 1:
         extra["ac_driver_depth"] = str(run["driver_depth"])
@@ -155,6 +159,9 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
     t0 = time.monotonic()
     busy0, own0, load0 = collect.machine_busy_s(), collect.own_cpu_s(), os.getloadavg()[0]
     try:
+        if region is not None:
+            region.start()
+            out["nvm_file_bytes"] = region.size
         if paging is not None:
             paging.start()
             out["page_cluster"] = 0
@@ -186,7 +193,7 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
                     "cg_swap_max_bytes": cg.get("swap_bytes_max"), "cgroup_version": cg.get("cgroup_version"),
                     "cg_io_read_ios": cg.get("io_read_ios"), "cg_io_write_ios": cg.get("io_write_ios")})
     finally:
-        _cleanup(group, spill_parent, stderr, paging)
+        _cleanup(group, spill_parent, stderr, paging, region)
     out["cell_wall_s"] = time.monotonic() - t0
     # whatever else ran on the machine meanwhile (the rows say it; a throughput beside it is suspect)
     out.update(collect.load_beside(busy0, own0, collect.machine_busy_s(), collect.own_cpu_s(), out["cell_wall_s"],
@@ -227,9 +234,16 @@ def stop(group: Any, paging: PagingSetup | None, log: Any = lambda text: None) -
     return release(group, paging, first, log)
 
 
-def _cleanup(group: Any, spill_parent: Path, stderr: Any, paging: PagingSetup | None = None) -> None:
-    """stop() the cell, then delete its spill directory; the first failure is raised at the end."""
+def _cleanup(group: Any, spill_parent: Path, stderr: Any, paging: PagingSetup | None = None,
+             region: nvm.NvmRegion | None = None) -> None:
+    """stop() the cell, then delete its spill directory and NVM region; the first failure is raised
+    at the end."""
     first = stop(group, paging, stderr.write)
+    if region is not None:
+        try:
+            region.stop()
+        except BaseException as e:  # noqa: BLE001 - keep cleaning up
+            first = first or e
     shutil.rmtree(spill_parent, ignore_errors=True)
     if not spill_parent.exists():
         leftovers.untrack_dir(spill_parent)
@@ -462,7 +476,11 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
               "uvmm_evict", "uvmm_compress", "uvmm_cap_pages", "uvmm_resident_pages", "uvmm_book_bytes",
               "uvmm_fetches", "uvmm_fetches_unattributed", "uvmm_zero_fills", "uvmm_wp_faults",
               "uvmm_waits_for_room", "uvmm_evictions", "uvmm_evictions_clean", "uvmm_bytes_written",
-              "uvmm_page_bytes_written", "uvmm_bytes_read", "uvmm_fetch_ns_p50", "uvmm_fetch_ns_p99"):
+              "uvmm_page_bytes_written", "uvmm_bytes_read", "uvmm_fetch_ns_p50", "uvmm_fetch_ns_p99",
+              # tier nvm: its region, index, records, cache lines touched and the latency emulated
+              "nvm_region_bytes", "nvm_index_slots", "nvm_records", "nvm_live_bytes", "nvm_chunk_bytes",
+              "nvm_carved_bytes", "nvm_full", "nvm_gets", "nvm_puts", "nvm_drops", "nvm_lines_read",
+              "nvm_lines_written", "nvm_dram_ns", "nvm_dram_ns_source", "nvm_extra_ns_per_line", "nvm_delay_ns"):
         out[f"ac_{k}"] = ac.get(k)
     out["read_amplification"] = read_amplification(out.get("disk_read_bytes"), ac,
                                                    (ph.get("server_start") or {}).get("anticache") or {})

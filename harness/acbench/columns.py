@@ -110,6 +110,7 @@ _PLAN = [
     _c("psi_steps", "int", "count", "ospaging-psi: limit changes it made", HARNESS),
     _c("psi_refused", "int", "count", "ospaging-psi: limit changes the kernel refused (v1: could not reclaim that far)", HARNESS),
     _c("psi_stall_avg", "float", "fraction", "ospaging-psi: the mean PSI some stall share it measured", HARNESS),
+    _c("nvm_file_bytes", "int", "bytes", "tier nvm: the region file the harness allocated on tmpfs outside the cell's cgroup (nvm.py)", HARNESS),
     _c("zram_mem_used_max_bytes", "int", "bytes", "swap_device zram: the device's peak RAM (compressed pages and its own book-keeping), charged to no cgroup; beside cg_swap_max_bytes (the same pages uncompressed)", HARNESS),
 ]
 _RUN = [
@@ -279,6 +280,22 @@ _AC = [
     ("uvmm_bytes_read", "int", "bytes", "uvmm: bytes read from the page file"),
     ("uvmm_fetch_ns_p50", "int", "ns", "uvmm: median time to serve a fetch (read, check, place; 1/8-octave buckets)"),
     ("uvmm_fetch_ns_p99", "int", "ns", "uvmm: 99th percentile of the same"),
+    ("nvm_region_bytes", "int", "bytes", "nvm: the NVM region (index and records; off the cell's cgroup)"),
+    ("nvm_index_slots", "int", "count", "nvm: slots of its hash index (in the region)"),
+    ("nvm_records", "int", "items", "nvm: records in the region now"),
+    ("nvm_live_bytes", "int", "bytes", "nvm: their bytes"),
+    ("nvm_chunk_bytes", "int", "bytes", "nvm: the chunks they occupy (size classes 1.25x apart)"),
+    ("nvm_carved_bytes", "int", "bytes", "nvm: record area handed out to the size classes so far"),
+    ("nvm_full", "int", "count", "nvm: puts refused, the region or its index full"),
+    ("nvm_gets", "int", "count", "nvm: records read (whole life)"),
+    ("nvm_puts", "int", "count", "nvm: records written (whole life)"),
+    ("nvm_drops", "int", "count", "nvm: records removed (whole life)"),
+    ("nvm_lines_read", "int", "count", "nvm: cache lines of the region read (whole life)"),
+    ("nvm_lines_written", "int", "count", "nvm: cache lines of the region written (whole life)"),
+    ("nvm_dram_ns", "float", "ns", "nvm: DRAM's latency per line the emulation starts from (measured at start)"),
+    ("nvm_dram_ns_source", "str", "", "nvm: measured, given or assumed"),
+    ("nvm_extra_ns_per_line", "int", "ns", "nvm: latency added per line touched (NVM's minus DRAM's)"),
+    ("nvm_delay_ns", "int", "ns", "nvm: the emulated latency waited in all (whole life)"),
 ]
 _AC_COLUMNS = [_c(f"ac_{n}", t, u, m, f"{SERVER} {n}") for n, t, u, m in _AC]
 

@@ -35,6 +35,21 @@ def server_argv(port: int, mem: int = 16, threads: int = 4, ac: dict | None = No
     return argv
 
 
+_LISTING: dict | None = None
+
+
+def keeps_files(ac: dict) -> bool:
+    """The pair ac names keeps files in its spill directory (its tier's "files" capability, from
+    -o ac_list): the server makes the directory then, and removes it at exit; tier nvm keeps none."""
+    global _LISTING
+    if _LISTING is None:
+        _LISTING = json.loads(subprocess.run([str(BIN), "-o", "ac_list"], stdin=subprocess.DEVNULL,
+                                             capture_output=True, text=True, timeout=30, check=True).stdout)
+    policies = {p["name"]: p for p in _LISTING["policies"]}
+    tier = ac.get("ac_tier") or policies.get(ac.get("ac_policy", "lru"), {}).get("default_tier", "")
+    return any(t["name"] == tier and "files" in t["caps"] for t in _LISTING["tiers"])
+
+
 @dataclass
 class Server:
     """One memcached-ac process. stop() always ends it by its own PID."""
@@ -122,7 +137,7 @@ def start_server(tmp: Path, mem: int = 16, threads: int = 4, ac: dict | None = N
         ac = {}
     elif ac["ac_policy"] != "none":
         ac.setdefault("ac_spill_dir", str(tmp / f"spill-{time.monotonic_ns()}"))
-        spill_dir = Path(ac["ac_spill_dir"])
+        spill_dir = Path(ac["ac_spill_dir"]) if keeps_files(ac) else None
     last_err = ""
     for _attempt in range(5):
         port = free_port()
