@@ -125,6 +125,12 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
     Approach("lru-nvm", "lru", {"ac_tier": "nvm", "ac_nvm_latency": "2x"}, deterministic=True, figures=False,
              about="H-Store anti-caching with an exact LRU, its cold items in an NVM region (a hash table of"
                    " records, 2x DRAM latency per cache line emulated) instead of on disk"),
+    # another server's memory as the tier below local memory (RAM-DUR, Sciascia & Pedone, 003 of the
+    # seed papers): two stock servers the harness starts outside the cell's cgroup (remote.py), every
+    # record on both; a read goes over loopback TCP
+    Approach("lru-remote", "lru", {"ac_tier": "remote"}, deterministic=True, figures=False,
+             about="H-Store anti-caching with an exact LRU, its cold items in two other memcached servers'"
+                   " memory (two copies each, over TCP) instead of on disk"),
     Approach("lru-tuples", "lru", {"ac_tier": "tuples"}, figures=False,
              about="lru's exact LRU over Siberia's cold store (Bloom filter + on-disk index, one record per item)"),
     Approach("alru-tuples", "alru", {"ac_tier": "tuples", "ac_alru_bits": "22", "ac_alru_resolution": "1us",

@@ -64,7 +64,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from acbench import cell, leftovers, measure, memory, nvm, paths, ramdev, server, sysinfo
+from acbench import cell, companions, leftovers, measure, memory, paths, ramdev, server, sysinfo
 from acbench.approaches import Approach, get_approach
 from acbench.cgroup import acg
 from acbench.memory import MIB, hash_bytes
@@ -444,23 +444,23 @@ def probe(approach: Approach, req: Request, n: int, extra: int, tries: int = 1) 
     leftovers.track_dir(spill_parent, "spill directory")
     extra_opts = dict(approach.options)
     extra_opts["hashpower"] = str(p.hashpower)
-    region = nvm.for_cell(approach.options, spill_parent.name, p.data_bytes)   # tier nvm: off the group
-    if region is not None:
-        extra_opts.update(region.options())
+    extras = companions.for_cell(approach.options, spill_parent.name, p.data_bytes, spill_parent)  # off the group
+    extra_opts.update(companions.options(extras))
     opts = server.options(approach.policy, spill_parent / "spill", extra_opts, approach.flags)
     out = spill_parent / "driver.json"
     errf = spill_parent / "stderr.txt"
     cmd = server.driver_cmd(p.item_mb, req.threads, opts, req.workload_file, out, props, req.trace)
     try:
-        if region is not None:
-            region.start()
-        return _probe(approach, req, n, tries, p, cmd, spill_parent, out, errf)
+        companions.start(extras)
+        point = _probe(approach, req, n, tries, p, cmd, spill_parent, out, errf)
     finally:
-        if region is not None:
-            region.stop()
+        failed = companions.stop(extras)
         shutil.rmtree(spill_parent, ignore_errors=True)
         if not spill_parent.exists():
             leftovers.untrack_dir(spill_parent)
+    if failed is not None:
+        raise failed
+    return point
 
 
 def _probe(approach: Approach, req: Request, n: int, tries: int, p: memory.MemoryPlan, cmd: list[str],

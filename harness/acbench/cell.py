@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from acbench import cellopt, collect, leftovers, nvm, server
+from acbench import cellopt, collect, companions, leftovers, nvm, server
 from acbench.approaches import get_approach
 from acbench.cgroup import acg
 from acbench.memory import MemoryPlan
@@ -134,13 +134,13 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
     spill = spill_parent / "spill"
     extra = dict(approach.options)
     extra["hashpower"] = str(plan.hashpower)
-    # tier nvm: its region made outside the cell's cgroup (nvm.py); it does no file I/O
-    region = nvm.for_cell(approach.options, spill_parent.name, plan.data_bytes)
-    if region is not None:
-        extra.update(region.options())
-    if approach.spills and region is None:
+    # tiers nvm and remote: their region or servers outside the cell's cgroup (companions.py); they
+    # do no file I/O
+    extras = companions.for_cell(approach.options, spill_parent.name, plan.data_bytes, cell_dir)
+    extra.update(companions.options(extras))
+    if approach.spills and not extras:
         extra["ac_io"] = run["io_engine"]      # always said: the server's default is not the record
-    if approach.spills and region is None and run.get("io_direct"):
+    if approach.spills and not extras and run.get("io_direct"):
         extra["ac_io_direct"] = "on"
     if mode == "in-process" and run["driver_depth"] > 1:
         extra["ac_driver_depth"] = str(run["driver_depth"])
@@ -159,9 +159,12 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
     t0 = time.monotonic()
     busy0, own0, load0 = collect.machine_busy_s(), collect.own_cpu_s(), os.getloadavg()[0]
     try:
-        if region is not None:
-            region.start()
-            out["nvm_file_bytes"] = region.size
+        companions.start(extras)
+        for c in extras:
+            if isinstance(c, nvm.NvmRegion):
+                out["nvm_file_bytes"] = c.size
+            else:
+                out["remote_server_bytes"] = c.mb << 20
         if paging is not None:
             paging.start()
             out["page_cluster"] = 0
@@ -193,7 +196,7 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
                     "cg_swap_max_bytes": cg.get("swap_bytes_max"), "cgroup_version": cg.get("cgroup_version"),
                     "cg_io_read_ios": cg.get("io_read_ios"), "cg_io_write_ios": cg.get("io_write_ios")})
     finally:
-        _cleanup(group, spill_parent, stderr, paging, region)
+        _cleanup(group, spill_parent, stderr, paging, extras)
     out["cell_wall_s"] = time.monotonic() - t0
     # whatever else ran on the machine meanwhile (the rows say it; a throughput beside it is suspect)
     out.update(collect.load_beside(busy0, own0, collect.machine_busy_s(), collect.own_cpu_s(), out["cell_wall_s"],
@@ -235,15 +238,11 @@ def stop(group: Any, paging: PagingSetup | None, log: Any = lambda text: None) -
 
 
 def _cleanup(group: Any, spill_parent: Path, stderr: Any, paging: PagingSetup | None = None,
-             region: nvm.NvmRegion | None = None) -> None:
-    """stop() the cell, then delete its spill directory and NVM region; the first failure is raised
-    at the end."""
+             extras: list[Any] = ()) -> None:
+    """stop() the cell, then its companions (companions.py) and delete its spill directory; the
+    first failure is raised at the end."""
     first = stop(group, paging, stderr.write)
-    if region is not None:
-        try:
-            region.stop()
-        except BaseException as e:  # noqa: BLE001 - keep cleaning up
-            first = first or e
+    first = first or companions.stop(list(extras))
     shutil.rmtree(spill_parent, ignore_errors=True)
     if not spill_parent.exists():
         leftovers.untrack_dir(spill_parent)
@@ -480,7 +479,13 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
               # tier nvm: its region, index, records, cache lines touched and the latency emulated
               "nvm_region_bytes", "nvm_index_slots", "nvm_records", "nvm_live_bytes", "nvm_chunk_bytes",
               "nvm_carved_bytes", "nvm_full", "nvm_gets", "nvm_puts", "nvm_drops", "nvm_lines_read",
-              "nvm_lines_written", "nvm_dram_ns", "nvm_dram_ns_source", "nvm_extra_ns_per_line", "nvm_delay_ns"):
+              "nvm_lines_written", "nvm_accesses", "nvm_charge", "nvm_dram_ns", "nvm_dram_ns_source", "nvm_extra_ns",
+              "nvm_delay_ns",
+              # tier remote: its servers and copies, requests, bytes, and the failures it survived
+              "remote_servers", "remote_copies", "remote_sets", "remote_gets", "remote_deletes",
+              "remote_bytes_sent", "remote_bytes_received", "remote_failures", "remote_garbage",
+              "remote_degraded_puts", "remote_read_fallbacks", "remote_bad_records", "remote_missing",
+              "remote_unreadable"):
         out[f"ac_{k}"] = ac.get(k)
     out["read_amplification"] = read_amplification(out.get("disk_read_bytes"), ac,
                                                    (ph.get("server_start") or {}).get("anticache") or {})

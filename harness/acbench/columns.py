@@ -110,6 +110,7 @@ _PLAN = [
     _c("psi_steps", "int", "count", "ospaging-psi: limit changes it made", HARNESS),
     _c("psi_refused", "int", "count", "ospaging-psi: limit changes the kernel refused (v1: could not reclaim that far)", HARNESS),
     _c("psi_stall_avg", "float", "fraction", "ospaging-psi: the mean PSI some stall share it measured", HARNESS),
+    _c("remote_server_bytes", "int", "bytes", "tier remote: the memory (-m) of each remote server the harness started outside the cell's cgroup (remote.py)", HARNESS),
     _c("nvm_file_bytes", "int", "bytes", "tier nvm: the region file the harness allocated on tmpfs outside the cell's cgroup (nvm.py)", HARNESS),
     _c("zram_mem_used_max_bytes", "int", "bytes", "swap_device zram: the device's peak RAM (compressed pages and its own book-keeping), charged to no cgroup; beside cg_swap_max_bytes (the same pages uncompressed)", HARNESS),
 ]
@@ -294,8 +295,24 @@ _AC = [
     ("nvm_lines_written", "int", "count", "nvm: cache lines of the region written (whole life)"),
     ("nvm_dram_ns", "float", "ns", "nvm: DRAM's latency per line the emulation starts from (measured at start)"),
     ("nvm_dram_ns_source", "str", "", "nvm: measured, given or assumed"),
-    ("nvm_extra_ns_per_line", "int", "ns", "nvm: latency added per line touched (NVM's minus DRAM's)"),
+    ("nvm_accesses", "int", "count", "nvm: accesses to the region, each a run of contiguous lines (whole life)"),
+    ("nvm_charge", "str", "", "nvm: what pays the extra latency: access (each run of lines) or line"),
+    ("nvm_extra_ns", "int", "ns", "nvm: latency added per access (or line): NVM's minus DRAM's"),
     ("nvm_delay_ns", "int", "ns", "nvm: the emulated latency waited in all (whole life)"),
+    ("remote_servers", "int", "count", "remote: servers holding the spilled records"),
+    ("remote_copies", "int", "count", "remote: copies of each record (on different servers)"),
+    ("remote_sets", "int", "count", "remote: records stored on a server (whole life; a record counts once per copy)"),
+    ("remote_gets", "int", "count", "remote: records read from a server (whole life)"),
+    ("remote_deletes", "int", "count", "remote: records deleted on a server (whole life)"),
+    ("remote_bytes_sent", "int", "bytes", "remote: record bytes sent (whole life)"),
+    ("remote_bytes_received", "int", "bytes", "remote: record bytes received (whole life)"),
+    ("remote_failures", "int", "count", "remote: requests that failed (refused, timed out, closed, garbage)"),
+    ("remote_garbage", "int", "count", "remote: replies outside memcached's protocol"),
+    ("remote_degraded_puts", "int", "count", "remote: records stored on fewer servers than their copies"),
+    ("remote_read_fallbacks", "int", "count", "remote: reads that went on to another copy"),
+    ("remote_bad_records", "int", "count", "remote: values that were not the record (length or checksum)"),
+    ("remote_missing", "int", "count", "remote: copies not found on their server (evicted or lost with it)"),
+    ("remote_unreadable", "int", "count", "remote: reads no copy answered (an error to the client)"),
 ]
 _AC_COLUMNS = [_c(f"ac_{n}", t, u, m, f"{SERVER} {n}") for n, t, u, m in _AC]
 

@@ -43,7 +43,8 @@ class NvmRegion:
     stop() removes it (safe to call again, or without start)."""
 
     def __init__(self, name: str, size: int, root: Path = NVM_ROOT):
-        self.dir = Path(root) / f"{leftovers.DIR_PREFIX}{name}-nvm"
+        prefix = "" if name.startswith(leftovers.DIR_PREFIX) else leftovers.DIR_PREFIX
+        self.dir = Path(root) / f"{prefix}{name}-nvm"
         self.path = self.dir / "region"
         self.size = int(size)
 

@@ -30,8 +30,9 @@ COMPONENTS = ac_list(str(BIN)) if BIN.exists() else {"policies": [], "tiers": []
 # make-room path run once per policy (lru, alru, sieve, s3fifo, wtinylfu, logging).
 SPILL_POLICIES = spill_policies(COMPONENTS)
 # Every such (policy, tier) pair, "policy" alone for its default tier: the no-loss suite
-# (mixed commands, 8 clients, ENOSPC) runs once per pair (lru, alru, sieve, s3fifo, wtinylfu,
-# logging, lru+tuples, alru+tuples, sieve+tuples, s3fifo+tuples, wtinylfu+tuples, logging+blocks).
+# (mixed commands, 8 clients) runs once per pair in `make test-full` (lru, alru, sieve, s3fifo,
+# wtinylfu, logging, lru+tuples, ..., logging+blocks, lru+nvm, ..., lru+remote, ...), and in `make
+# test` each policy over its default tier and one pair over each other tier (spill_pair).
 SPILL_PAIRS = spill_pairs(COMPONENTS)
 
 
@@ -48,6 +49,18 @@ def per_tier(pairs: list[str]) -> list[str]:
 
 
 SPILL_PAIRS_PER_TIER = per_tier(SPILL_PAIRS)
+
+
+def keeps_files(pair: str) -> bool:
+    """The pair's tier keeps files in the spill directory (blocks, tuples; not nvm, remote)."""
+    policy, _, tier = pair.partition("+")
+    tier = tier or {p["name"]: p["default_tier"] for p in COMPONENTS["policies"]}[policy]
+    return any(t["name"] == tier and "files" in t["caps"] for t in COMPONENTS["tiers"])
+
+
+# The pairs whose records are in files: the spill files' I/O faults, a full file system, damaged
+# records on disk (test_io_faults, test_enospc, test_corruption)
+FILE_PAIRS = [p for p in SPILL_PAIRS if keeps_files(p)]
 
 
 def pytest_collection_modifyitems(config, items):
@@ -71,16 +84,20 @@ def spill_policy(request) -> str:
     return request.param
 
 
-@pytest.fixture(params=SPILL_PAIRS)
+@pytest.fixture(params=[p if p in SPILL_POLICIES or p in SPILL_PAIRS_PER_TIER
+                        else pytest.param(p, marks=pytest.mark.full) for p in SPILL_PAIRS])
 def spill_pair(request) -> dict[str, str]:
+    """Every spilling pair; `make test` runs each policy over its default tier and the first pair
+    over each other tier (lru+tuples, lru+nvm, lru+remote), `make test-full` every pair (the others
+    marked full)."""
     return pair_options(request.param)
 
 
 @pytest.fixture(params=[p if p in SPILL_PAIRS_PER_TIER else pytest.param(p, marks=pytest.mark.full)
-                        for p in SPILL_PAIRS])
+                        for p in FILE_PAIRS])
 def spill_pair_io(request) -> dict[str, str]:
-    """Every spilling pair; `make test` runs one per tier (SPILL_PAIRS_PER_TIER), `make test-full`
-    the others too (marked full)."""
+    """Every spilling pair whose tier keeps files; `make test` runs one per tier
+    (SPILL_PAIRS_PER_TIER), `make test-full` the others too (marked full)."""
     return pair_options(request.param)
 
 

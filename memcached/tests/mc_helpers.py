@@ -61,6 +61,8 @@ class Server:
     stopped: bool = False
     exit_code: int | None = None
     _clients: list = field(default_factory=list)
+    # tier remote: the memcached servers holding its spilled records, stopped after it
+    backing: list = field(default_factory=list)
 
     def client(self, timeout: float = 60) -> Client:
         c = Client((HOST, self.port), serde=FlagSerde(), connect_timeout=5, timeout=timeout,
@@ -118,7 +120,28 @@ class Server:
                 self.exit_code = None
                 raise AssertionError(f"memcached-ac (pid {self.proc.pid}) ignored SIGTERM for {timeout}s")
         self.exit_code = self.proc.returncode
+        for b in self.backing:
+            b.stop(timeout)
         return self.exit_code
+
+
+# tier remote's servers in the tests: stock memcached-ac refusing rather than evicting (-M), items
+# up to 2 MiB (a record is an item plus its header), memory for every test's data
+REMOTE_MEM_MB = 512
+REMOTE_SERVERS = 2
+
+
+def start_remote_servers(tmp: Path, n: int = REMOTE_SERVERS) -> list[Server]:
+    """n stock servers for tier remote; the caller stops them (Server.backing)."""
+    out: list[Server] = []
+    try:
+        for _ in range(n):
+            out.append(start_server(tmp, mem=REMOTE_MEM_MB, threads=2, no_ac_options=True, extra=("-M", "-I", "2m")))
+    except BaseException:
+        for b in out:
+            b.stop()
+        raise
+    return out
 
 
 def start_server(tmp: Path, mem: int = 16, threads: int = 4, ac: dict | None = None,
@@ -132,6 +155,10 @@ def start_server(tmp: Path, mem: int = 16, threads: int = 4, ac: dict | None = N
     before exec)."""
     ac = dict(ac or {})
     ac.setdefault("ac_policy", "none" if no_ac_options else "lru")
+    backing: list[Server] = []
+    if not no_ac_options and ac.get("ac_tier") == "remote" and "ac_remote" not in ac:
+        backing = start_remote_servers(tmp)
+        ac["ac_remote"] = "+".join(f"{HOST}:{b.port}" for b in backing)
     spill_dir = None
     if no_ac_options:
         ac = {}
@@ -154,6 +181,7 @@ def start_server(tmp: Path, mem: int = 16, threads: int = 4, ac: dict | None = N
                 socket.create_connection((HOST, port), timeout=1).close()
                 if check_dir_modes and spill_dir is not None:
                     check_spill_dir_modes(spill_dir)
+                srv.backing = backing
                 return srv
             except OSError:
                 time.sleep(0.02)
@@ -163,6 +191,8 @@ def start_server(tmp: Path, mem: int = 16, threads: int = 4, ac: dict | None = N
         last_err = err_path.read_text(errors="replace")
         if "Address already in use" not in last_err and "failed to listen" not in last_err:
             break
+    for b in backing:
+        b.stop()
     raise RuntimeError(f"memcached-ac did not start: {' '.join(argv)}\n{last_err}")
 
 

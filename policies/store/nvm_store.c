@@ -41,13 +41,17 @@ struct ac_nvm_store {
     struct ac_nvm_stats st;
 };
 
-/* Cache lines an operation touched, read and written. */
-struct touch { uint64_t r, w; };
+/* Cache lines an operation touched, read and written, and its accesses (runs
+ * of contiguous lines: a record, a probe sequence with its writes and shifts,
+ * a free-list link). */
+struct touch { uint64_t r, w, a; };
 
-static void count(struct ac_nvm_store *s, const struct touch *t, uint64_t *lines) {
+static void count(struct ac_nvm_store *s, const struct touch *t, struct ac_nvm_cost *cost) {
     __atomic_add_fetch(&s->st.lines_read, t->r, __ATOMIC_RELAXED);
     __atomic_add_fetch(&s->st.lines_written, t->w, __ATOMIC_RELAXED);
-    *lines += t->r + t->w;
+    __atomic_add_fetch(&s->st.accesses, t->a, __ATOMIC_RELAXED);
+    cost->lines += t->r + t->w;
+    cost->accesses += t->a;
 }
 
 static uint64_t mix(uint64_t x) {        /* the fingerprint spread over the slots (splitmix64's finaliser) */
@@ -179,6 +183,7 @@ static uint64_t chunk_alloc(struct ac_nvm_store *s, int c, struct touch *t) {
     if (off != 0) {
         memcpy(&s->free_head[c], s->base + off, sizeof(uint64_t));   /* the link kept in the chunk */
         t->r++;
+        t->a++;
         s->st.free_chunk_bytes -= s->chunk[c];
         return off;
     }
@@ -193,6 +198,7 @@ static uint64_t chunk_alloc(struct ac_nvm_store *s, int c, struct touch *t) {
 static void chunk_free(struct ac_nvm_store *s, int c, uint64_t off, struct touch *t) {
     memcpy(s->base + off, &s->free_head[c], sizeof(uint64_t));
     t->w++;
+    t->a++;
     s->free_head[c] = off;
     s->st.free_chunk_bytes += s->chunk[c];
 }
@@ -206,25 +212,27 @@ static uint64_t off_of(const struct ac_loc *loc) {
 }
 
 int ac_nvm_put(struct ac_nvm_store *s, uint64_t fp, const void *rec, size_t len, struct ac_loc *loc,
-               uint64_t *lines) {
+               struct ac_nvm_cost *cost) {
     int c = class_of(s, len);
     if (c < 0 || len > UINT32_MAX)
         return -EFBIG;
-    struct touch t = { 0, 0 };
+    struct touch t = { 0, 0, 0 };
     pthread_mutex_lock(&s->lock);
     uint64_t off = (s->live_slots + 1) * 4 > (s->mask + 1) * 3 ? 0 : chunk_alloc(s, c, &t);
     if (off == 0) {
         int rc = (s->live_slots + 1) * 4 > (s->mask + 1) * 3 ? -ENOBUFS : -ENOSPC;
         s->st.full++;
         pthread_mutex_unlock(&s->lock);
-        count(s, &t, lines);
+        count(s, &t, cost);
         return rc;
     }
     s->live_slots++;                            /* the slot is taken below */
     pthread_mutex_unlock(&s->lock);
     memcpy(s->base + off, rec, len);            /* nobody else knows the chunk yet */
     t.w += ac_nvm_lines(off, len);
+    t.a++;
     pthread_mutex_lock(&s->lock);
+    t.a++;                                      /* the probe sequence and the slot written */
     uint64_t i = mix(fp) & s->mask;
     while (s->slots[i].state != SLOT_EMPTY) {
         t.r += slot_lines(s, i);
@@ -239,13 +247,13 @@ int ac_nvm_put(struct ac_nvm_store *s, uint64_t fp, const void *rec, size_t len,
     s->st.puts++;
     s->st.put_bytes += len;
     pthread_mutex_unlock(&s->lock);
-    count(s, &t, lines);
+    count(s, &t, cost);
     *loc = loc_of(off, (uint32_t)len);
     return 0;
 }
 
-int ac_nvm_find(struct ac_nvm_store *s, uint64_t fp, struct ac_loc *out, int max, uint64_t *lines) {
-    struct touch t = { 0, 0 };
+int ac_nvm_find(struct ac_nvm_store *s, uint64_t fp, struct ac_loc *out, int max, struct ac_nvm_cost *cost) {
+    struct touch t = { 0, 0, 1 };
     int found = 0;
     pthread_mutex_lock(&s->lock);
     for (uint64_t i = mix(fp) & s->mask;; i = (i + 1) & s->mask) {
@@ -260,18 +268,18 @@ int ac_nvm_find(struct ac_nvm_store *s, uint64_t fp, struct ac_loc *out, int max
         }
     }
     pthread_mutex_unlock(&s->lock);
-    count(s, &t, lines);
+    count(s, &t, cost);
     return found;
 }
 
-int ac_nvm_get(struct ac_nvm_store *s, const struct ac_loc *loc, void *buf, uint64_t *lines) {
+int ac_nvm_get(struct ac_nvm_store *s, const struct ac_loc *loc, void *buf, struct ac_nvm_cost *cost) {
     uint64_t off = off_of(loc);
     if (off < s->area || off >= s->area_end || loc->len > s->area_end - off)
         return -EINVAL;
     memcpy(buf, s->base + off, loc->len);
-    struct touch t = { ac_nvm_lines(off, loc->len), 0 };
+    struct touch t = { ac_nvm_lines(off, loc->len), 0, 1 };
     __atomic_add_fetch(&s->st.gets, 1, __ATOMIC_RELAXED);
-    count(s, &t, lines);
+    count(s, &t, cost);
     return 0;
 }
 
@@ -294,9 +302,9 @@ static void slot_delete(struct ac_nvm_store *s, uint64_t i, struct touch *t) {
     t->w += slot_lines(s, i);
 }
 
-int ac_nvm_remove(struct ac_nvm_store *s, uint64_t fp, const struct ac_loc *loc, uint64_t *lines) {
+int ac_nvm_remove(struct ac_nvm_store *s, uint64_t fp, const struct ac_loc *loc, struct ac_nvm_cost *cost) {
     uint64_t off = off_of(loc);
-    struct touch t = { 0, 0 };
+    struct touch t = { 0, 0, 1 };                /* the probe sequence and its shifts */
     int done = 0;
     pthread_mutex_lock(&s->lock);
     for (uint64_t i = mix(fp) & s->mask;; i = (i + 1) & s->mask) {
@@ -318,7 +326,7 @@ int ac_nvm_remove(struct ac_nvm_store *s, uint64_t fp, const struct ac_loc *loc,
         }
     }
     pthread_mutex_unlock(&s->lock);
-    count(s, &t, lines);
+    count(s, &t, cost);
     return done;
 }
 
@@ -327,6 +335,7 @@ void ac_nvm_stats(struct ac_nvm_store *s, struct ac_nvm_stats *out) {
     *out = s->st;
     out->lines_read = __atomic_load_n(&s->st.lines_read, __ATOMIC_RELAXED);
     out->lines_written = __atomic_load_n(&s->st.lines_written, __ATOMIC_RELAXED);
+    out->accesses = __atomic_load_n(&s->st.accesses, __ATOMIC_RELAXED);
     out->gets = __atomic_load_n(&s->st.gets, __ATOMIC_RELAXED);
     pthread_mutex_unlock(&s->lock);
 }

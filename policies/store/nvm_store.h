@@ -10,8 +10,9 @@
  *    class's free list, whose links are kept in the chunks themselves. Space a
  *    class took stays that class's (a workload whose sizes drift can find the
  *    region full while other classes have free chunks: stats say both).
- * Every cache line of the region read or written is counted, and the caller
- * pays the emulated latency for them (store/nvm_delay.h) outside the lock.
+ * Every cache line of the region read or written is counted, and every access
+ * (a run of contiguous lines), and the caller pays the emulated latency for
+ * them (store/nvm_delay.h) outside the lock.
  * One mutex serialises the index and the allocator; a record's bytes are
  * copied outside it (the caller holds its key, so its chunk is not freed
  * meanwhile). The region is mapped from a file (allocated in full by whoever
@@ -26,6 +27,14 @@
 
 struct ac_nvm_store;
 
+/* What an operation cost in the region: the cache lines it touched, and its
+ * accesses, each a run of contiguous lines (a record's bytes, a probe
+ * sequence of adjacent slots, a free-list link): the first line of a run
+ * waits for the device, the prefetcher streams the rest. */
+struct ac_nvm_cost {
+    uint64_t lines, accesses;
+};
+
 struct ac_nvm_stats {
     uint64_t region_bytes;       /* the whole region */
     uint64_t index_slots, index_bytes;
@@ -36,6 +45,7 @@ struct ac_nvm_stats {
     uint64_t free_chunk_bytes;   /* bytes of chunks on the free lists */
     uint64_t puts, put_bytes, gets, drops, full;   /* full: puts refused, region or index full */
     uint64_t lines_read, lines_written; /* cache lines of the region touched */
+    uint64_t accesses;                  /* runs of contiguous lines touched */
 };
 
 /* Maps the region: the file at path (NULL: a memfd of region_bytes), which
@@ -49,15 +59,15 @@ struct ac_nvm_store *ac_nvm_open(const char *path, size_t region_bytes, size_t s
 void *ac_nvm_area(struct ac_nvm_store *s, size_t *len);
 /* Stores the record under fp: 0; -ENOSPC (no chunk of its class left);
  * -ENOBUFS (the index is 3/4 full); -EFBIG (larger than the largest chunk).
- * *lines: cache lines it touched (for the caller's delay). */
+ * Each operation adds what it touched to *cost (for the caller's delay). */
 int ac_nvm_put(struct ac_nvm_store *s, uint64_t fp, const void *rec, size_t len, struct ac_loc *loc,
-               uint64_t *lines);
+               struct ac_nvm_cost *cost);
 /* Locations stored under fp (up to max copied); how many exist. */
-int ac_nvm_find(struct ac_nvm_store *s, uint64_t fp, struct ac_loc *out, int max, uint64_t *lines);
+int ac_nvm_find(struct ac_nvm_store *s, uint64_t fp, struct ac_loc *out, int max, struct ac_nvm_cost *cost);
 /* Copies loc->len bytes of the record at loc: 0, -EINVAL (not inside the area). */
-int ac_nvm_get(struct ac_nvm_store *s, const struct ac_loc *loc, void *buf, uint64_t *lines);
+int ac_nvm_get(struct ac_nvm_store *s, const struct ac_loc *loc, void *buf, struct ac_nvm_cost *cost);
 /* Forgets (fp, loc) and frees its chunk: 1 done, 0 not there. */
-int ac_nvm_remove(struct ac_nvm_store *s, uint64_t fp, const struct ac_loc *loc, uint64_t *lines);
+int ac_nvm_remove(struct ac_nvm_store *s, uint64_t fp, const struct ac_loc *loc, struct ac_nvm_cost *cost);
 void ac_nvm_stats(struct ac_nvm_store *s, struct ac_nvm_stats *out);
 /* The region's backing: "memfd" or the file's path. */
 const char *ac_nvm_backing(struct ac_nvm_store *s);

@@ -36,14 +36,14 @@ static void test_round_trip_collisions_removal(void) {
     CHECK(s != NULL);
     static struct ac_loc loc[N];
     char buf[8192];
-    uint64_t lines = 0;
+    struct ac_nvm_cost lines = { 0, 0 };
     for (int i = 0; i < N; i++) {
         size_t n = (size_t)(i % 3000) + 1;
         /* every 50th fingerprint shared with its predecessor */
         uint64_t fp = (uint64_t)(i % 50 == 49 ? i - 1 : i) * 0x9E3779B97F4A7C15ULL;
         CHECK_EQ(ac_nvm_put(s, fp, buf, fill(buf, i, n), &loc[i], &lines), 0);
     }
-    CHECK(lines > 0);
+    CHECK(lines.lines > 0 && lines.accesses > 0 && lines.accesses < lines.lines);
     struct ac_nvm_stats st;
     ac_nvm_stats(s, &st);
     CHECK_EQ(st.records, N);
@@ -107,7 +107,7 @@ static void test_full_and_refusals(void) {
     CHECK(s != NULL);
     char buf[4096];
     struct ac_loc loc;
-    uint64_t lines = 0;
+    struct ac_nvm_cost lines = { 0, 0 };
     int i = 0, rc;
     while ((rc = ac_nvm_put(s, (uint64_t)i + 1, buf, fill(buf, i, 4000), &loc, &lines)) == 0)
         i++;
@@ -153,10 +153,21 @@ static void test_file(void) {
         CHECK(strcmp(ac_nvm_backing(s), path) == 0);
         char buf[1000];
         struct ac_loc loc;
-        uint64_t lines = 0;
+        struct ac_nvm_cost lines = { 0, 0 };
         CHECK_EQ(ac_nvm_put(s, 7, buf, fill(buf, 7, 1000), &loc, &lines), 0);
-        /* 1000 bytes in a 64-aligned chunk: 16 lines, the slot 1 line read and written */
-        CHECK_EQ(lines, 16 + 2);
+        /* 1000 bytes in a 64-aligned chunk: 16 lines, the slot 1 line read and written; two
+         * accesses (the record, the probe with its slot write) */
+        CHECK_EQ(lines.lines, 16 + 2);
+        CHECK_EQ(lines.accesses, 2);
+        char back[1000];
+        lines = (struct ac_nvm_cost){ 0, 0 };
+        CHECK_EQ(ac_nvm_get(s, &loc, back, &lines), 0);
+        CHECK_EQ(lines.lines, 16);
+        CHECK_EQ(lines.accesses, 1);
+        CHECK(same(back, 7, 1000));
+        lines = (struct ac_nvm_cost){ 0, 0 };
+        CHECK_EQ(ac_nvm_remove(s, 7, &loc, &lines), 1);
+        CHECK_EQ(lines.accesses, 2);             /* the probe and its shifts, the free-list link */
         ac_nvm_close(s);
     }
     close(fd);
@@ -183,7 +194,7 @@ struct worker { struct ac_nvm_store *s; int id; int bad; };
 static void *work(void *arg) {
     struct worker *w = arg;
     char buf[3000], got[3000];
-    uint64_t lines = 0;
+    struct ac_nvm_cost lines = { 0, 0 };
     for (int i = 0; i < 4000; i++) {
         uint64_t fp = ((uint64_t)w->id << 32) | (uint64_t)i;
         size_t n = (size_t)(i * 7 % 2900) + 1;

@@ -7,8 +7,11 @@
  * by whoever runs the server (the harness: on /dev/shm, outside the cell's
  * cgroup, so the device's bytes are not charged to the cell, as an NVM DIMM's
  * would not be), or else a memfd of ac_nvm_size bytes of the server's own.
- * Every cache line of it read or written costs the emulated extra latency
- * (store/nvm_delay.h), paid by the thread after the operation. No blocks, no
+ * Every access to it (a run of contiguous cache lines: a record, a probe
+ * sequence, a free-list link) costs the emulated extra latency once, as on an
+ * emulator that stalls on last-level cache misses while the prefetcher streams
+ * the rest of a run (ac_nvm_charge=line: every line, a pessimistic bound);
+ * paid by the thread after the operation (store/nvm_delay.h). No blocks, no
  * files in the spill directory, no cleaning thread: a record's chunk is freed
  * when the record is dropped. */
 #include "memcached.h"
@@ -31,6 +34,7 @@ struct nvm_options {
     double factor;               /* ac_nvm_latency Nx: N (0: given in ns) */
     uint64_t latency_ns;         /* ac_nvm_latency in ns (with factor 0) */
     uint64_t dram_ns;            /* ac_nvm_dram_ns (0: measure) */
+    uint64_t per_line;           /* ac_nvm_charge: 1 every line, 0 every access */
 };
 static struct nvm_options opt = { .factor = 2.0 };
 
@@ -46,8 +50,8 @@ static size_t nvm_fixed_bytes(size_t maxbytes) {
     return 0;                    /* nothing in DRAM: the index lives in the region */
 }
 
-static void pay(uint64_t lines) {
-    uint64_t ns = lines * extra_ns;
+static void pay(const struct ac_nvm_cost *cost) {
+    uint64_t ns = (opt.per_line ? cost->lines : cost->accesses) * extra_ns;
     if (ns == 0)
         return;
     __atomic_add_fetch(&delay_ns, ns, __ATOMIC_RELAXED);
@@ -82,17 +86,17 @@ static void nvm_close(void) {
 }
 
 static int nvm_put(uint64_t fp, const void *rec, size_t len, struct ac_loc *loc) {
-    uint64_t lines = 0;
-    int rc = ac_nvm_put(store, fp, rec, len, loc, &lines);
-    pay(lines);
+    struct ac_nvm_cost cost = { 0, 0 };
+    int rc = ac_nvm_put(store, fp, rec, len, loc, &cost);
+    pay(&cost);
     /* the region full is the device full; the index full is book-keeping out of room */
     return rc == -ENOBUFS ? AC_TIER_NO_ROOM : rc;
 }
 
 static int nvm_find(uint64_t fp, struct ac_loc *out, int max) {
-    uint64_t lines = 0;
-    int n = ac_nvm_find(store, fp, out, max, &lines);
-    pay(lines);
+    struct ac_nvm_cost cost = { 0, 0 };
+    int n = ac_nvm_find(store, fp, out, max, &cost);
+    pay(&cost);
     return n;
 }
 
@@ -102,16 +106,16 @@ static bool nvm_maybe(uint64_t fp) {
 }
 
 static int nvm_read(const struct ac_loc *loc, void *buf) {
-    uint64_t lines = 0;
-    int rc = ac_nvm_get(store, loc, buf, &lines);
-    pay(lines);
+    struct ac_nvm_cost cost = { 0, 0 };
+    int rc = ac_nvm_get(store, loc, buf, &cost);
+    pay(&cost);
     return rc;
 }
 
 static int nvm_drop(uint64_t fp, const struct ac_loc *loc) {
-    uint64_t lines = 0;
-    int rc = ac_nvm_remove(store, fp, loc, &lines);
-    pay(lines);
+    struct ac_nvm_cost cost = { 0, 0 };
+    int rc = ac_nvm_remove(store, fp, loc, &cost);
+    pay(&cost);
     return rc == 1 ? 0 : -1;
 }
 
@@ -148,9 +152,11 @@ static void nvm_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("nvm_full", "%llu", U(ns.full));
     APPEND_STAT("nvm_lines_read", "%llu", U(ns.lines_read));
     APPEND_STAT("nvm_lines_written", "%llu", U(ns.lines_written));
+    APPEND_STAT("nvm_accesses", "%llu", U(ns.accesses));
+    APPEND_STAT("nvm_charge", "%s", opt.per_line ? "line" : "access");
     APPEND_STAT("nvm_dram_ns", "%.1f", dram_ns);
     APPEND_STAT("nvm_dram_ns_source", "%s", dram_source);
-    APPEND_STAT("nvm_extra_ns_per_line", "%llu", U(extra_ns));
+    APPEND_STAT("nvm_extra_ns", "%llu", U(extra_ns));
     APPEND_STAT("nvm_delay_ns", "%llu", U(__atomic_load_n(&delay_ns, __ATOMIC_RELAXED)));
 }
 
@@ -178,6 +184,12 @@ static int parse_latency(void *values, const struct ac_opt *o, const char *v) {
     return ac_opt_refuse(o, v);
 }
 
+static const struct ac_word charge_words[] = {
+    { "access", "the first line of each run of contiguous lines (the prefetcher streams the rest)", 0, NULL },
+    { "line", "every line (no prefetch: a pessimistic bound)", 1, NULL },
+    { NULL, NULL, 0, NULL },
+};
+
 static const struct ac_opt nvm_opts[] = {
     { .key = "ac_nvm_file", .type = AC_T_PATH, AC_FIELD(struct nvm_options, file), .absolute = true,
       .max = sizeof(opt.file),
@@ -196,11 +208,14 @@ static const struct ac_opt nvm_opts[] = {
       .what = "Nx (N times DRAM's latency per cache line, N from 1 to 100, e.g. 2x, 8x), a latency per line"
               " from 1ns to 100us (e.g. 720ns), or 0 (none)",
       .def = "2x", .def_is_value = true,
-      .help = "NVM latency per cache line of the region touched, emulated by a busy wait of the difference to DRAM" },
+      .help = "NVM latency per access (or line: ac_nvm_charge), emulated by a busy wait of the difference to DRAM" },
     { .key = "ac_nvm_dram_ns", .type = AC_T_COUNT, AC_FIELD(struct nvm_options, dram_ns), .min = 1, .max = 100000,
       .noun = "a latency in ns",
       .def = "measured at start by a pointer chase over the region (90 when it is below 16 MiB)",
       .help = "DRAM's latency per cache line that ac_nvm_latency Nx multiplies" },
+    { .key = "ac_nvm_charge", .type = AC_T_ENUM, AC_FIELD(struct nvm_options, per_line), .words = charge_words,
+      .def = "access", .def_is_value = true,
+      .help = "what pays the extra latency: each access (a run of contiguous lines), or each line" },
 };
 static const struct ac_opt_table nvm_options = AC_OPT_TABLE("tier nvm", nvm_opts, &opt);
 
