@@ -20,35 +20,13 @@ from __future__ import annotations
 import pandas as pd
 
 from acplot.evidence import HOLDS, FAILS, Interval, t_interval
+from acplot.seeds import missing as _missing, state as _state, verdict as _verdict, wide as _wide
 
 ANTI = ("lru-nvm", "lru-nvm{ac_nvm_latency=8x}")
 DISK_ORIENTED = "ospaging-nvmfile"
 BLOCKS_ON_RAM = "lru"
 BARELY = 10.0            # % : "no major change"
 PAPER_RATIOS = {"high": 13.0, "low": 1.3}
-VALUE = "throughput_ops_s"
-
-
-def _wide(df: pd.DataFrame, approaches: tuple[str, ...], workload: str) -> pd.DataFrame:
-    """Throughput per (θ, repetition), one column per approach; only complete rows."""
-    d = df[(df["workload"] == workload) & df["approach"].isin(approaches)]
-    reps = d["repetition"].fillna(0) if "repetition" in d.columns else pd.Series(0, index=d.index)
-    d = d.assign(repetition=reps)
-    wide = d.pivot_table(index=["zipf_theta", "repetition"], columns="approach", values=VALUE, aggfunc="mean")
-    if any(a not in wide.columns for a in approaches):
-        return pd.DataFrame()
-    return wide[list(approaches)].dropna(how="any")
-
-
-def throughput_table(df: pd.DataFrame) -> pd.DataFrame:
-    """Per workload, θ and approach: mean throughput, its 95 % interval and the repetitions."""
-    rows = []
-    for (wl, theta, a), g in df.groupby(["workload", "zipf_theta", "approach"]):
-        iv = t_interval(g[VALUE])
-        rows.append({"workload": wl, "zipf_theta": theta, "approach": a, "throughput_ops_s": iv.mean,
-                     "ci_lo": iv.lo, "ci_hi": iv.hi, "runs": iv.n})
-    return pd.DataFrame(rows).sort_values(["workload", "approach", "zipf_theta"], ascending=[True, True, False],
-                                          ignore_index=True)
 
 
 def ratios(df: pd.DataFrame, workload: str) -> pd.DataFrame:
@@ -60,26 +38,6 @@ def ratios(df: pd.DataFrame, workload: str) -> pd.DataFrame:
     r = wide[list(ANTI)].mean(axis=1) / wide[DISK_ORIENTED]
     out = [{"zipf_theta": theta, "ratio": t_interval(g)} for theta, g in r.groupby(level="zipf_theta")]
     return pd.DataFrame(out).sort_values("zipf_theta", ascending=False, ignore_index=True)
-
-
-def _state(iv: Interval) -> str:
-    if iv.n < 2:
-        return HOLDS if iv.mean > 0 else FAILS
-    return HOLDS if iv.lo > 0 else FAILS if iv.hi < 0 else "not decided"
-
-
-def _verdict(states: list[str], detail: str) -> str:
-    kind = ("reproduced" if all(s == HOLDS for s in states) else
-            "contradicted" if FAILS in states else "not decided")
-    return f"{kind} ({detail})"
-
-
-def _missing(df: pd.DataFrame, need: tuple[str, ...]) -> str | None:
-    there = set(map(str, df["approach"].unique())) if "approach" in df.columns else set()
-    lack = [a for a in need if a not in there]
-    if lack:
-        return f"not testable with these results: no cells of {', '.join(lack)} (run experiments/nvm.toml)"
-    return None
 
 
 def claim_ahead(df: pd.DataFrame, workload: str) -> str:
@@ -152,52 +110,3 @@ def check_claims(df: pd.DataFrame) -> pd.DataFrame:
                  claim_latency(df)))
     return pd.DataFrame(rows, columns=["source", "claim", "verdict"])
 
-
-COMMITTED = "experiments/results/nvm"
-
-
-def nvm_path(default_root=None):
-    """ACBENCH_NVM (a run directory of experiments/nvm.toml), else the committed run under the
-    repository root, else None."""
-    import os
-    from pathlib import Path
-    env = os.environ.get("ACBENCH_NVM")
-    if env:
-        return Path(env)
-    if default_root is None:
-        from acbench import paths   # the checkout acbench works on (its home)
-        default_root = paths.top()
-    p = Path(default_root) / COMMITTED
-    return p if p.exists() else None
-
-
-def plot_throughput(table: pd.DataFrame, out) -> list:
-    """One panel per workload: throughput (log scale) against θ per approach, the 95 % interval as
-    error bars. Writes nvm-throughput.png and returns its path."""
-    import matplotlib.pyplot as plt
-
-    from acplot.style import approach_styles, plot_line
-    wls = sorted(table["workload"].unique())
-    if not wls:
-        return []
-    styles = approach_styles(list(table["approach"].unique()))
-    fig, axes = plt.subplots(1, len(wls), figsize=(5.2 * len(wls), 4), squeeze=False, sharey=True)
-    for ax, wl in zip(axes[0], wls):
-        for a, g in table[table["workload"] == wl].groupby("approach"):
-            g = g.sort_values("zipf_theta")
-            plot_line(ax, g["zipf_theta"], g["throughput_ops_s"], a, styles[a])
-            err = [g["throughput_ops_s"] - g["ci_lo"], g["ci_hi"] - g["throughput_ops_s"]]
-            ax.errorbar(g["zipf_theta"], g["throughput_ops_s"], yerr=err, fmt="none", ecolor=styles[a]["color"],
-                        capsize=3)
-        ax.set_yscale("log")
-        ax.set_xlabel("Zipf θ")
-        ax.set_title(f"{wl}, data 8x memory")
-        ax.grid(True, which="both", alpha=0.3)
-    axes[0][0].set_ylabel("throughput (ops/s)")
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", ncol=min(4, len(labels)), frameon=False)
-    fig.tight_layout(rect=(0, 0, 1, 0.88))
-    path = out / "nvm-throughput.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]

@@ -1,0 +1,86 @@
+# ---
+# jupyter:
+#   jupytext:
+#     formats: py:percent
+#   kernelspec:
+#     display_name: Python 3
+#     language: python
+#     name: python3
+# ---
+
+# %% [markdown]
+# # The seed papers' cold tiers: NVM (Arulraj et al.) and another server's memory (RAM-DUR)
+#
+# **NVM** (experiments/nvm.toml): data 8x the memory, read-only and read-heavy YCSB at four skews,
+# one driver thread in-process. Anti-caching: `lru-nvm` (H-Store's exact LRU over tier nvm: cold
+# records in a hash table in an NVM region outside the cell's cgroup, each access to it paying the
+# emulated latency, 2x DRAM) and `lru-nvm{ac_nvm_latency=8x}`; the disk-oriented design:
+# `ospaging-nvmfile` (a DRAM buffer pool, the page cache, over a file on a RAM block device standing
+# for NVM, no latency added); `lru` over blocks on the same RAM device. Claims: `acplot/nvm.py`.
+#
+# **Remote memory** (experiments/remote.toml): `lru-remote` (two other servers' memory, two copies,
+# loopback TCP) against `lru` (blocks on the disk), M/D 1/4. Claims: `acplot/remote.py`.
+#
+# Input: `ACBENCH_NVM`, `ACBENCH_REMOTE` (run directories), else the committed
+# `experiments/results/nvm` and `remote`; output: `ACBENCH_FIGURES` (nvm-throughput.png,
+# remote-throughput.png, their .csv, seeds-report.md, seeds-report.csv).
+
+# %%
+import pandas as pd
+from IPython.display import Image, Markdown, display
+
+from acplot import nvm, remote
+from acplot.runs import describe_run, figures_dir, load_run
+from acplot.seeds import plot_throughput, run_path, throughput_table
+
+out = figures_dir()
+runs = {name: run_path(name) for name in ("nvm", "remote")}
+data = {name: load_run(p) if p is not None else None for name, p in runs.items()}
+for name, p in runs.items():
+    display(Markdown(f"{name} run: `{p}`" if p is not None else
+                     f"**No {name} run**: `acbench run experiments/{name}.toml`, then set "
+                     f"`ACBENCH_{name.upper()}=DIR`."))
+
+# %% [markdown]
+# ## Throughput per approach and skew (mean of the repetitions, 95 % interval)
+
+# %%
+titles = {"nvm": "data 8x memory", "remote": "M/D 1/4"}
+for name, df in data.items():
+    if df is None:
+        continue
+    table = throughput_table(df)
+    table.to_csv(out / f"{name}-throughput.csv", index=False)
+    display(Markdown(f"### {name}"), table.round(1))
+    for p in plot_throughput(table, out, f"{name}-throughput", titles[name]):
+        display(Image(filename=str(p)))
+
+# %% [markdown]
+# ## The emulated NVM: DRAM's latency as measured at each cell's start, the extra per access, and
+# over the server's whole life (load, warm-up, run) the accesses, the lines read and the time waited
+
+# %%
+df = data["nvm"]
+if df is not None and "ac_nvm_dram_ns" in df.columns:
+    n = df[df["ac_nvm_dram_ns"].notna()].copy()
+    emu = n.groupby(["approach", "workload", "zipf_theta"]).agg(
+        dram_ns=("ac_nvm_dram_ns", "mean"), extra_ns=("ac_nvm_extra_ns", "mean"),
+        hit_rate=("hit_rate", "mean"), delay_s=("ac_nvm_delay_ns", lambda x: x.mean() / 1e9),
+        accesses=("ac_nvm_accesses", "mean"), lines=("ac_nvm_lines_read", "mean")).reset_index()
+    display(emu.round(3))
+
+# %% [markdown]
+# ## The claims
+
+# %%
+empty = pd.DataFrame(columns=["approach", "workload"])
+claims = pd.concat([nvm.check_claims(data["nvm"] if data["nvm"] is not None else empty),
+                    remote.check_claims(data["remote"] if data["remote"] is not None else empty)],
+                   ignore_index=True)
+claims.to_csv(out / "seeds-report.csv", index=False)
+lines = ["# The seed papers' cold tiers: their claims", ""]
+lines += [f"- {name}: `{p}`" if p is not None else f"- {name}: no run" for name, p in runs.items()]
+lines += ["", "| source | claim | verdict |", "|---|---|---|"]
+lines += [f"| {r.source} | {r.claim} | {r.verdict} |" for r in claims.itertuples()]
+(out / "seeds-report.md").write_text("\n".join(lines) + "\n")
+display(Markdown("\n".join(lines)))
