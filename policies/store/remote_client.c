@@ -241,21 +241,31 @@ static int read_exact(struct conn *c, char *dst, size_t n) {
     return 0;
 }
 
-int ac_remote_set(struct ac_remote *r, const char *key, const void *val, size_t len) {
+int ac_remote_set_send(struct ac_remote *r, const char *key, const void *val, size_t len,
+                       struct ac_remote_pending *p) {
     int rc;
     struct conn *c = acquire(r, &rc);
     if (c == NULL)
         return rc;
-    char head[320], line[LINE_MAX_LEN + 1];
+    char head[320];
     int hn = snprintf(head, sizeof(head), "set %s 0 0 %zu\r\n", key, len);
     struct iovec iov[3] = { { head, (size_t)hn }, { (void *)(uintptr_t)val, len }, { (void *)"\r\n", 2 } };
     rc = send_all(c, iov, 3);
-    if (rc == 0)
-        rc = read_line(c, line);
+    if (rc != 0)
+        return release(r, c, rc);
+    *p = (struct ac_remote_pending){ .r = r, .conn = c, .len = len };
+    return 0;
+}
+
+int ac_remote_set_wait(struct ac_remote_pending *p) {
+    struct ac_remote *r = p->r;
+    struct conn *c = p->conn;
+    char line[LINE_MAX_LEN + 1];
+    int rc = read_line(c, line);
     if (rc == 0) {
         if (strcmp(line, "STORED") == 0) {
             COUNT(r, sets, 1);
-            COUNT(r, bytes_sent, len);
+            COUNT(r, bytes_sent, p->len);
         } else if (strncmp(line, "SERVER_ERROR out of memory", 26) == 0) {
             rc = -ENOSPC;
         } else if (strncmp(line, "SERVER_ERROR object too large", 29) == 0) {
@@ -266,6 +276,12 @@ int ac_remote_set(struct ac_remote *r, const char *key, const void *val, size_t 
         }
     }
     return release(r, c, rc);
+}
+
+int ac_remote_set(struct ac_remote *r, const char *key, const void *val, size_t len) {
+    struct ac_remote_pending p;
+    int rc = ac_remote_set_send(r, key, val, len, &p);
+    return rc != 0 ? rc : ac_remote_set_wait(&p);
 }
 
 long ac_remote_get(struct ac_remote *r, const char *key, void *buf, size_t cap) {
@@ -337,6 +353,20 @@ int ac_remote_delete(struct ac_remote *r, const char *key) {
         rc = read_line(c, line);
     if (rc == 0 && strcmp(line, "DELETED") != 0 && strcmp(line, "NOT_FOUND") != 0)
         rc = -EPROTO;
+    if (rc == 0)
+        COUNT(r, deletes, 1);
+    return release(r, c, rc);
+}
+
+int ac_remote_delete_noreply(struct ac_remote *r, const char *key) {
+    int rc;
+    struct conn *c = acquire(r, &rc);
+    if (c == NULL)
+        return rc;
+    char head[300];
+    int hn = snprintf(head, sizeof(head), "delete %s noreply\r\n", key);
+    struct iovec iov[1] = { { head, (size_t)hn } };
+    rc = send_all(c, iov, 1);
     if (rc == 0)
         COUNT(r, deletes, 1);
     return release(r, c, rc);

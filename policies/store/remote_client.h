@@ -29,11 +29,27 @@ void ac_remote_free(struct ac_remote *r);
 const char *ac_remote_addr(const struct ac_remote *r);
 /* 0 stored; -ENOSPC the server is out of memory; -EPROTO garbage; -errno. */
 int ac_remote_set(struct ac_remote *r, const char *key, const void *val, size_t len);
+/* The same in two steps, so that one thread has a set in flight on several
+ * servers at once: send takes a connection and sends (0, or -errno with
+ * nothing held), wait reads the answer and gives the connection back (set's
+ * result). A thread with sends to several servers in flight must have sent
+ * them in ascending order of the servers (a fixed order: no two threads each
+ * hold a connection the other waits for). */
+struct ac_remote_pending {
+    struct ac_remote *r;
+    void *conn;
+    size_t len;
+};
+int ac_remote_set_send(struct ac_remote *r, const char *key, const void *val, size_t len,
+                       struct ac_remote_pending *p);
+int ac_remote_set_wait(struct ac_remote_pending *p);
 /* The value's length (copied into buf when it fits cap); -ENOENT not there;
  * -EMSGSIZE larger than cap; -EPROTO garbage; -errno. */
 long ac_remote_get(struct ac_remote *r, const char *key, void *buf, size_t cap);
 /* 0 deleted or not there; -EPROTO; -errno. */
 int ac_remote_delete(struct ac_remote *r, const char *key);
+/* A delete sent with noreply (the server answers nothing): 0 sent, -errno. */
+int ac_remote_delete_noreply(struct ac_remote *r, const char *key);
 /* Connects one connection now: 0 or -errno (a check at start). */
 int ac_remote_ping(struct ac_remote *r);
 void ac_remote_get_stats(struct ac_remote *r, struct ac_remote_stats *out);

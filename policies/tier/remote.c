@@ -12,7 +12,9 @@
  * or hands back bytes that are not the record (wrong length, a record that does
  * not check: store/record.h) is counted and the next copy is read; only when
  * no copy answers is the read an error (-EIO), never wrong data. A put succeeds
- * when one copy is stored (fewer than ac_remote_copies: counted as degraded);
+ * when one copy is stored (fewer than ac_remote_copies: counted as degraded),
+ * the copies' sets in flight together; a drop's deletes are not waited for
+ * (noreply);
  * a server out of memory (memcached -M) is a full device. The remote servers
  * should run with -M (refuse rather than evict): an evicted record is a lost
  * item, found missing on its read and counted. */
@@ -128,9 +130,13 @@ static void key_of(uint64_t seq, char *key, size_t n) {
 }
 
 /* The server of copy j of record seq. */
-static struct ac_remote *server_of(uint64_t seq, int j) {
+static int server_index(uint64_t seq, int j) {
     uint64_t base = ((seq * 0x9E3779B97F4A7C15ULL) >> 32) % (uint64_t)nservers;
-    return servers[(base + (uint64_t)j) % (uint64_t)nservers];
+    return (int)((base + (uint64_t)j) % (uint64_t)nservers);
+}
+
+static struct ac_remote *server_of(uint64_t seq, int j) {
+    return servers[server_index(seq, j)];
 }
 
 static int remote_put(uint64_t fp, const void *rec, size_t len, struct ac_loc *loc) {
@@ -139,9 +145,27 @@ static int remote_put(uint64_t fp, const void *rec, size_t len, struct ac_loc *l
         return AC_TIER_NO_ROOM;
     char key[64];
     key_of(seq, key, sizeof(key));
+    /* every copy's set in flight at once, sent in ascending server order (remote_client.h) */
+    int idx[MAX_SERVERS], sent[MAX_SERVERS];
+    struct ac_remote_pending pend[MAX_SERVERS];
+    for (int j = 0; j < copies; j++)
+        idx[j] = server_index(seq, j);
+    for (int a = 1; a < copies; a++)
+        for (int b = a; b > 0 && idx[b - 1] > idx[b]; b--) {
+            int t = idx[b];
+            idx[b] = idx[b - 1];
+            idx[b - 1] = t;
+        }
     int stored = 0, first = 0;
     for (int j = 0; j < copies; j++) {
-        int rc = ac_remote_set(server_of(seq, j), key, rec, len);
+        sent[j] = ac_remote_set_send(servers[idx[j]], key, rec, len, &pend[j]);
+        if (sent[j] != 0 && first == 0)
+            first = sent[j];
+    }
+    for (int j = 0; j < copies; j++) {
+        if (sent[j] != 0)
+            continue;
+        int rc = ac_remote_set_wait(&pend[j]);
         if (rc == 0)
             stored++;
         else if (first == 0)
@@ -202,8 +226,9 @@ static int remote_drop(uint64_t fp, const struct ac_loc *loc) {
     char key[64];
     uint64_t seq = seq_of(loc);
     key_of(seq, key, sizeof(key));
+    /* not waited for (noreply): a copy left on a failed server is garbage there, not a loss */
     for (int j = 0; j < copies; j++)
-        (void)ac_remote_delete(server_of(seq, j), key);   /* a copy left on a failed server is garbage there, not a loss */
+        (void)ac_remote_delete_noreply(server_of(seq, j), key);
     return 0;
 }
 
