@@ -4,6 +4,7 @@ after the cell; every read is a hit in RAM or a record fetched from a remote ser
 stored on both, nothing is lost, and no remote server is left running."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -27,15 +28,18 @@ mem_ratio = ["1/4"]
 """
 
 
-def _remote_servers() -> set[int]:
-    """PIDs of memcached-ac processes started as tier remote's servers (-M -I 2m)."""
+def _remote_servers(under: Path) -> set[int]:
+    """PIDs of memcached-ac processes started as tier remote's servers (-M -I 2m) whose output goes
+    to a file under `under` (the harness writes each one's to its cell's directory): ours, not
+    another run's."""
     out = set()
     for p in Path("/proc").glob("[0-9]*"):
         try:
             args = (p / "cmdline").read_bytes().split(b"\0")
+            log = os.readlink(p / "fd" / "1")
         except OSError:
             continue
-        if args and args[0].endswith(b"memcached-ac") and b"-M" in args and b"2m" in args:
+        if args and args[0].endswith(b"memcached-ac") and b"-M" in args and b"2m" in args and log.startswith(str(under)):
             out.add(int(p.name))
     return out
 
@@ -46,14 +50,13 @@ def run(tmp_path_factory: pytest.TempPathFactory):
     for w in ("readonly", "writeheavy"):
         (d / w).write_text((WORKLOADS / w).read_text())
     (d / "tinyremote.toml").write_text(SPEC)
-    before = _remote_servers()
     cp = subprocess.run([sys.executable, "-m", "acbench", "run", str(d / "tinyremote.toml"), "--run-id", "r1",
                          "--results", str(d / "results")], capture_output=True, text=True, timeout=600)
-    return d / "results" / "tinyremote" / "r1", cp, before, _remote_servers()
+    return d / "results" / "tinyremote" / "r1", cp, _remote_servers(d)
 
 
 def test_remote_rows(run) -> None:
-    rd, cp, before, after = run
+    rd, cp, left = run
     assert cp.returncode == 0 and "4 cells run, 0 skipped, 0 failed" in cp.stdout, cp.stdout + cp.stderr
     df = pd.read_parquet(rd / "cells.parquet").set_index("cell_id")
     for w in ("readonly", "writeheavy"):
@@ -69,4 +72,4 @@ def test_remote_rows(run) -> None:
         # the same policy over the same requests: the evicted table is the same book-keeping as
         # blocks', so the hit rates are within a fraction of a point
         assert abs(r["hits"] - lru["hits"]) <= 0.01 * r["reads_total"]
-    assert after == before, f"remote servers left running: {after - before}"
+    assert not left, f"remote servers left running: {left}"

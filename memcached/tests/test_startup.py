@@ -25,13 +25,14 @@ OPTIONS = ("ac_policy, ac_tier, ac_os_backing, ac_spill_dir, ac_alloc_wait, ac_b
            "ac_wtlfu_protected, ac_wtlfu_sample, ac_log_charge, ac_log_sample, ac_log_alpha, ac_log_round, ac_log_slice, ac_log_keys, "
            "ac_log_hot_fill, ac_log_offline, ac_eff_memory, ac_eff_madv_cold, ac_eff_lock, ac_eff_hot_first, ac_vma_reset, ac_vma_granule, ac_vma_samples, "
            "ac_block_size, ac_merge, ac_compact_fill, ac_evicted_max, ac_write_queue, ac_compress, ac_io, ac_io_threads, ac_io_direct, ac_fault, "
-           "ac_compact, ac_compact_thread, ac_bloom_keys, ac_uvmm_mode, ac_uvmm_memory, ac_uvmm_evict, ac_uvmm_compress, ac_uvmm_clean, "
+           "ac_compact, ac_compact_thread, ac_bloom_keys, ac_nvm_file, ac_nvm_size, ac_nvm_slots, ac_nvm_latency, ac_nvm_dram_ns, "
+           "ac_nvm_charge, ac_remote, ac_remote_copies, ac_remote_timeout, ac_remote_conns, ac_uvmm_mode, ac_uvmm_memory, ac_uvmm_evict, ac_uvmm_compress, ac_uvmm_clean, "
            "ac_uvmm_batch")
 OWNERS = ["the core", "policy lru", "policy alru", "policy s3fifo", "policy wtinylfu", "policy logging",
           "the classifier of logging and effpaging",
-          "policy effpaging", "policy vma", "tier blocks", "spilled records (tiers blocks and tuples)",
+          "policy effpaging", "policy vma", "tier blocks", "spilled records (tiers blocks, tuples, nvm and remote)",
           "spill-file I/O (tiers blocks, tuples and uvmm)", "lazy compaction (tier blocks)", "tier tuples",
-          "tier uvmm"]
+          "tier nvm", "tier remote", "tier uvmm"]
 
 
 def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> str:
@@ -44,14 +45,14 @@ def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> s
 
 @pytest.mark.parametrize("ac,message", [
     ("ac_policy=x", 'memcached-ac: unknown ac_policy "x"; valid policies: none, lru, alru, sieve, s3fifo, wtinylfu, logging, effpaging, vma, ospaging'),
-    ("ac_tier=disk", 'memcached-ac: unknown ac_tier "disk"; valid tiers: none, blocks, tuples, swap, mmapfile, uvmm'),
+    ("ac_tier=disk", 'memcached-ac: unknown ac_tier "disk"; valid tiers: none, blocks, tuples, nvm, remote, swap, mmapfile, uvmm'),
     # pairs that cannot work: refused at start, with the tiers the policy works over
     ("ac_policy=lru,ac_tier=swap",
-     "memcached-ac: ac_policy=lru cannot work over ac_tier=swap; valid tiers for policy lru: blocks, tuples"),
+     "memcached-ac: ac_policy=lru cannot work over ac_tier=swap; valid tiers for policy lru: blocks, tuples, nvm, remote"),
     ("ac_policy=alru,ac_tier=none",
-     "memcached-ac: ac_policy=alru cannot work over ac_tier=none; valid tiers for policy alru: blocks, tuples"),
+     "memcached-ac: ac_policy=alru cannot work over ac_tier=none; valid tiers for policy alru: blocks, tuples, nvm, remote"),
     ("ac_policy=logging,ac_tier=mmapfile",
-     "memcached-ac: ac_policy=logging cannot work over ac_tier=mmapfile; valid tiers for policy logging: tuples, blocks"),
+     "memcached-ac: ac_policy=logging cannot work over ac_tier=mmapfile; valid tiers for policy logging: tuples, blocks, nvm, remote"),
     ("ac_policy=none,ac_tier=blocks",
      "memcached-ac: ac_policy=none cannot work over ac_tier=blocks; valid tiers for policy none: none, swap, mmapfile, uvmm"),
     ("ac_tier=tuples",
@@ -61,7 +62,7 @@ def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> s
     ("ac_policy=ospaging,ac_tier=blocks",
      "memcached-ac: ac_policy=ospaging cannot work over ac_tier=blocks; valid tiers for policy none: none, swap, mmapfile, uvmm"),
     ("ac_policy=vma,ac_tier=swap",
-     "memcached-ac: ac_policy=vma cannot work over ac_tier=swap; valid tiers for policy vma: blocks, tuples"),
+     "memcached-ac: ac_policy=vma cannot work over ac_tier=swap; valid tiers for policy vma: blocks, tuples, nvm, remote"),
     # vma protects the slab memory: a socket touching it would get EFAULT
     ("ac_policy=vma", "memcached-ac: ac_policy=vma protects the slab memory (PROT_NONE) to see accesses, and the"
                       " kernel cannot read or write protected pages for a socket (EFAULT): it runs only with the"
@@ -79,7 +80,7 @@ def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> s
      'memcached-ac: ac_compress must be "none" (values stored as they are), "lz4" (liblz4, fast) or "zstd"'
      ' (libzstd level 1, smaller), got "gzip"'),
     ("ac_policy=ospaging,ac_compress=lz4",
-     "memcached-ac: ac_compress is an option of spilled records (tiers blocks and tuples); it has no effect with"
+     "memcached-ac: ac_compress is an option of spilled records (tiers blocks, tuples, nvm and remote); it has no effect with"
      " ac_policy=none,ac_tier=swap (-o ac_help lists every option by component)"),
     ("ac_foo=1", f'memcached-ac: unknown option "ac_foo"; valid anti-caching options: {OPTIONS}'),
     ("ac_policy=lru,ac_bar", f'memcached-ac: unknown option "ac_bar"; valid anti-caching options: {OPTIONS}'),
@@ -158,7 +159,7 @@ def test_bad_option(ac, message):
 
 
 POLICIES = ("none", "lru", "alru", "sieve", "s3fifo", "wtinylfu", "logging", "effpaging", "vma", "ospaging")
-TIERS = ("none", "blocks", "tuples", "swap", "mmapfile", "uvmm")
+TIERS = ("none", "blocks", "tuples", "nvm", "remote", "swap", "mmapfile", "uvmm")
 
 
 def run_help(*pre: str) -> subprocess.CompletedProcess[str]:
@@ -405,6 +406,8 @@ def test_default_spill_dir():
     ("ac_policy=lru,ac_tier=tuples", "lru", "tuples"),
     ("ac_policy=alru,ac_tier=tuples", "alru", "tuples"),
     ("ac_policy=logging,ac_tier=blocks", "logging", "blocks"),
+    ("ac_policy=lru,ac_tier=nvm", "lru", "nvm"),
+    ("ac_policy=lru,ac_tier=remote", "lru", "remote"),
     ("ac_policy=ospaging", "none", "swap"),
     ("ac_policy=ospaging,ac_os_backing=file", "none", "mmapfile"),
     ("ac_policy=none,ac_tier=mmapfile", "none", "mmapfile"),
@@ -437,19 +440,21 @@ def test_ac_list_prints_the_components_and_the_pairs_that_work_as_json():
     assert [t["name"] for t in listing["tiers"]] == list(TIERS)
     assert listing["aliases"] == [{"name": "ospaging", "policy": "none", "tier": "swap"}]
     shapes = {t["name"]: t["shape"] for t in listing["tiers"]}
-    assert shapes == {"none": "evict", "blocks": "spill", "tuples": "spill", "swap": "page", "mmapfile": "page",
-                      "uvmm": "page"}
+    assert shapes == {"none": "evict", "blocks": "spill", "tuples": "spill", "nvm": "spill", "remote": "spill",
+                      "swap": "page", "mmapfile": "page", "uvmm": "page"}
     caps = {t["name"]: set(t["caps"]) for t in listing["tiers"]}
     assert caps["swap"] == {"page", "anon"} and caps["mmapfile"] == {"page", "files"}
     assert caps["uvmm"] == {"page", "files"}
     assert caps["blocks"] >= {"spill", "blocks", "read_ahead", "move", "files"}
     assert caps["tuples"] >= {"spill", "read_ahead", "files"} and "blocks" not in caps["tuples"]
+    assert caps["nvm"] == {"spill"} and caps["remote"] == {"spill"}       # no files, no reads ahead
     # the valid tiers of each policy, its default first: the same as the refusal messages say
     tiers = {p["name"]: p["tiers"] for p in listing["policies"]}
-    assert tiers == {"none": ["none", "swap", "mmapfile", "uvmm"], "lru": ["blocks", "tuples"],
-                     "alru": ["blocks", "tuples"], "sieve": ["blocks", "tuples"],
-                     "s3fifo": ["blocks", "tuples"], "wtinylfu": ["blocks", "tuples"], "logging": ["tuples", "blocks"],
-                     "effpaging": ["swap"], "vma": ["blocks", "tuples"]}
+    spill = ["nvm", "remote"]
+    assert tiers == {"none": ["none", "swap", "mmapfile", "uvmm"], "lru": ["blocks", "tuples", *spill],
+                     "alru": ["blocks", "tuples", *spill], "sieve": ["blocks", "tuples", *spill],
+                     "s3fifo": ["blocks", "tuples", *spill], "wtinylfu": ["blocks", "tuples", *spill],
+                     "logging": ["tuples", "blocks", *spill], "effpaging": ["swap"], "vma": ["blocks", "tuples", *spill]}
     pairs = {(p["policy"], p["tier"]): p["default"] for p in listing["pairs"]}
     assert pairs == {(p, t): i == 0 for p, ts in tiers.items() for i, t in enumerate(ts)}
     net = {p["name"]: p["network"] for p in listing["policies"]}

@@ -18,7 +18,7 @@ bool ac_item_dead(item *it) {
     return (it->exptime != 0 && it->exptime <= current_time) || item_is_flushed(it);
 }
 
-/* The spilled records' own options (tiers blocks and tuples list this table). */
+/* The spilled records' own options (the spilling tiers, blocks, tuples, nvm and remote, list this table). */
 struct record_options {
     unsigned compress;               /* ac_compress: an AC_CODEC_* */
 };
@@ -36,7 +36,7 @@ static const struct ac_opt record_opts[] = {
       .words = compress_words, .def = "none", .def_is_value = true,
       .help = "compress each spilled value (kept as is when it would not shrink)" },
 };
-const struct ac_opt_table ac_record_options = AC_OPT_TABLE("spilled records (tiers blocks and tuples)",
+const struct ac_opt_table ac_record_options = AC_OPT_TABLE("spilled records (tiers blocks, tuples, nvm and remote)",
                                                            record_opts, &rec_opt);
 
 const char *ac_compression(void) {
