@@ -87,9 +87,9 @@ def spill_policy(request) -> str:
 @pytest.fixture(params=[p if p in SPILL_POLICIES or p in SPILL_PAIRS_PER_TIER
                         else pytest.param(p, marks=pytest.mark.full) for p in SPILL_PAIRS])
 def spill_pair(request) -> dict[str, str]:
-    """Every spilling pair; `make test` runs each policy over its default tier and the first pair
-    over each other tier (lru+tuples, lru+nvm, lru+remote), `make test-full` every pair (the others
-    marked full)."""
+    """Every spilling pair; `make test` runs each policy over its default tier (logging's is
+    tuples) and the first pair over each tier no policy defaults to (lru+nvm, lru+remote), `make
+    test-full` every pair (the others marked full)."""
     return pair_options(request.param)
 
 
