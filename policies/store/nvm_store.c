@@ -155,8 +155,11 @@ struct ac_nvm_store *ac_nvm_open(const char *path, size_t region_bytes, size_t s
     }
     s->slots = (struct slot *)(void *)s->base;
     s->mask = slots - 1;
-    /* a file made by fallocate reads as zeros already; one reused is cleared */
-    memset(s->slots, 0, slots * sizeof(struct slot));
+    /* a new memfd reads as zeros and its pages are made as the slots are used:
+     * not written here (a memset would make the whole index resident at once);
+     * a file may hold an earlier run's index, so it is cleared (its pages exist) */
+    if (path != NULL)
+        memset(s->slots, 0, slots * sizeof(struct slot));
     s->area = (slots * sizeof(struct slot) + LINE - 1) / LINE * LINE;
     s->area_end = s->region / LINE * LINE;
     s->bump = s->area;

@@ -179,6 +179,32 @@ static void test_file(void) {
     CHECK_EQ(ac_nvm_lines(5, 0), 0);
 }
 
+static long rss_shmem_kb(void) {
+    FILE *f = fopen("/proc/self/status", "r");
+    char line[256];
+    long kb = -1;
+    while (f != NULL && fgets(line, sizeof(line), f) != NULL)
+        if (sscanf(line, "RssShmem: %ld kB", &kb) == 1)
+            break;
+    if (f != NULL)
+        fclose(f);
+    return kb;
+}
+
+/* A memfd region's index is not made resident at open: its pages come as slots are used. */
+static void test_memfd_index_lazy(void) {
+    char err[256];
+    long before = rss_shmem_kb();
+    struct ac_nvm_store *s = ac_nvm_open(NULL, 256u << 20, 0, err, sizeof(err));   /* a 12 MiB index */
+    CHECK(s != NULL);
+    long after = rss_shmem_kb();
+    CHECK(before >= 0 && after - before < 1024);
+    struct ac_nvm_stats st;
+    ac_nvm_stats(s, &st);
+    CHECK_EQ(st.index_bytes, 12u << 20);
+    ac_nvm_close(s);
+}
+
 static void test_delay(void) {
     static char small[1u << 20];
     CHECK(ac_nvm_dram_ns(small, sizeof(small)) == 0);   /* in the caches: not measured */
@@ -239,6 +265,7 @@ int main(void) {
     test_round_trip_collisions_removal();
     test_full_and_refusals();
     test_file();
+    test_memfd_index_lazy();
     test_delay();
     test_threads();
     return check_report("test_nvm");
