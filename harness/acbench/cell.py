@@ -483,7 +483,7 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
               "nvm_delay_ns",
               # tier remote: its servers and copies, requests, bytes, and the failures it survived
               "remote_servers", "remote_copies", "remote_sets", "remote_gets", "remote_deletes",
-              "remote_bytes_sent", "remote_bytes_received", "remote_failures", "remote_garbage",
+              "remote_bytes_sent", "remote_bytes_received", "remote_failures", "remote_garbage", "remote_skipped",
               "remote_degraded_puts", "remote_read_fallbacks", "remote_bad_records", "remote_missing",
               "remote_unreadable"):
         out[f"ac_{k}"] = ac.get(k)

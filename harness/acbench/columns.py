@@ -308,6 +308,7 @@ _AC = [
     ("remote_bytes_received", "int", "bytes", "remote: record bytes received (whole life)"),
     ("remote_failures", "int", "count", "remote: requests that failed (refused, timed out, closed, garbage)"),
     ("remote_garbage", "int", "count", "remote: replies outside memcached's protocol"),
+    ("remote_skipped", "int", "count", "remote: requests not sent, their server having failed less than ac_remote_retry ago"),
     ("remote_degraded_puts", "int", "count", "remote: records stored on fewer servers than their copies"),
     ("remote_read_fallbacks", "int", "count", "remote: reads that went on to another copy"),
     ("remote_bad_records", "int", "count", "remote: values that were not the record (length or checksum)"),

@@ -26,7 +26,7 @@ OPTIONS = ("ac_policy, ac_tier, ac_os_backing, ac_spill_dir, ac_alloc_wait, ac_b
            "ac_log_hot_fill, ac_log_offline, ac_eff_memory, ac_eff_madv_cold, ac_eff_lock, ac_eff_hot_first, ac_vma_reset, ac_vma_granule, ac_vma_samples, "
            "ac_block_size, ac_merge, ac_compact_fill, ac_evicted_max, ac_write_queue, ac_compress, ac_io, ac_io_threads, ac_io_direct, ac_fault, "
            "ac_compact, ac_compact_thread, ac_bloom_keys, ac_nvm_file, ac_nvm_size, ac_nvm_slots, ac_nvm_latency, ac_nvm_dram_ns, "
-           "ac_nvm_charge, ac_remote, ac_remote_copies, ac_remote_timeout, ac_remote_conns, ac_uvmm_mode, ac_uvmm_memory, ac_uvmm_evict, ac_uvmm_compress, ac_uvmm_clean, "
+           "ac_nvm_charge, ac_remote, ac_remote_copies, ac_remote_timeout, ac_remote_retry, ac_remote_conns, ac_uvmm_mode, ac_uvmm_memory, ac_uvmm_evict, ac_uvmm_compress, ac_uvmm_clean, "
            "ac_uvmm_batch")
 OWNERS = ["the core", "policy lru", "policy alru", "policy s3fifo", "policy wtinylfu", "policy logging",
           "the classifier of logging and effpaging",

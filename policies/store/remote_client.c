@@ -13,6 +13,7 @@
 #include <sys/socket.h>
 #include <sys/time.h>
 #include <sys/uio.h>
+#include <time.h>
 #include <unistd.h>
 
 #define MAX_CONNS 64
@@ -30,6 +31,8 @@ struct ac_remote {
     struct sockaddr_storage sa;
     socklen_t salen;
     int timeout_ms;
+    uint64_t retry_ns;           /* after a failure the server is passed over this long */
+    uint64_t down_until;         /* CLOCK_MONOTONIC ns; 0: up (atomic) */
     int n;
     unsigned next;               /* where the next acquire starts looking (atomic) */
     struct conn conns[MAX_CONNS];
@@ -38,7 +41,20 @@ struct ac_remote {
 
 #define COUNT(r, f, v) __atomic_add_fetch(&(r)->st.f, (v), __ATOMIC_RELAXED)
 
-struct ac_remote *ac_remote_new(const char *addr, int conns, int timeout_ms, char *err, size_t errlen) {
+static uint64_t now_ns(void) {
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
+}
+
+/* A server that failed is passed over until retry_ns has gone by: on a
+ * network a dead host costs a connect timeout per request otherwise. */
+static void mark_down(struct ac_remote *r) {
+    __atomic_store_n(&r->down_until, now_ns() + r->retry_ns, __ATOMIC_RELAXED);
+}
+
+struct ac_remote *ac_remote_new(const char *addr, int conns, int timeout_ms, uint64_t retry_ns, char *err,
+                                size_t errlen) {
     const char *colon = strrchr(addr, ':');
     if (colon == NULL || colon == addr || colon[1] == '\0' || (size_t)(colon - addr) >= 100) {
         snprintf(err, errlen, "remote server \"%s\": not HOST:PORT", addr);
@@ -69,6 +85,7 @@ struct ac_remote *ac_remote_new(const char *addr, int conns, int timeout_ms, cha
     r->salen = res->ai_addrlen;
     freeaddrinfo(res);
     r->timeout_ms = timeout_ms;
+    r->retry_ns = retry_ns;
     r->n = conns < 1 ? 1 : conns > MAX_CONNS ? MAX_CONNS : conns;
     for (int i = 0; i < r->n; i++) {
         pthread_mutex_init(&r->conns[i].lock, NULL);
@@ -119,6 +136,12 @@ static int open_conn(struct ac_remote *r, struct conn *c) {
 
 /* A connection of the pool, locked and connected; NULL with *rc set. */
 static struct conn *acquire(struct ac_remote *r, int *rc) {
+    uint64_t down = __atomic_load_n(&r->down_until, __ATOMIC_RELAXED);
+    if (down != 0 && now_ns() < down) {
+        COUNT(r, skipped, 1);
+        *rc = -EHOSTDOWN;
+        return NULL;
+    }
     unsigned start = __atomic_fetch_add(&r->next, 1, __ATOMIC_RELAXED);
     struct conn *c = NULL;
     for (int i = 0; i < r->n && c == NULL; i++) {
@@ -134,10 +157,12 @@ static struct conn *acquire(struct ac_remote *r, int *rc) {
         *rc = open_conn(r, c);
         if (*rc != 0) {
             COUNT(r, failures, 1);
+            mark_down(r);
             pthread_mutex_unlock(&c->lock);
             return NULL;
         }
         COUNT(r, reconnects, 1);
+        __atomic_store_n(&r->down_until, 0, __ATOMIC_RELAXED);
     }
     *rc = 0;
     return c;
@@ -148,6 +173,7 @@ static int release(struct ac_remote *r, struct conn *c, int rc) {
     if (rc < 0 && rc != -ENOENT && rc != -ENOSPC && rc != -EMSGSIZE && rc != -EFBIG) {
         drop_conn(c);
         COUNT(r, failures, 1);
+        mark_down(r);
         if (rc == -EPROTO)
             COUNT(r, garbage, 1);
     }
@@ -390,4 +416,5 @@ void ac_remote_get_stats(struct ac_remote *r, struct ac_remote_stats *out) {
     out->failures = __atomic_load_n(&r->st.failures, __ATOMIC_RELAXED);
     out->garbage = __atomic_load_n(&r->st.garbage, __ATOMIC_RELAXED);
     out->reconnects = __atomic_load_n(&r->st.reconnects, __ATOMIC_RELAXED);
+    out->skipped = __atomic_load_n(&r->st.skipped, __ATOMIC_RELAXED);
 }

@@ -3,7 +3,8 @@
  * memory: Sciascia & Pedone keep what one server's memory cannot hold in the
  * memory of the others). One server, a few connections (a pool: a caller takes
  * any free one), each with a send and receive timeout; a connection that
- * failed is closed and opened again on its next use. A reply that is not the
+ * failed is closed and opened again on its next use, and the server is passed
+ * over for a while (retry_ns). A reply that is not the
  * protocol's (a wrong length, a missing terminator, an unknown line) is an
  * error, -EPROTO, never data. No memcached dependency. */
 #ifndef AC_REMOTE_CLIENT_H
@@ -19,12 +20,16 @@ struct ac_remote_stats {
     uint64_t failures;                   /* requests that failed: connection, timeout, garbage */
     uint64_t garbage;                    /* of those, replies outside the protocol */
     uint64_t reconnects;
+    uint64_t skipped;                    /* requests not sent: the server failed less than retry_ns ago */
 };
 
 /* "host:port" (a numeric IPv4 address or a name); conns connections at most;
- * timeout_ms for each send and receive. NULL with a message in err when the
- * address does not parse (nothing is connected yet). */
-struct ac_remote *ac_remote_new(const char *addr, int conns, int timeout_ms, char *err, size_t errlen);
+ * timeout_ms for each send and receive; after a failure the server's requests
+ * fail at once (-EHOSTDOWN, counted as skipped) for retry_ns, then one tries
+ * again. NULL with a message in err when the address does not parse (nothing
+ * is connected yet). */
+struct ac_remote *ac_remote_new(const char *addr, int conns, int timeout_ms, uint64_t retry_ns, char *err,
+                                size_t errlen);
 void ac_remote_free(struct ac_remote *r);
 const char *ac_remote_addr(const struct ac_remote *r);
 /* 0 stored; -ENOSPC the server is out of memory; -EPROTO garbage; -errno. */

@@ -41,6 +41,7 @@ struct remote_options {
     uint64_t copies;             /* ac_remote_copies (0: 2, or 1 with one server) */
     uint64_t timeout_ns;         /* ac_remote_timeout */
     uint64_t conns;              /* ac_remote_conns */
+    uint64_t retry_ns;           /* ac_remote_retry */
 };
 static struct remote_options opt;
 
@@ -89,7 +90,7 @@ static int remote_open(const char *dir, size_t maxbytes, char *err, size_t errle
             return -1;
         }
         int timeout_ms = (int)(opt.timeout_ns / 1000000u);
-        servers[nservers] = ac_remote_new(a, (int)opt.conns, timeout_ms > 0 ? timeout_ms : 1, err, errlen);
+        servers[nservers] = ac_remote_new(a, (int)opt.conns, timeout_ms > 0 ? timeout_ms : 1, opt.retry_ns, err, errlen);
         if (servers[nservers] == NULL) {
             remote_close();
             return -1;
@@ -249,6 +250,7 @@ static void sum_stats(struct ac_remote_stats *t) {
         t->failures += s.failures;
         t->garbage += s.garbage;
         t->reconnects += s.reconnects;
+        t->skipped += s.skipped;
     }
 }
 
@@ -275,6 +277,7 @@ static void remote_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("remote_failures", "%llu", U(t.failures));
     APPEND_STAT("remote_garbage", "%llu", U(t.garbage));
     APPEND_STAT("remote_reconnects", "%llu", U(t.reconnects));
+    APPEND_STAT("remote_skipped", "%llu", U(t.skipped));
     APPEND_STAT("remote_degraded_puts", "%llu", U(__atomic_load_n(&degraded_puts, __ATOMIC_RELAXED)));
     APPEND_STAT("remote_read_fallbacks", "%llu", U(__atomic_load_n(&read_fallbacks, __ATOMIC_RELAXED)));
     APPEND_STAT("remote_bad_records", "%llu", U(__atomic_load_n(&bad_records, __ATOMIC_RELAXED)));
@@ -305,6 +308,10 @@ static const struct ac_opt remote_opts[] = {
       .min = 1000000ULL, .max = 60 * AC_SEC, .units = AC_U_S | AC_U_MS, .note = "(e.g. 500ms)",
       .def = "1s", .def_is_value = true,
       .help = "a remote server's time to answer a send or a receive before it counts as failed" },
+    { .key = "ac_remote_retry", .type = AC_T_DURATION, AC_FIELD(struct remote_options, retry_ns),
+      .min = 0, .max = 3600 * AC_SEC, .units = AC_U_S | AC_U_MS, .note = "(e.g. 1s; 0: never passed over)",
+      .def = "1s", .def_is_value = true,
+      .help = "after a failure a remote server is passed over this long (its requests fail at once), then tried again" },
     { .key = "ac_remote_conns", .type = AC_T_COUNT, AC_FIELD(struct remote_options, conns), .min = 1, .max = 64,
       .noun = "a count of connections",
       .def = "8", .def_is_value = true,
