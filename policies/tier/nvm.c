@@ -39,9 +39,9 @@ struct nvm_options {
 static struct nvm_options opt = { .factor = 2.0 };
 
 static struct ac_nvm_store *store;
-static double dram_ns;           /* DRAM's latency per line: measured or given */
+static double dram_ns;           /* DRAM's latency: measured or given */
 static const char *dram_source = "";
-static uint64_t extra_ns;        /* added per line touched */
+static uint64_t extra_ns;        /* added per access (ac_nvm_charge=line: per line) */
 static uint64_t delay_ns;        /* waited in all (atomic) */
 
 static size_t nvm_fixed_bytes(size_t maxbytes) {
