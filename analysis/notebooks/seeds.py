@@ -35,6 +35,18 @@ from acplot.seeds import plot_throughput, run_path, throughput_table
 
 out = figures_dir()
 runs = {name: run_path(name) for name in ("nvm", "remote")}
+
+
+def shown(p):
+    """p relative to the checkout when it is inside it (the report is committed)."""
+    from acbench import paths
+    try:
+        return p.resolve().relative_to(paths.top().resolve())
+    except ValueError:
+        return p
+
+
+
 data = {name: load_run(p) if p is not None else None for name, p in runs.items()}
 for name, p in runs.items():
     display(Markdown(f"{name} run: `{p}`" if p is not None else
@@ -79,7 +91,7 @@ claims = pd.concat([nvm.check_claims(data["nvm"] if data["nvm"] is not None else
                    ignore_index=True)
 claims.to_csv(out / "seeds-report.csv", index=False)
 lines = ["# The seed papers' cold tiers: their claims", ""]
-lines += [f"- {name}: `{p}`" if p is not None else f"- {name}: no run" for name, p in runs.items()]
+lines += [f"- {name}: `{shown(p)}`" if p is not None else f"- {name}: no run" for name, p in runs.items()]
 lines += ["", "| source | claim | verdict |", "|---|---|---|"]
 lines += [f"| {r.source} | {r.claim} | {r.verdict} |" for r in claims.itertuples()]
 (out / "seeds-report.md").write_text("\n".join(lines) + "\n")
