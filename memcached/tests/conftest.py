@@ -14,7 +14,7 @@ import pytest
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ac_list import ac_list, spill_pairs, spill_policies  # noqa: E402
-from mc_helpers import BIN, Server, start_server  # noqa: E402
+from mc_helpers import BIN, Server, keeps_files, start_server  # noqa: E402
 from paging import page_cluster0, swap, var_tmp  # noqa: E402,F401  (fixtures of the paging tests)
 
 
@@ -51,17 +51,6 @@ def per_tier(pairs: list[str]) -> list[str]:
 SPILL_PAIRS_PER_TIER = per_tier(SPILL_PAIRS)
 
 
-def keeps_files(pair: str) -> bool:
-    """The pair's tier keeps files in the spill directory (blocks, tuples; not nvm, remote)."""
-    policy, _, tier = pair.partition("+")
-    tier = tier or {p["name"]: p["default_tier"] for p in COMPONENTS["policies"]}[policy]
-    return any(t["name"] == tier and "files" in t["caps"] for t in COMPONENTS["tiers"])
-
-
-# The pairs whose records are in files: the spill files' I/O faults, a full file system, damaged
-# records on disk (test_io_faults, test_enospc, test_corruption)
-FILE_PAIRS = [p for p in SPILL_PAIRS if keeps_files(p)]
-
 
 def pytest_collection_modifyitems(config, items):
     """Tests that change machine-wide state (vm.page-cluster, swap areas, a memory cgroup with
@@ -77,6 +66,11 @@ def pair_options(pair: str) -> dict[str, str]:
     """-o settings of "policy" or "policy+tier"."""
     policy, _, tier = pair.partition("+")
     return {"ac_policy": policy, **({"ac_tier": tier} if tier else {})}
+
+
+# The pairs whose records are in files (blocks, tuples; not nvm, remote): the spill files' I/O
+# faults, a full file system, damaged records on disk (test_io_faults, test_enospc, test_corruption)
+FILE_PAIRS = [p for p in SPILL_PAIRS if keeps_files(pair_options(p))]
 
 
 @pytest.fixture(params=SPILL_POLICIES)

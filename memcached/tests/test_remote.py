@@ -71,6 +71,7 @@ class FakeServer:
 
     def __init__(self, kind: str):
         self.kind = kind
+        self.values: dict[bytes, bytes] = {}
         self.sock = socket.socket()
         self.sock.bind((HOST, 0))
         self.sock.listen(64)
@@ -101,14 +102,16 @@ class FakeServer:
                     return
                 parts = line.split()
                 if parts[0] == b"set":
-                    f.read(int(parts[4]) + 2)
+                    self.values[parts[1]] = f.read(int(parts[4]) + 2)[:-2]
                     c.sendall(b"STORED\r\n")
                 elif parts[0] == b"delete":
                     c.sendall(b"DELETED\r\n")
                 elif parts[0] == b"get":
                     key = parts[1]
-                    if self.kind == "flipped":         # the right length, the bytes not the record
-                        c.sendall(b"VALUE " + key + b" 0 1100\r\n" + bytes(1100) + b"\r\nEND\r\n")
+                    if self.kind == "flipped":         # the record stored, one byte of it flipped
+                        v = bytearray(self.values.get(key, bytes(1100)))
+                        v[len(v) // 2] ^= 0x40
+                        c.sendall(b"VALUE " + key + b" 0 %d\r\n" % len(v) + bytes(v) + b"\r\nEND\r\n")
                     elif self.kind == "wrong-key":
                         c.sendall(b"VALUE other 0 3\r\nabc\r\nEND\r\n")
                     else:

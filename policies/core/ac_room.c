@@ -48,13 +48,8 @@
  * Uses: ac_spill, ac_budget, ac_record, ac_options, ac_state. */
 #include "memcached.h"
 #include "ac_internal.h"
+#include "store/clock.h"
 #include <time.h>
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 static void nap_us(unsigned us) {
     struct timespec ts = { 0, (long)us * 1000L };
@@ -123,7 +118,7 @@ void *ac_alloc(size_t ntotal, unsigned int id) {
         void *it;
         if ((t.room.outcome == AC_ROOM_NONE || taken >= 3) && (it = ac_borrow_alloc(th, ntotal, id)) != NULL)
             return it;
-        uint64_t now = now_ns();
+        uint64_t now = ac_now_ns();
         if (deadline == 0)
             deadline = now + ac_opts.alloc_wait_ns;
         if (now >= deadline) {

@@ -1,6 +1,7 @@
 /* The access-log rings of accesslog.h: sampled accesses recorded per thread
  * without a lock, drained by the classifier thread. */
 #include "accesslog.h"
+#include "../store/clock.h"
 #include <sched.h>
 #include <stdlib.h>
 #include <string.h>
@@ -85,12 +86,6 @@ void ac_log_record(struct ac_access_log *l, uint64_t fp, uint32_t size) {
     ac_log_record_ref(l, fp, size, 0);
 }
 
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
-
 /* A lossless log's full ring: waits until the consumer's tail leaves room for
  * the entry at head (true), or the log stops being lossless (false: dropped).
  * A few spins for a consumer that is draining now, then yields, then sleeps
@@ -98,7 +93,7 @@ static uint64_t now_ns(void) {
 static bool wait_for_room(struct ac_access_log *l, struct ac_log_ring *r, uint64_t head) {
     if (!__atomic_load_n(&l->lossless, __ATOMIC_RELAXED))
         return false;                      /* a lossy log's full ring: a drop, no clock read */
-    uint64_t t0 = now_ns();
+    uint64_t t0 = ac_now_ns();
     for (unsigned i = 0; head - tl.tail >= l->capacity; i++) {
         if (!__atomic_load_n(&l->lossless, __ATOMIC_RELAXED))
             return false;
@@ -111,7 +106,7 @@ static bool wait_for_room(struct ac_access_log *l, struct ac_log_ring *r, uint64
         tl.tail = __atomic_load_n(&r->tail, __ATOMIC_ACQUIRE);
     }
     __atomic_store_n(&r->waits, r->waits + 1, __ATOMIC_RELAXED);
-    __atomic_store_n(&r->wait_ns, r->wait_ns + (now_ns() - t0), __ATOMIC_RELAXED);
+    __atomic_store_n(&r->wait_ns, r->wait_ns + (ac_now_ns() - t0), __ATOMIC_RELAXED);
     return true;
 }
 

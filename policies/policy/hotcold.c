@@ -5,6 +5,7 @@
 #include "store/fp.h"
 #include "store/keys.h"
 #include "hotcold.h"
+#include "store/clock.h"
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -15,12 +16,6 @@
 #define U(x) (unsigned long long)(x)
 
 static __thread bool on_classifier_thread;
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ULL + (uint64_t)ts.tv_nsec;
-}
 
 size_t ac_hc_keys(size_t bytes) {
     return ac_cls_opts.keys != 0 ? ac_cls_opts.keys : ac_default_keys(bytes);
@@ -168,12 +163,12 @@ size_t ac_hc_collect(struct ac_hotcold *h, unsigned int clsid, struct ac_residen
 }
 
 static void round_now(struct ac_hotcold *h) {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = ac_now_ns();
     ac_cls_classify(&h->cls, h->budget);
     h->round();
     h->st.hot_keys = h->cls.hot_keys;
     h->st.hot_bytes = h->cls.hot_bytes;
-    h->st.last_round_ns = now_ns() - t0;
+    h->st.last_round_ns = ac_now_ns() - t0;
     __atomic_add_fetch(&h->st.rounds, 1, __ATOMIC_RELAXED);
 }
 
@@ -187,14 +182,14 @@ static void round_now(struct ac_hotcold *h) {
  * one runs here over the whole history, whose estimates the drains built) and
  * the policy moves data. */
 static void offline_round(struct ac_hotcold *h) {
-    uint64_t t0 = now_ns();
+    uint64_t t0 = ac_now_ns();
     while (ac_hc_drain(h) == DRAIN_BATCH)
         ;
     ac_log_set_lossless(&h->log, false);
     h->since_round = 0;
     __atomic_store_n(&h->early, false, __ATOMIC_RELAXED);
     round_now(h);
-    h->st.offline_ns = now_ns() - t0;
+    h->st.offline_ns = ac_now_ns() - t0;
     __atomic_add_fetch(&h->st.offline_rounds, 1, __ATOMIC_RELAXED);
 }
 
@@ -211,18 +206,18 @@ static void switch_mode(struct ac_hotcold *h, int want) {
 static void *classifier_main(void *arg) {
     struct ac_hotcold *h = arg;
     on_classifier_thread = true;
-    uint64_t last = now_ns();
+    uint64_t last = ac_now_ns();
     while (!h->stopping) {
         int want = __atomic_load_n(&h->want, __ATOMIC_ACQUIRE);
         if (want != h->mode) {
             switch_mode(h, want);
-            last = now_ns();
+            last = ac_now_ns();
         }
         size_t n = ac_hc_drain(h);
         bool due = false;
         if (h->mode == AC_HC_ONLINE) {       /* a history only accumulates */
             due = ac_cls_opts.round != 0 ? h->since_round >= ac_cls_opts.round
-                : now_ns() - last >= ac_cls_opts.round_ns;
+                : ac_now_ns() - last >= ac_cls_opts.round_ns;
             if (!due && __atomic_load_n(&h->early, __ATOMIC_RELAXED)) {
                 /* classify early once there is something new */
                 uint64_t min = ac_cls_opts.round != 0 ? ac_cls_opts.round / 4 : 1000;
@@ -234,7 +229,7 @@ static void *classifier_main(void *arg) {
             __atomic_store_n(&h->early, false, __ATOMIC_RELAXED);
             h->since_round = 0;
             round_now(h);
-            last = now_ns();
+            last = ac_now_ns();
         }
         if (n == 0) {
             struct timespec ms = { 0, 1000000 };

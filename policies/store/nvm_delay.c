@@ -1,19 +1,14 @@
 /* DRAM latency measured, and the busy wait (nvm_delay.h). */
 #define _GNU_SOURCE
 #include "nvm_delay.h"
+#include "clock.h"
 #include <time.h>
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
 
 void ac_nvm_spin_ns(uint64_t ns) {
     if (ns == 0)
         return;
-    uint64_t end = now_ns() + ns;
-    while (now_ns() < end)
+    uint64_t end = ac_now_ns() + ns;
+    while (ac_now_ns() < end)
         __asm__ __volatile__("" ::: "memory");
 }
 
@@ -37,10 +32,10 @@ double ac_nvm_dram_ns(void *p, size_t len) {
     char *q = base;
     for (unsigned i = 0; i < STEPS / 4; i++)       /* warm the page tables */
         q = *(char **)(void *)q;
-    uint64_t t0 = now_ns();
+    uint64_t t0 = ac_now_ns();
     for (unsigned i = 0; i < STEPS; i++)
         q = *(char **)(void *)q;
-    uint64_t t1 = now_ns();
+    uint64_t t1 = ac_now_ns();
     __asm__ __volatile__("" : : "r"(q) : "memory");
     return (double)(t1 - t0) / STEPS;
 }

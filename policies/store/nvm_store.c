@@ -255,20 +255,27 @@ int ac_nvm_put(struct ac_nvm_store *s, uint64_t fp, const void *rec, size_t len,
     return 0;
 }
 
+/* fp's probe sequence from slot *i on: advances *i to the next slot holding fp
+ * (true), or stops at the first empty slot (false); counts the lines read.
+ * Under lock. */
+static bool probe_next(struct ac_nvm_store *s, uint64_t fp, uint64_t *i, struct touch *t) {
+    for (;; *i = (*i + 1) & s->mask) {
+        t->r += slot_lines(s, *i);
+        if (s->slots[*i].state == SLOT_EMPTY)
+            return false;
+        if (s->slots[*i].fp == fp)
+            return true;
+    }
+}
+
 int ac_nvm_find(struct ac_nvm_store *s, uint64_t fp, struct ac_loc *out, int max, struct ac_nvm_cost *cost) {
     struct touch t = { 0, 0, 1 };
     int found = 0;
     pthread_mutex_lock(&s->lock);
-    for (uint64_t i = mix(fp) & s->mask;; i = (i + 1) & s->mask) {
-        t.r += slot_lines(s, i);
-        const struct slot *e = &s->slots[i];
-        if (e->state == SLOT_EMPTY)
-            break;
-        if (e->fp == fp) {
-            if (found < max)
-                out[found] = loc_of(e->off, e->len);
-            found++;
-        }
+    for (uint64_t i = mix(fp) & s->mask; probe_next(s, fp, &i, &t); i = (i + 1) & s->mask) {
+        if (found < max)
+            out[found] = loc_of(s->slots[i].off, s->slots[i].len);
+        found++;
     }
     pthread_mutex_unlock(&s->lock);
     count(s, &t, cost);
@@ -310,12 +317,9 @@ int ac_nvm_remove(struct ac_nvm_store *s, uint64_t fp, const struct ac_loc *loc,
     struct touch t = { 0, 0, 1 };                /* the probe sequence and its shifts */
     int done = 0;
     pthread_mutex_lock(&s->lock);
-    for (uint64_t i = mix(fp) & s->mask;; i = (i + 1) & s->mask) {
-        t.r += slot_lines(s, i);
+    for (uint64_t i = mix(fp) & s->mask; probe_next(s, fp, &i, &t); i = (i + 1) & s->mask) {
         const struct slot *e = &s->slots[i];
-        if (e->state == SLOT_EMPTY)
-            break;
-        if (e->fp == fp && e->off == off && e->len == loc->len) {
+        if (e->off == off && e->len == loc->len) {
             int c = class_of(s, e->len);
             slot_delete(s, i, &t);
             chunk_free(s, c, off, &t);

@@ -1,6 +1,7 @@
 /* memcached's text protocol over a pool of blocking connections (remote_client.h). */
 #define _GNU_SOURCE
 #include "remote_client.h"
+#include "clock.h"
 #include <errno.h>
 #include <netdb.h>
 #include <netinet/in.h>
@@ -41,16 +42,10 @@ struct ac_remote {
 
 #define COUNT(r, f, v) __atomic_add_fetch(&(r)->st.f, (v), __ATOMIC_RELAXED)
 
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000u + (uint64_t)ts.tv_nsec;
-}
-
 /* A server that failed is passed over until retry_ns has gone by: on a
  * network a dead host costs a connect timeout per request otherwise. */
 static void mark_down(struct ac_remote *r) {
-    __atomic_store_n(&r->down_until, now_ns() + r->retry_ns, __ATOMIC_RELAXED);
+    __atomic_store_n(&r->down_until, ac_now_ns() + r->retry_ns, __ATOMIC_RELAXED);
 }
 
 struct ac_remote *ac_remote_new(const char *addr, int conns, int timeout_ms, uint64_t retry_ns, char *err,
@@ -137,7 +132,7 @@ static int open_conn(struct ac_remote *r, struct conn *c) {
 /* A connection of the pool, locked and connected; NULL with *rc set. */
 static struct conn *acquire(struct ac_remote *r, int *rc) {
     uint64_t down = __atomic_load_n(&r->down_until, __ATOMIC_RELAXED);
-    if (down != 0 && now_ns() < down) {
+    if (down != 0 && ac_now_ns() < down) {
         COUNT(r, skipped, 1);
         *rc = -EHOSTDOWN;
         return NULL;

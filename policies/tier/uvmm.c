@@ -39,6 +39,7 @@
 #include "ac_services.h"
 #include "uvmm.h"
 #include "store/compress.h"
+#include "store/clock.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
@@ -155,12 +156,6 @@ static int stop_pipe[2] = { -1, -1 };
 static struct { size_t p; int tid; } pending[PENDING_MAX];
 static int npending;
 
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
-
 static void hist_add(uint64_t ns) {
     unsigned b = 0;
     if (ns >= HIST_SUB) {
@@ -237,7 +232,7 @@ static int bring_in(size_t p, int tid, struct tid_slot *slot, char *buf) {
         pthread_cond_signal(&uv.work);
     pthread_mutex_unlock(&uv.lock);
 
-    uint64_t t0 = now_ns();
+    uint64_t t0 = ac_now_ns();
     int rc = fetch ? uvmm_page_read(p, buf, &meta) : 0;
     bool clean = fetch && uv.opt.clean;
     if (rc == 0)
@@ -262,7 +257,7 @@ static int bring_in(size_t p, int tid, struct tid_slot *slot, char *buf) {
         uv.c.zero_fills++;
     pthread_mutex_unlock(&uv.lock);
     if (fetch) {
-        hist_add(now_ns() - t0);
+        hist_add(ac_now_ns() - t0);
         struct tid_slot *s = slot != NULL ? slot : slot_of(tid);
         if (s != NULL)
             __atomic_add_fetch(&s->fetched, 1, __ATOMIC_RELAXED);

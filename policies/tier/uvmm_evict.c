@@ -37,6 +37,7 @@
 #include "ac_services.h"
 #include "uvmm.h"
 #include "store/io_engine.h"
+#include "store/clock.h"
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -55,12 +56,6 @@ static pthread_t evictor;
 static bool evictor_running;
 static size_t hand;
 static uint64_t rng = 0x9e3779b97f4a7c15ull;
-
-static uint64_t now_ns(void) {
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (uint64_t)ts.tv_sec * 1000000000ull + (uint64_t)ts.tv_nsec;
-}
 
 size_t uvmm_cap_now(void) {
     if (uv.opt.memory != 0)
@@ -247,7 +242,7 @@ static void *evictor_main(void *arg) {
     uint64_t refreshed = 0;
     pthread_mutex_lock(&uv.lock);
     while (!uv.stop) {
-        uint64_t t = now_ns();
+        uint64_t t = ac_now_ns();
         if (uv.opt.memory == 0 && t - refreshed >= REFRESH_NS) {
             pthread_mutex_unlock(&uv.lock);
             size_t cap = uvmm_cap_now();
