@@ -62,7 +62,9 @@ def test_nvm_rows(run) -> None:
         assert r["ac_lost_items"] == 0 and r["ac_refused_items"] == 0 and r["ac_nvm_full"] == 0
         assert r["ac_stub_items"] == r["ac_nvm_records"] > 0
         assert r["ac_nvm_dram_ns_source"] == "measured"
-        assert r["ac_nvm_extra_ns"] == round(r["ac_nvm_dram_ns"])      # 2x: one more DRAM latency
+        # 2x: one more DRAM latency, rounded to whole ns by the server from the unrounded measurement
+        # (the stat prints it to 0.1 ns, so 156.5 may have been 156.46 or 156.54)
+        assert abs(r["ac_nvm_extra_ns"] - r["ac_nvm_dram_ns"]) <= 0.55
         assert r["ac_nvm_charge"] == "access"
         assert r["ac_nvm_delay_ns"] == r["ac_nvm_extra_ns"] * r["ac_nvm_accesses"]
         assert r["ac_nvm_accesses"] < r["ac_nvm_lines_read"] + r["ac_nvm_lines_written"]
