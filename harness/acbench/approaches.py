@@ -17,7 +17,8 @@ cgroup limit leaves (ospaging, ospaging-file, effpaging's cold region), so its a
 calibrated overhead alone, without safety factor or floor (slack would be item memory beyond
 OPT's budget); `figures` that it is one of the paper's approaches (not a component pair of
 experiments/components.toml), which the figure specs run; `in_process_only` that it cannot run
-in network mode (refused before any cell starts); `offline_classifier` that what it needs beyond stock memcached (its classifier, for
+in network mode (refused before any cell starts), `network_only` that it cannot run in-process; `extstore`
+that memcached's own extstore keeps its cold items, in a file of the cell's spill directory (extstore.py); `offline_classifier` that what it needs beyond stock memcached (its classifier, for
 logging-buffer) is granted beside the cell's common limit, as the paper's Table II charges Siberia
 (provisioning "equal", calibrate.equal_for; column offline_bytes); `ram_device` that the RAM device of
 `[run] spill_device = "ram"` may stand in for the disk in its hit-rate runs (default: the approach is
@@ -57,6 +58,8 @@ class Approach:
     # its classifier's memory is not charged to the cell (Siberia classifies offline: calibrate.equal_for)
     offline_classifier: bool = False
     swap_device: str = "file"        # with swap: a swap file, or "zram" (compressed swap in RAM, paging.py)
+    network_only: bool = False       # refused in in-process mode (extstore: its reads finish on IO threads)
+    extstore: bool = False           # memcached's extstore on a file in the cell's spill directory (extstore.py)
     pressure: bool = False           # a PSI-driven controller squeezes its cgroup (TMO's Senpai: pressure.py)
     about: str = ""
 
@@ -226,6 +229,16 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
              resident="pages", fills_limit=True, flags=EFFPAGING_FLAGS, figures=False,
              about="effpaging with its hash chains as memcached links them: a hot read walks through (and"
                    " faults in) the cold items ahead of it"),
+    # memcached 1.6.18's own extstore (the binary we fork, ac_policy=none): item headers and recent items
+    # in RAM, values flushed to a file in the cell's spill directory (extstore.py sizes it: twice the
+    # data, its documented settings otherwise). It drops items when its flusher falls behind the writes,
+    # when disk pages are reclaimed and when compaction cannot move an object; stats anticache counts
+    # them (policies/core/ac_extstore.c) and a miss is refilled by the client as for the cache. Its reads
+    # finish on its IO threads, which the in-process driver cannot wait for: network mode only
+    Approach("extstore", "none", spills=False, driver={"lookaside": "true"}, network_only=True, extstore=True,
+             figures=False,
+             about="memcached's own extstore: values flushed to a file, headers in RAM; drops items when its"
+                   " flusher or disk falls behind (counted in lost_items); the client refills a miss"),
 )}
 
 

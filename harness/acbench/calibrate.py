@@ -37,7 +37,8 @@ n / 2). Cached under build/acbench/allowance-*.json keyed by approach (policy, o
 properties), binary, workload file text, the cell's properties but recordcount / operation counts /
 seed (θ is kept: it changes how much is spilled and fetched), M/D, item footprint, server threads
 and the sizes. The in-process driver is used whatever the
-cell's mode (network mode's client runs outside the group).
+cell's mode (network mode's client runs outside the group), but for an approach that runs only over the
+network (extstore): its server alone in the group, ycsb-mc's load and run outside it.
 
 A cell replaying a trace ([fixed] trace) is calibrated on the trace itself, whole, at its own object
 count (a trace cannot be scaled; its sizes decide how memcached's slab classes fill): one run, keyed
@@ -54,6 +55,7 @@ import json
 import math
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -64,7 +66,7 @@ from fractions import Fraction
 from pathlib import Path
 from typing import Any, Callable, Iterable
 
-from acbench import cell, companions, leftovers, measure, memory, paths, ramdev, server, sysinfo
+from acbench import cell, companions, extstore, leftovers, measure, memory, paths, ramdev, server, sysinfo
 from acbench.approaches import Approach, get_approach
 from acbench.cgroup import acg
 from acbench.memory import MIB, hash_bytes
@@ -446,13 +448,22 @@ def probe(approach: Approach, req: Request, n: int, extra: int, tries: int = 1) 
     extra_opts["hashpower"] = str(p.hashpower)
     extras = companions.for_cell(approach.options, spill_parent.name, p.data_bytes, spill_parent)  # off the group
     extra_opts.update(companions.options(extras))
-    opts = server.options(approach.policy, spill_parent / "spill", extra_opts, approach.flags)
     out = spill_parent / "driver.json"
     errf = spill_parent / "stderr.txt"
-    cmd = server.driver_cmd(p.item_mb, req.threads, opts, req.workload_file, out, props, req.trace)
+    extra_opts.update(extstore.options(approach, spill_parent, p.data_bytes))
+    opts = server.options(approach.policy, spill_parent / "spill", extra_opts, approach.flags)
+    clients: _Clients | None = None
+    if approach.network_only:
+        # the server alone in the group, ycsb-mc outside it (as in a network cell): load, then warm-up + run
+        port = server.free_port()
+        cmd = server.server_cmd(p.item_mb, req.threads, opts, port)
+        clients = _Clients(port, [server.ycsb_mc_cmd(req.workload_file, props, port, phase, f)
+                                  for phase, f in (("load", spill_parent / "load.json"), ("run", out))], errf)
+    else:
+        cmd = server.driver_cmd(p.item_mb, req.threads, opts, req.workload_file, out, props, req.trace)
     try:
         companions.start(extras)
-        point = _probe(approach, req, n, tries, p, cmd, spill_parent, out, errf)
+        point = _probe(approach, req, n, tries, p, cmd, spill_parent, out, errf, clients)
     finally:
         failed = companions.stop(extras)
         shutil.rmtree(spill_parent, ignore_errors=True)
@@ -463,8 +474,52 @@ def probe(approach: Approach, req: Request, n: int, extra: int, tries: int = 1) 
     return point
 
 
+class _Clients:
+    """A network probe's driver: ycsb-mc phases run one after another outside the group, against the
+    server the probe started in it; running() while one is left."""
+
+    def __init__(self, port: int, cmds: list[list[str]], errf: Path) -> None:
+        self.port, self.cmds, self.errf = port, list(cmds), errf
+        self.proc: subprocess.Popen | None = None
+
+    def start(self, server_proc: subprocess.Popen) -> None:
+        try:
+            server.wait_port(self.port, server_proc)
+        except server.ServerError as e:
+            err = self.errf.read_text().strip()[-400:] if self.errf.exists() else ""
+            raise CalibrationError(f"{e}: {err or '(no stderr)'}") from None
+
+    def running(self) -> bool:
+        if self.proc is not None and self.proc.poll() is None:
+            return True
+        if self.proc is not None and self.proc.returncode != 0:
+            err = self.errf.read_text().strip()[-400:] if self.errf.exists() else ""
+            raise CalibrationError(f"ycsb-mc exited with status {self.proc.returncode}: {err or '(no stderr)'}")
+        if not self.cmds:
+            return False
+        with open(self.errf, "a") as ef:
+            self.proc = subprocess.Popen(self.cmds.pop(0), stdout=subprocess.DEVNULL, stderr=ef,
+                                         stdin=subprocess.DEVNULL)
+        leftovers.track_process(self.proc.pid, "ycsb-mc")
+        return True
+
+    def stop(self, server_proc: subprocess.Popen) -> int:
+        """Kill a client still running, then SIGTERM the server: its exit status (0 when it stopped)."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait()
+        if server_proc.poll() is None:
+            server_proc.terminate()
+            try:
+                server_proc.wait(timeout=20)
+            except subprocess.TimeoutExpired:
+                server_proc.kill()
+        status = server_proc.wait()
+        return 0 if status == -signal.SIGTERM else status
+
+
 def _probe(approach: Approach, req: Request, n: int, tries: int, p: memory.MemoryPlan, cmd: list[str],
-           spill_parent: Path, out: Path, errf: Path) -> Point:
+           spill_parent: Path, out: Path, errf: Path, clients: _Clients | None = None) -> Point:
     budget = p.item_budget_bytes
     ops, warm = probe_counts(n, req.props)
     group = acg().MemoryGroup(GROUP_NAME, p.limit_bytes, p.swap_bytes)
@@ -483,7 +538,9 @@ def _probe(approach: Approach, req: Request, n: int, tries: int, p: memory.Memor
             proc = group.popen(cmd, stdout=ef, stderr=ef, stdin=subprocess.DEVNULL, start_new_session=True)
         leftovers.track_process(proc.pid, Path(cmd[0]).name)
         g = group.path
-        while proc.poll() is None:
+        if clients is not None:
+            clients.start(proc)
+        while (clients.running() if clients is not None else proc.poll() is None):
             if time.monotonic() - t0 > PROBE_TIMEOUT_S:
                 raise CalibrationError(f"calibrating {approach.name} at {n} records took over {PROBE_TIMEOUT_S} s")
             try:
@@ -496,12 +553,14 @@ def _probe(approach: Approach, req: Request, n: int, tries: int, p: memory.Memor
             samples.append(Sample(time.monotonic() - t0, now["rss"], now["shmem"], now["cache"], now["kmem"],
                                   _status(proc.pid), vmas))
             time.sleep(interval)
-        status = proc.wait()
+        status = clients.stop(proc) if clients is not None else proc.wait()
         peaks = group_peaks(g, group.backend.version)
         kills = peaks["oom_kills"]
         peak_usage = peaks["usage_max"] or 0
         peak_kmem = peaks["kmem_max"] if peaks["kmem_max"] is not None else max((x.kmem for x in samples), default=0)
     finally:
+        if clients is not None and proc is not None:
+            clients.stop(proc)
         _cleanup(group, paging, spill_parent)
     err = errf.read_text().strip()[-400:] if errf.exists() else ""
     if kills:

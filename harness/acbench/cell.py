@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from acbench import cellopt, collect, companions, leftovers, nvm, server
+from acbench import cellopt, collect, companions, extstore, leftovers, nvm, server
 from acbench.approaches import get_approach
 from acbench.cgroup import acg
 from acbench.memory import MemoryPlan
@@ -138,6 +138,7 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
     # do no file I/O
     extras = companions.for_cell(approach.options, spill_parent.name, plan.data_bytes, cell_dir)
     extra.update(companions.options(extras))
+    extra.update(extstore.options(approach, spill_parent, plan.data_bytes))   # memcached's extstore: its file
     if approach.spills and not extras:
         extra["ac_io"] = run["io_engine"]      # always said: the server's default is not the record
     if approach.spills and not extras and run.get("io_direct"):
@@ -151,7 +152,7 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
     device = collect.device_of(spill_parent)
     out: dict[str, Any] = {"mode": mode, "spill_device": spill_device,
                            "server_threads": server_threads_of(run, cell.properties),
-                           "regime": run.get("regime", "native"),
+                           "regime": run.get("regime", "native"), "ext_file_bytes": extstore.file_bytes(extra),
                            "io_limit_iops": io.read_iops if io is not None else None,
                            "io_limit_device": io.device if io is not None else None,
                            "io_limit_from": (run.get("hdd_from", "run") if io is not None else None)}
@@ -485,7 +486,11 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
               "remote_servers", "remote_copies", "remote_sets", "remote_gets", "remote_deletes",
               "remote_bytes_sent", "remote_bytes_received", "remote_failures", "remote_garbage", "remote_skipped",
               "remote_degraded_puts", "remote_read_fallbacks", "remote_bad_records", "remote_missing",
-              "remote_unreadable"):
+              "remote_unreadable",
+              # memcached's extstore (policies/core/ac_extstore.c): its drops apart, reads and writes
+              "ext_lost_ram", "ext_lost_disk", "ext_lost_compact", "ext_reads", "ext_read_misses",
+              "ext_read_aborts", "ext_read_oom", "ext_recached", "ext_objects_written", "ext_bytes_written",
+              "ext_bytes_read", "ext_bytes_used", "ext_bytes_fragmented", "ext_page_evictions", "ext_pages"):
         out[f"ac_{k}"] = ac.get(k)
     out["read_amplification"] = read_amplification(out.get("disk_read_bytes"), ac,
                                                    (ph.get("server_start") or {}).get("anticache") or {})
@@ -573,7 +578,11 @@ def _network(cell: Cell, plan: MemoryPlan, props: dict[str, Any], run: dict[str,
     port = server.free_port()
     cmd = server.server_cmd(plan.item_mb, server_threads_of(run, props), opts, port)
     proc, spid = _start(group, cmd, cell_dir, stderr, use_perf, pids)
-    server.wait_port(port, proc)
+    try:
+        server.wait_port(port, proc)
+    except server.ServerError as e:
+        stderr.flush()
+        raise CellError(f"{e}: {_tail(cell_dir / 'stderr.txt')}") from None
     sampler = Sampler()
     props = dict(props)
     threads = int(props.pop("threads", 1))

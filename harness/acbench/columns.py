@@ -111,6 +111,7 @@ _PLAN = [
     _c("psi_refused", "int", "count", "ospaging-psi: limit changes the kernel refused (v1: could not reclaim that far)", HARNESS),
     _c("psi_stall_avg", "float", "fraction", "ospaging-psi: the mean PSI some stall share it measured", HARNESS),
     _c("remote_server_bytes", "int", "bytes", "tier remote: the memory (-m) of each remote server the harness started outside the cell's cgroup (remote.py)", HARNESS),
+    _c("ext_file_bytes", "int", "bytes", "extstore: the size of its file in the cell's spill directory (extstore.py: twice the data)", HARNESS),
     _c("nvm_file_bytes", "int", "bytes", "tier nvm: the region file the harness allocated on tmpfs outside the cell's cgroup (nvm.py)", HARNESS),
     _c("zram_mem_used_max_bytes", "int", "bytes", "swap_device zram: the device's peak RAM (compressed pages and its own book-keeping), charged to no cgroup; beside cg_swap_max_bytes (the same pages uncompressed)", HARNESS),
 ]
@@ -314,6 +315,21 @@ _AC = [
     ("remote_bad_records", "int", "count", "remote: values that were not the record (length or checksum)"),
     ("remote_missing", "int", "count", "remote: copies not found on their server (evicted or lost with it)"),
     ("remote_unreadable", "int", "count", "remote: reads no copy answered (an error to the client)"),
+    ("ext_lost_ram", "int", "items", "extstore: items and headers evicted from RAM (memcached's evictions; whole life)"),
+    ("ext_lost_disk", "int", "items", "extstore: live objects in disk pages it reclaimed (extstore_objects_evicted)"),
+    ("ext_lost_compact", "int", "items", "extstore: objects compaction could not move (extstore_compact_lost)"),
+    ("ext_reads", "int", "count", "extstore: gets that went to its file (get_extstore; whole life)"),
+    ("ext_read_misses", "int", "count", "extstore: of those, misses: page gone or checksum failed (miss_from_extstore)"),
+    ("ext_read_aborts", "int", "count", "extstore: reads aborted before they were issued (get_aborted_extstore)"),
+    ("ext_read_oom", "int", "count", "extstore: reads refused for want of a buffer (get_oom_extstore)"),
+    ("ext_recached", "int", "count", "extstore: values read back into RAM (recache_from_extstore)"),
+    ("ext_objects_written", "int", "count", "extstore: objects flushed to its file (whole life)"),
+    ("ext_bytes_written", "int", "bytes", "extstore: bytes flushed to its file (whole life)"),
+    ("ext_bytes_read", "int", "bytes", "extstore: bytes read from its file (whole life)"),
+    ("ext_bytes_used", "int", "bytes", "extstore: bytes of live objects in its file at the end"),
+    ("ext_bytes_fragmented", "int", "bytes", "extstore: dead bytes in its used pages at the end"),
+    ("ext_page_evictions", "int", "count", "extstore: pages reclaimed with live objects in them"),
+    ("ext_pages", "int", "count", "extstore: pages of its file"),
 ]
 _AC_COLUMNS = [_c(f"ac_{n}", t, u, m, f"{SERVER} {n}") for n, t, u, m in _AC]
 

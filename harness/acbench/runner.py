@@ -53,6 +53,11 @@ def resolve_mode(spec: Spec, mode: str | None) -> str:
         raise RunError(f"approach(es) {', '.join(only)} run only in-process (policy vma protects the slab memory "
                        "and a socket touching a protected page gets EFAULT): use [run] mode = \"in-process\" "
                        "or leave them out")
+    net = [a for a in spec.grid["approach"] if get_approach(a).network_only]
+    if m == "in-process" and net:
+        raise RunError(f"approach(es) {', '.join(net)} run only in network mode (extstore's reads finish on its IO "
+                       "threads, which the in-process driver cannot wait for): use [run] mode = \"network\" "
+                       "(or --mode network), or leave them out")
     return m
 
 

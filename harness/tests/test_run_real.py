@@ -129,8 +129,8 @@ MAY_BE_EMPTY = {"lat_update_mean_us", "lat_update_p50_us", "lat_update_p99_us", 
                 "io_limit_iops", "io_limit_device", "io_limit_from", "cg_io_read_ios", "cg_io_write_ios",
                 # a run window without disk reads has no mean read latency
                 "disk_read_latency_us"}
-# tiers nvm and remote only: their own stats lines (this run has neither)
-MAY_BE_EMPTY_PREFIXES = ("ac_nvm_", "ac_remote_", "nvm_", "remote_")
+# tiers nvm and remote, memcached's extstore only: their own stats lines (this run has none of them)
+MAY_BE_EMPTY_PREFIXES = ("ac_nvm_", "ac_remote_", "nvm_", "remote_", "ac_ext_", "ext_")
 # What differs between the cells (approach x memory ratio) must differ in the rows.
 MUST_VARY = ["approach", "mem_ratio", "item_memory_bytes", "cgroup_limit_bytes", "opt_capacity", "hits",
              "hit_rate", "opt_hit_rate", "loss_pp", "throughput_ops_s", "run_duration_s", "cpu_user_s",

@@ -258,16 +258,19 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     }
     APPEND_STAT("policy", "%s", ac_enabled ? ac.policy->name : "none");
     APPEND_STAT("tier", "%s", ac_enabled ? ac.tier->name : "none");
-    /* With policy none every hit is a memory hit: memcached's own counters. */
+    /* With policy none every hit is a memory hit (memcached's own counters), but extstore's. */
     struct slab_stats sl;
     slab_stats_aggregate(&ts, &sl);
     uint64_t mem_hits, disk_hits;
     ac_hit_totals(&mem_hits, &disk_hits);
+    uint64_t misses = ts.get_misses + ts.touch_misses, lost = totals.evictions;
     if (!ac_enabled)
         mem_hits = sl.get_hits + sl.touch_hits;
+    if (!ac_enabled)                     /* memcached's extstore: its disk reads and drops */
+        ac_extstore_adjust(&ts, &mem_hits, &disk_hits, &misses, &lost);
     APPEND_STAT("mem_hits", "%llu", (unsigned long long)mem_hits);
     APPEND_STAT("disk_hits", "%llu", (unsigned long long)disk_hits);
-    APPEND_STAT("misses", "%llu", (unsigned long long)(ts.get_misses + ts.touch_misses));
+    APPEND_STAT("misses", "%llu", (unsigned long long)misses);
     APPEND_STAT("spilled_items", "%llu", (unsigned long long)AC_READ(spilled_items));
     APPEND_STAT("spilled_bytes", "%llu", (unsigned long long)AC_READ(spilled_bytes));
     APPEND_STAT("fetched_items", "%llu", (unsigned long long)AC_READ(fetched_items));
@@ -334,8 +337,10 @@ void ac_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("pages_repaid", "%llu", (unsigned long long)AC_READ(pages_repaid));
     APPEND_STAT("pages_owed", "%u", ac_pages_owed());
     APPEND_STAT("budget_settled", "%d", ac_enabled ? (int)ac_budget_settled() : 1);
-    /* items dropped: 0 under anti-caching; for the stock cache (policy none) its evictions */
-    APPEND_STAT("lost_items", "%llu", (unsigned long long)totals.evictions);
+    /* items dropped: 0 under anti-caching; for the stock cache (policy none) its evictions, with
+     * extstore also the objects it dropped from disk (ac_extstore.c) */
+    APPEND_STAT("lost_items", "%llu", (unsigned long long)lost);
+    ac_extstore_stats(add_stats, c, &ts, totals.evictions);
     /* memcached's background walkers (-o no_lru_crawler, no_lru_maintainer turn them off) */
     STATS_LOCK();
     uint64_t crawler_starts = stats.lru_crawler_starts, juggles = stats.lru_maintainer_juggles;

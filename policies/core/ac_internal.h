@@ -338,6 +338,17 @@ void ac_hit_totals(uint64_t *mem, uint64_t *disk);
 uint64_t ac_read_page_ins(void);
 uint64_t ac_write_page_ins(void);
 
+/* --------------------------------------------------------- ac_extstore.c */
+
+/* memcached's extstore is on (-o ext_path). */
+bool ac_extstore_on(void);
+/* With extstore: memory hits less the reads that went to disk, disk hits, misses and items
+ * lost with extstore's own (ac_extstore.c says how). Unchanged without it. */
+void ac_extstore_adjust(const struct thread_stats *ts, uint64_t *mem_hits, uint64_t *disk_hits,
+                        uint64_t *misses, uint64_t *lost);
+/* extstore's reads, writes and drops as stats anticache's ext_* */
+void ac_extstore_stats(ADD_STAT add_stats, void *c, const struct thread_stats *ts, uint64_t ram_evictions);
+
 /* ------------------------------------------- beside the chain: ac_io.c ... */
 
 /* ac_io.c: the values of its options */
