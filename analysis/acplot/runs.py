@@ -62,6 +62,28 @@ def load_run(path: str | os.PathLike[str] | None = None) -> pd.DataFrame:
     return df.reset_index(drop=True)
 
 
+# The runs of specs whose notebooks read them beside the run in ACBENCH_RESULTS: spec name ->
+# (environment variable naming a run directory, the committed run under the repository root)
+SPEC_RUNS = {"nvm": ("ACBENCH_NVM", "experiments/results/nvm"),
+             "remote": ("ACBENCH_REMOTE", "experiments/results/remote"),
+             "modern": ("ACBENCH_MODERN", "experiments/results/modern"),
+             "modern-extstore": ("ACBENCH_MODERN_EXTSTORE", "experiments/results/modern-extstore"),
+             "modern-trace": ("ACBENCH_MODERN_TRACE", "experiments/results/modern-trace")}
+
+
+def spec_run(name: str, default_root: Path | None = None) -> Path | None:
+    """The run of experiments/<name>.toml (SPEC_RUNS): its environment variable, else the committed
+    run under the repository root, else None."""
+    env, committed = SPEC_RUNS[name]
+    if os.environ.get(env):
+        return Path(os.environ[env])
+    if default_root is None:
+        from acbench import paths   # the checkout acbench works on (its home)
+        default_root = paths.top()
+    p = Path(default_root) / committed
+    return p if p.exists() else None
+
+
 def figures_dir(path: str | os.PathLike[str] | None = None) -> Path:
     """`path`, or ACBENCH_FIGURES; created if missing."""
     if path is None:

@@ -1,10 +1,8 @@
-"""The seed papers' cold tiers beside the paper's: runs of experiments/nvm.toml and remote.toml,
-found by their environment variable or committed under experiments/results/, their throughput
-per approach and skew with 95 % intervals over the repetitions, and its figure. The claims are
-acplot.nvm's and acplot.remote's."""
+"""The seed papers' cold tiers beside the paper's: the throughput of the runs of experiments/nvm.toml
+and remote.toml (acplot.runs.spec_run finds them) per approach and skew with 95 % intervals over the
+repetitions, and its figure. The claims are acplot.nvm's and acplot.remote's."""
 from __future__ import annotations
 
-import os
 from pathlib import Path
 
 import pandas as pd
@@ -12,21 +10,6 @@ import pandas as pd
 from acplot.evidence import FAILS, HOLDS, Interval, t_interval
 
 VALUE = "throughput_ops_s"
-RUNS = {"nvm": ("ACBENCH_NVM", "experiments/results/nvm"),
-        "remote": ("ACBENCH_REMOTE", "experiments/results/remote")}
-
-
-def run_path(name: str, default_root: Path | None = None) -> Path | None:
-    """The run of experiments/<name>.toml: its environment variable (ACBENCH_NVM, ACBENCH_REMOTE),
-    else the committed run under the repository root, else None."""
-    env, committed = RUNS[name]
-    if os.environ.get(env):
-        return Path(os.environ[env])
-    if default_root is None:
-        from acbench import paths   # the checkout acbench works on (its home)
-        default_root = paths.top()
-    p = Path(default_root) / committed
-    return p if p.exists() else None
 
 
 def wide(df: pd.DataFrame, approaches: tuple[str, ...], workload: str, value: str = VALUE) -> pd.DataFrame:

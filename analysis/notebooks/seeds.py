@@ -30,11 +30,11 @@ import pandas as pd
 from IPython.display import Image, Markdown, display
 
 from acplot import nvm, remote
-from acplot.runs import describe_run, figures_dir, load_run
-from acplot.seeds import plot_throughput, run_path, throughput_table
+from acplot.runs import describe_run, figures_dir, load_run, spec_run
+from acplot.seeds import plot_throughput, throughput_table
 
 out = figures_dir()
-runs = {name: run_path(name) for name in ("nvm", "remote")}
+runs = {name: spec_run(name) for name in ("nvm", "remote")}
 
 
 def shown(p):
