@@ -1,6 +1,7 @@
 """memcached-ac command lines and the text-protocol bits the runner needs."""
 from __future__ import annotations
 
+import random
 import socket
 import subprocess
 import time
@@ -73,7 +74,41 @@ def _prop(v: Any) -> str:
     return str(v)
 
 
+# Ports for the servers the harness and the tests start are taken below the kernel's ephemeral range
+# (net.ipv4.ip_local_port_range), from which every outgoing connection gets its source port: a port
+# the kernel hands out for bind(0) may be some client's source port by the time the server binds it
+# ("Address already in use"; seen with tier remote's servers while the suite's clients ran).
+EPHEMERAL_RANGE = Path("/proc/sys/net/ipv4/ip_local_port_range")
+LISTEN_SPAN = 12000
+FIRST_LISTEN_PORT = 1024
+
+
+def listen_range() -> tuple[int, int] | None:
+    """(lowest, highest) port to pick from: the LISTEN_SPAN ports below the ephemeral range; None if
+    there is no room below it (then the kernel picks)."""
+    try:
+        low = int(EPHEMERAL_RANGE.read_text().split()[0])
+    except (OSError, ValueError, IndexError):
+        low = 32768
+    if low - 1 - FIRST_LISTEN_PORT < 1000:
+        return None
+    return max(FIRST_LISTEN_PORT, low - LISTEN_SPAN), low - 1
+
+
 def free_port() -> int:
+    """A port on 127.0.0.1 nothing is bound to now: a random one of listen_range() (another process
+    may pick the same one only by chance), else the kernel's choice."""
+    span = listen_range()
+    if span is not None:
+        rng = random.SystemRandom()
+        for _ in range(100):
+            port = rng.randint(*span)
+            with socket.socket() as s:
+                try:
+                    s.bind(("127.0.0.1", port))
+                except OSError:
+                    continue
+                return port
     with socket.socket() as s:
         s.bind(("127.0.0.1", 0))
         return int(s.getsockname()[1])
