@@ -489,10 +489,14 @@ class _Clients:
             err = self.errf.read_text().strip()[-400:] if self.errf.exists() else ""
             raise CalibrationError(f"{e}: {err or '(no stderr)'}") from None
 
-    def running(self) -> bool:
+    def running(self, server_proc: subprocess.Popen) -> bool:
+        """Starts the next phase when one ended well; False when all did, or when the server died under
+        a failed one (the probe's checks say why: an OOM kill is retried with more room)."""
         if self.proc is not None and self.proc.poll() is None:
             return True
         if self.proc is not None and self.proc.returncode != 0:
+            if server_proc.poll() is not None:
+                return False
             err = self.errf.read_text().strip()[-400:] if self.errf.exists() else ""
             raise CalibrationError(f"ycsb-mc exited with status {self.proc.returncode}: {err or '(no stderr)'}")
         if not self.cmds:
@@ -540,7 +544,7 @@ def _probe(approach: Approach, req: Request, n: int, tries: int, p: memory.Memor
         g = group.path
         if clients is not None:
             clients.start(proc)
-        while (clients.running() if clients is not None else proc.poll() is None):
+        while (clients.running(proc) if clients is not None else proc.poll() is None):
             if time.monotonic() - t0 > PROBE_TIMEOUT_S:
                 raise CalibrationError(f"calibrating {approach.name} at {n} records took over {PROBE_TIMEOUT_S} s")
             try:
