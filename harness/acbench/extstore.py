@@ -6,7 +6,8 @@ is also the room lru's block store may take (live records plus the dead ones laz
 reclaimed yet). Everything else is extstore's documented default (memcached 1.6.18 `-h`: items above
 512 B are flushed, 4 MiB write buffers, one IO thread, compaction under a quarter of free pages) but the
 page size: extstore fills, compacts and reclaims whole pages, and with its default of 64 MiB the 110 MB
-of a 100k-record cell would be 4 pages; pages of file / MIN_PAGES (1-64 MiB) give it at least 16.
+of a 100k-record cell would be 4 pages; pages of file / MIN_PAGES give it at least 16, each a multiple
+of its 4 MiB write buffer (extstore refuses a page its buffer does not divide), 4-64 MiB.
 """
 from __future__ import annotations
 
@@ -17,13 +18,14 @@ MIB = 1 << 20
 DISK_PER_DATA = 2          # the file: twice the data
 MIN_PAGES = 16
 MAX_PAGE_MB = 64           # extstore's default page
+WBUF_MB = 4                # extstore's default write buffer: a page must be a multiple of it
 FILE_NAME = "extstore"
 
 
 def sizes(data_bytes: int) -> tuple[int, int]:
     """(file MiB, page MiB) for data_bytes of items: whole pages, at least MIN_PAGES of them."""
     want = -(-DISK_PER_DATA * data_bytes // MIB)
-    page = max(1, min(MAX_PAGE_MB, want // MIN_PAGES))
+    page = max(WBUF_MB, min(MAX_PAGE_MB, want // MIN_PAGES // WBUF_MB * WBUF_MB))
     pages = max(MIN_PAGES, -(-want // page))
     return pages * page, page
 

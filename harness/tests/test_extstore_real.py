@@ -13,7 +13,8 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
-from acbench import extstore
+from acbench import extstore, server
+from types import SimpleNamespace
 
 WORKLOADS = Path(__file__).resolve().parents[2] / "experiments" / "workloads"
 # 60k records of 1 KB at M/D 1/2: extstore's own buffers (~11 MiB beside its items) leave it room
@@ -75,6 +76,31 @@ def test_in_process_refused(run) -> None:
 
 def test_sizes() -> None:
     mib = 1 << 20
-    assert extstore.sizes(110 * mib) == (221, 13)          # 100k records: 17 pages of 13 MiB
+    assert extstore.sizes(110 * mib) == (228, 12)          # 100k records: 19 pages of 12 MiB
     assert extstore.sizes(1100 * mib) == (2240, 64)        # 1M records: 35 pages of extstore's 64 MiB
-    assert extstore.sizes(mib) == (16, 1)                  # never fewer than 16 pages
+    assert extstore.sizes(mib) == (64, 4)                  # never fewer than 16 pages, nor below 4 MiB
+    for d in (mib, 37 * mib, 110 * mib, 333 * mib, 1100 * mib, 7000 * mib):
+        file_mb, page_mb = extstore.sizes(d)
+        # what extstore accepts: whole pages that its 4 MiB write buffer divides; twice the data
+        assert page_mb % extstore.WBUF_MB == 0 and file_mb % page_mb == 0 and file_mb // page_mb >= 16
+        assert file_mb * mib >= 2 * d
+
+
+@pytest.mark.parametrize("data_mb", [37, 110, 1100])
+def test_server_takes_the_settings(tmp_path: Path, data_mb: int) -> None:
+    """memcached-ac starts with the settings extstore.options gives (it refuses a page size its write
+    buffer does not divide: the 13 MiB pages of an earlier rule failed every 100k-record cell)."""
+    opts = extstore.options(SimpleNamespace(extstore=True), tmp_path, data_mb << 20)
+    port = server.free_port()
+    cmd = server.server_cmd(64, 1, server.options("none", tmp_path / "spill", opts), port)
+    with open(tmp_path / "err", "w") as err:
+        p = subprocess.Popen(cmd, stdout=err, stderr=err, stdin=subprocess.DEVNULL)
+    try:
+        server.wait_port(port, p)
+        st = server.stats(port, "anticache")
+        assert int(st["ext_pages"]) == extstore.sizes(data_mb << 20)[0] // extstore.sizes(data_mb << 20)[1]
+    except server.ServerError:
+        raise AssertionError((tmp_path / "err").read_text()) from None
+    finally:
+        p.terminate()
+        p.wait(20)
