@@ -610,6 +610,7 @@ def _network(cell: Cell, plan: MemoryPlan, props: dict[str, Any], run: dict[str,
                 cp.wait()
             leftovers.prune_processes()
         if cp.returncode != 0:
+            _raise_if_oom(group, plan)        # the server killed by the cgroup: its client only lost the line
             raise CellError(f"ycsb-mc --phase {phase} exited with status {cp.returncode}: "
                             f"{_tail(cell_dir / 'stderr.txt')}")
         res = json.loads(out.read_text())
