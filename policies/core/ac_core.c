@@ -3,7 +3,7 @@
  * at a failed start, and `stats anticache`; the services of ac_services.h
  * about the slab memory.
  * Uses: ac_hooks, ac_park, ac_compact, ac_budget, ac_record, ac_prefetch, ac_state
- * (and beside the chain: ac_options, ac_registry, ac_io, ac_spilldir). */
+ * (and beside the chain: ac_options, ac_registry, ac_io, ac_spilldir, ac_extstore). */
 #include "memcached.h"
 #include "ac_internal.h"
 #include "ac_spilldir.h"

@@ -340,6 +340,7 @@ uint64_t ac_write_page_ins(void);
 
 /* --------------------------------------------------------- ac_extstore.c */
 
+struct thread_stats;                 /* memcached.h's (not in the unit tests' fake one) */
 /* memcached's extstore is on (-o ext_path). */
 bool ac_extstore_on(void);
 /* With extstore: memory hits less the reads that went to disk, disk hits, misses and items
