@@ -2,8 +2,7 @@
 (policies/core/ac_extstore.c): values read back byte-exact or missing, never wrong; the client's hits
 are stats anticache's mem_hits + disk_hits and its misses are misses; reads that went to the file are
 disk hits; every item extstore dropped is counted in lost_items, as its three ways of dropping apart;
-the in-process driver refuses extstore, and an anti-caching policy refuses it, each with a message
-that says why."""
+and the in-process driver refuses extstore with a message that says why."""
 from __future__ import annotations
 
 import subprocess
@@ -84,11 +83,3 @@ def test_in_process_driver_refuses_extstore(tmp_path):
     assert "ac_driver cannot be combined with extstore (-o ext_path)" in cp.stderr, cp.stderr
     assert not (tmp_path / "out.json").exists()
 
-
-def test_anti_caching_policy_with_extstore_refused(tmp_path):
-    cp = subprocess.run([str(BIN), "-u", "root", "-p", "0", "-U", "0", "-m", "16", "-o",
-                         f"ac_policy=lru,ac_spill_dir={tmp_path / 'spill'},ext_path={tmp_path / 'ext'}:64m"],
-                        stdin=subprocess.DEVNULL, capture_output=True, text=True, timeout=60)
-    assert cp.returncode != 0
-    assert ("memcached-ac: ac_policy=lru cannot be combined with extstore (-o ext_path): both move items out"
-            " of RAM; use extstore with ac_policy=none, or leave ext_path out") in cp.stderr, cp.stderr

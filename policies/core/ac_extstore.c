@@ -21,12 +21,9 @@
  * and whose header is evicted later is counted twice, so the distinct items
  * lost lie between the largest of the three and the sum; a read-only run over
  * loaded keys counts the losses that mattered exactly, as its misses.
- * Uses: ac_state (beside the chain: stats anticache and the in-process
- * driver's start call it). */
+ * Uses: nothing of the core (beside the chain: stats anticache calls it). */
 #include "memcached.h"
 #include "ac_internal.h"
-#include <stdio.h>
-#include <stdlib.h>
 #include <string.h>
 #ifdef EXTSTORE
 #include "extstore.h"
@@ -37,16 +34,6 @@ bool ac_extstore_on(void) {
     return ext_storage != NULL;
 #else
     return false;
-#endif
-}
-
-void ac_extstore_check(void) {
-#ifdef EXTSTORE
-    if (ac_enabled && ext_storage != NULL) {
-        fprintf(stderr, "memcached-ac: ac_policy=%s cannot be combined with extstore (-o ext_path): both move"
-                " items out of RAM; use extstore with ac_policy=none, or leave ext_path out\n", ac.policy->name);
-        exit(EXIT_FAILURE);
-    }
 #endif
 }
 

@@ -92,9 +92,6 @@ void ac_stats(ADD_STAT add_stats, void *c);
 /* Before the main event loop (also with ac_policy=none): starts the
  * in-process driver when -o ac_driver=FILE was given (ycsb-driver/inproc). */
 void ac_main_loop_starting(void);
-/* extstore is on (-o ext_path) together with an anti-caching policy: says so and exits (both would
- * move items out of RAM). Called first by ac_main_loop_starting, after extstore has started. */
-void ac_extstore_check(void);
 
 /* For the in-process driver, which calls the item API as a worker would. */
 /* Copies n value bytes into a freshly allocated (unlinked) item, chunked or not. */

@@ -502,7 +502,6 @@ static int setup_trace(struct driver_job *job, struct ycsb_config *cfg, char *er
 }
 
 void ac_main_loop_starting(void) {
-    ac_extstore_check();
     if (!ac_in_process())
         return;
     if (ext_storage != NULL) {
