@@ -29,13 +29,17 @@
 #include "extstore.h"
 #endif
 
-bool ac_extstore_on(void) {
 #ifdef EXTSTORE
-    return ext_storage != NULL;
-#else
-    return false;
-#endif
+/* extstore's own counters now, and the objects compaction lost (memcached's global stats) */
+static uint64_t ext_snapshot(struct extstore_stats *st) {
+    memset(st, 0, sizeof(*st));
+    extstore_get_stats(ext_storage, st);
+    STATS_LOCK();
+    uint64_t compact_lost = stats.extstore_compact_lost;
+    STATS_UNLOCK();
+    return compact_lost;
 }
+#endif
 
 void ac_extstore_adjust(const struct thread_stats *ts, uint64_t *mem_hits, uint64_t *disk_hits,
                         uint64_t *misses, uint64_t *lost) {
@@ -47,11 +51,7 @@ void ac_extstore_adjust(const struct thread_stats *ts, uint64_t *mem_hits, uint6
     *disk_hits = read > gone ? read - gone : 0;
     *misses += gone + ts->get_oom_extstore;
     struct extstore_stats st;
-    memset(&st, 0, sizeof(st));
-    extstore_get_stats(ext_storage, &st);
-    STATS_LOCK();
-    uint64_t compact_lost = stats.extstore_compact_lost;
-    STATS_UNLOCK();
+    uint64_t compact_lost = ext_snapshot(&st);
     *lost += st.objects_evicted + compact_lost;
 #else
     (void)ts; (void)mem_hits; (void)disk_hits; (void)misses; (void)lost;
@@ -63,11 +63,7 @@ void ac_extstore_stats(ADD_STAT add_stats, void *c, const struct thread_stats *t
     if (ext_storage == NULL)
         return;
     struct extstore_stats st;
-    memset(&st, 0, sizeof(st));
-    extstore_get_stats(ext_storage, &st);
-    STATS_LOCK();
-    uint64_t compact_lost = stats.extstore_compact_lost;
-    STATS_UNLOCK();
+    uint64_t compact_lost = ext_snapshot(&st);
     /* the drops apart (lost_items is their sum), and what extstore moved */
     APPEND_STAT("ext_lost_ram", "%llu", (unsigned long long)ram_evictions);
     APPEND_STAT("ext_lost_disk", "%llu", (unsigned long long)st.objects_evicted);

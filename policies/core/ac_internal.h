@@ -341,8 +341,6 @@ uint64_t ac_write_page_ins(void);
 /* --------------------------------------------------------- ac_extstore.c */
 
 struct thread_stats;                 /* memcached.h's (not in the unit tests' fake one) */
-/* memcached's extstore is on (-o ext_path). */
-bool ac_extstore_on(void);
 /* With extstore: memory hits less the reads that went to disk, disk hits, misses and items
  * lost with extstore's own (ac_extstore.c says how). Unchanged without it. */
 void ac_extstore_adjust(const struct thread_stats *ts, uint64_t *mem_hits, uint64_t *disk_hits,
