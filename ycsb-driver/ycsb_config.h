@@ -11,7 +11,7 @@
  *   fieldcount fieldlength insertorder (hashed|ordered) insertstart
  *   insertcount loadcount (ours: keys the load phase inserts, from insertstart;
  *   default insertcount) hotspotdatafraction hotspotopnfraction readallfields
- *   writeallfields zeropadding maxscanlength scanlengthdistribution
+ *   writeallfields zeropadding minscanlength maxscanlength scanlengthdistribution
  *   seed threads warmupoperations target valuekind (ycsb|text|zeros)
  *   lookaside (true|false: refill a missed read with its load value)
  *   diskstats_device (a /proc/diskstats device name, or empty)  (ours)
@@ -50,7 +50,7 @@ struct ycsb_config {
     int64_t insertstart, insertcount;   /* insertcount -1: recordcount - insertstart */
     int64_t loadcount;                  /* ours; -1: insertcount */
     int64_t fieldcount, fieldlength, zeropadding;
-    int64_t warmupoperations, threads, maxscanlength;
+    int64_t warmupoperations, threads, minscanlength, maxscanlength;
     double readproportion, updateproportion, insertproportion;
     double readmodifywriteproportion, scanproportion;
     double zipfianconstant, hotspotdatafraction, hotspotopnfraction, target;

@@ -33,7 +33,7 @@ static const char *const fieldlen_names[] = {"constant", NULL};
  * memcached binding's memcached.*) that mean nothing for this driver: accepted
  * so that YCSB's own workload files run unedited, named once in a warning. */
 static const char *const ignored_props[] = {
-    "table", "fieldnameprefix", "readallfieldsbyname", "dataintegrity", "minscanlength",
+    "table", "fieldnameprefix", "readallfieldsbyname", "dataintegrity",
     "measurementtype", "measurement.interval", "measurement.raw.output_file",
     "measurement.raw.no_summary", "measurement.trackjvm", "histogram.buckets",
     "hdrhistogram.percentiles", "hdrhistogram.fileoutput", "hdrhistogram.output.path",
@@ -67,6 +67,7 @@ static const struct prop props[] = {
     {"readallfields", K_BOOL, OFF(readallfields), 0, 0, 0, 0, NULL, 0},
     {"writeallfields", K_BOOL, OFF(writeallfields), 0, 0, 0, 0, NULL, 0},
     {"zeropadding", K_INT, OFF(zeropadding), 1, 32, 0, 0, NULL, 0},
+    {"minscanlength", K_INT, OFF(minscanlength), 1, I32MAX, 0, 0, NULL, 0},
     {"maxscanlength", K_INT, OFF(maxscanlength), 1, I32MAX, 0, 0, NULL, 0},
     {"scanlengthdistribution", K_ENUM, OFF(scanlength_zipfian), 0, 0, 0, 0, scanlen_names, 0},
     {"seed", K_U64, OFF(seed), 0, 0, 0, 0, NULL, 0},
@@ -105,6 +106,7 @@ void ycsb_config_defaults(struct ycsb_config *c)
     c->zeropadding = 1;
     c->warmupoperations = 0;
     c->threads = 1;
+    c->minscanlength = 1;
     c->maxscanlength = 1000;
     c->readproportion = 0.95;
     c->updateproportion = 0.05;
@@ -385,6 +387,10 @@ int ycsb_config_finish(struct ycsb_config *c, char *err, size_t errlen)
                     "loadcount <= insertcount (the load inserts keys insertstart .. "
                     "insertstart + loadcount - 1, reads choose among insertcount keys)",
                     (long long)c->loadcount, (long long)c->insertcount);
+    if (c->minscanlength > c->maxscanlength)
+        return fail(err, errlen, "minscanlength (%lld) exceeds maxscanlength (%lld); accepted: "
+                    "1 <= minscanlength <= maxscanlength (a scan reads that many consecutive keys)",
+                    (long long)c->minscanlength, (long long)c->maxscanlength);
     if ((c->requestdistribution == YCSB_DIST_ZIPFIAN || c->requestdistribution == YCSB_DIST_LATEST) &&
         fabs(c->zipfianconstant - 1.0) < YCSB_THETA_NOT_ONE)
         return fail(err, errlen, "zipfianconstant=%.12g with requestdistribution=%s: 1 or within "
@@ -405,10 +411,6 @@ int ycsb_config_finish(struct ycsb_config *c, char *err, size_t errlen)
     if (c->ignored[0] != '\0')
         fprintf(stderr, "ycsb: warning: ignored YCSB properties that have no effect here: %s\n",
                 c->ignored);
-    if (c->scanproportion > 0)
-        fprintf(stderr, "ycsb: warning: scanproportion=%g: memcached has no range scan; each scan "
-                "is counted as not implemented and sends nothing (YCSB's memcached binding answers "
-                "NOT_IMPLEMENTED)\n", c->scanproportion);
     return 0;
 }
 

@@ -37,7 +37,6 @@ static void phase_json(const struct ycsb_phase_result *p, struct ycsb_json *j, c
         ycsb_json_double(j, "throughput_ops_per_s",
                          p->duration_s > 0 ? (double)total / p->duration_s : 0.0);
     }
-    ycsb_json_u64(j, "not_implemented", p->not_implemented);
     ycsb_json_begin_object(j, "ops");
     for (int i = 0; i < YCSB_OP_TYPES; i++)
         ycsb_json_u64(j, op_names[i], p->ops[i]);
@@ -54,6 +53,7 @@ static void phase_json(const struct ycsb_phase_result *p, struct ycsb_json *j, c
     ycsb_json_u64(j, "miss", p->read_miss);
     ycsb_json_u64(j, "refills", p->refills);
     ycsb_json_u64(j, "refill_errors", p->refill_errors);
+    ycsb_json_u64(j, "scan_keys", p->scan_keys);
     ycsb_json_end_object(j);
     if (!failed) {
         ycsb_json_begin_object(j, "latency_us");

@@ -69,7 +69,7 @@ static void phase_result_merge(struct ycsb_phase_result *into, const struct ycsb
     into->read_miss += f->read_miss;
     into->refills += f->refills;
     into->refill_errors += f->refill_errors;
-    into->not_implemented += f->not_implemented;
+    into->scan_keys += f->scan_keys;
 }
 
 /* a barrier whose party count can shrink (if a thread fails to start) */
@@ -214,25 +214,25 @@ static void throttle(struct worker *wk, int phase, size_t n)
     }
 }
 
+static void count_read(struct ycsb_phase_result *r, int hit)
+{
+    if (hit == YCSB_HIT_DISK)
+        r->read_disk_hit++;
+    else if (hit)
+        r->read_hit++;
+    else
+        r->read_miss++;
+}
+
 static void account(struct ycsb_phase_result *r, int type, int status, int hit, uint64_t ns)
 {
     r->ops[type]++;
-    if (type == YCSB_OP_SCAN) {       /* no range scan in memcached: nothing was sent */
-        r->not_implemented++;
-        return;
-    }
     if (status != YCSB_OK) {
         r->errors[type]++;
         return;
     }
-    if (type == YCSB_OP_READ || type == YCSB_OP_RMW) {
-        if (hit == YCSB_HIT_DISK)
-            r->read_disk_hit++;
-        else if (hit)
-            r->read_hit++;
-        else
-            r->read_miss++;
-    }
+    if (type == YCSB_OP_READ || type == YCSB_OP_RMW)
+        count_read(r, hit);
     ycsb_hist_record(&r->hist[type], ns);
 }
 
@@ -253,6 +253,38 @@ static int refill(struct worker *wk, const struct ycsb_op *op, const char *key, 
     return YCSB_OK;
 }
 
+/* A scan: memcached has no range scan, so it is the reads of its keys, one
+ * after another in load order (keynum, keynum + 1, ...). Each read counts as a
+ * read (hit, disk hit or miss, refilled like one) and in scan_keys; the scan
+ * is one operation whose latency spans its reads, an error if any read failed.
+ * YCSB_ERR_FATAL to stop. */
+static int do_scan(struct worker *wk, const struct ycsb_op *op, struct ycsb_phase_result *r)
+{
+    const struct ycsb_backend_ops *ops = wk->sh->o->ops;
+    struct ycsb_workload *w = wk->sh->w;
+    char key[YCSB_KEY_MAX];
+    int status = YCSB_OK;
+    uint64_t t0 = ycsb_now_ns();
+    for (uint32_t k = 0; k < op->scanlen; k++) {
+        struct ycsb_op one = *op;
+        one.keynum = op->keynum + k;
+        size_t klen = ycsb_key(key, one.keynum, w->cfg.insertorder_hashed, (int)w->cfg.zeropadding);
+        int hit = 0, rc = ops->read(wk->tctx, key, klen, &hit);
+        if (rc == YCSB_ERR_FATAL)
+            return rc;
+        if (rc != YCSB_OK) {
+            status = rc;
+            continue;
+        }
+        r->scan_keys++;
+        count_read(r, hit);
+        if (hit == YCSB_MISS && w->cfg.lookaside && refill(wk, &one, key, klen, r) == YCSB_ERR_FATAL)
+            return YCSB_ERR_FATAL;
+    }
+    account(r, YCSB_OP_SCAN, status, 0, ycsb_now_ns() - t0);
+    return YCSB_OK;
+}
+
 /* one op through read/update/insert; returns YCSB_ERR_FATAL to stop */
 static int do_sync(struct worker *wk, const struct ycsb_op *op, struct ycsb_phase_result *r)
 {
@@ -262,10 +294,8 @@ static int do_sync(struct worker *wk, const struct ycsb_op *op, struct ycsb_phas
     size_t klen = ycsb_key(key, op->keynum, w->cfg.insertorder_hashed, (int)w->cfg.zeropadding);
     size_t vlen = ycsb_op_vlen(w, op);
     int hit = 0, rc;
-    if (op->type == YCSB_OP_SCAN) {
-        account(r, op->type, YCSB_OK, 0, 0);
-        return YCSB_OK;
-    }
+    if (op->type == YCSB_OP_SCAN)
+        return do_scan(wk, op, r);
     if (op->type != YCSB_OP_READ && op->type != YCSB_OP_DELETE)
         ycsb_value_fill(wk->values, vlen, w->cfg.valuekind, w->cfg.seed, op->keynum, op->version);
     uint64_t t0 = ycsb_now_ns(), t1;
@@ -397,19 +427,20 @@ static int batch_exec(struct worker *wk, size_t at, size_t n, struct ycsb_phase_
     return YCSB_OK;
 }
 
-/* Generates the next n operations into the batch at `at` (throttled); the
- * scans among them are counted (not implemented) and left out: returns how
- * many requests the batch holds. */
+/* Generates the next n operations into the batch at `at` (throttled); a
+ * scan among them is executed there and then, one read after another (so
+ * ahead of the batch it was drawn in), and left out: returns how many
+ * requests the batch holds. A scan that fails fatally stops the run. */
 static size_t batch_gen(struct worker *wk, int phase, size_t at, size_t n, struct ycsb_phase_result *r)
 {
     throttle(wk, phase, n);
     size_t kept = 0;
     for (size_t k = 0; k < n; k++) {
         ycsb_opgen_next(&wk->gen, &wk->opsbuf[at + kept]);
-        if (wk->opsbuf[at + kept].type == YCSB_OP_SCAN)
-            account(r, YCSB_OP_SCAN, YCSB_OK, 0, 0);
-        else
+        if (wk->opsbuf[at + kept].type != YCSB_OP_SCAN)
             kept++;
+        else if (!aborted(wk->sh) && do_scan(wk, &wk->opsbuf[at + kept], r) == YCSB_ERR_FATAL)
+            fatal(wk);
     }
     return kept;
 }

@@ -18,10 +18,10 @@
  * with read-modify-writes as reads, then one batch of the refills, then one
  * of the read-modify-writes' writes, so the order per key is the same.
  *
- * scanproportion > 0: memcached has no range scan, so a scan is counted in
- * ops.scan and not_implemented and nothing is sent (YCSB's memcached binding
- * answers NOT_IMPLEMENTED); it still draws its start key, so the other
- * requests are the ones YCSB would send.
+ * scanproportion > 0: memcached has no range scan, so a scan (YCSB workload
+ * E's start key and length) is the reads of `length` consecutive keys in load
+ * order from its start key, one after another on the thread; they count as
+ * reads (scan_keys says how many of them) and the scan as one operation.
  *
  * The main thread snapshots the process's and the machine's resource
  * counters (ycsb_resources.h) where it takes a phase's start and end times;
@@ -58,7 +58,7 @@ struct ycsb_phase_result {
     uint64_t read_hit, read_disk_hit, read_miss;
     /* lookaside: refill stores issued after misses, and those that failed */
     uint64_t refills, refill_errors;
-    uint64_t not_implemented;               /* scans: nothing sent */
+    uint64_t scan_keys;                     /* reads of scans (also in read_*) */
     double duration_s;
     int have_resources;
     struct ycsb_resources resources;        /* the phase's window */

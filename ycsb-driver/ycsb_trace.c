@@ -105,7 +105,8 @@ void ycsb_og_decode_record(const unsigned char in[YCSB_OG_RECORD], struct ycsb_o
 }
 
 int ycsb_trace_generate(struct ycsb_workload *w, const char *path,
-                        uint64_t counts[YCSB_OP_TYPES], uint64_t *warmup_written, char *err,
+                        uint64_t counts[YCSB_OP_TYPES], uint64_t *warmup_written,
+                        uint64_t *scan_reads, char *err,
                         size_t errlen)
 {
     if (counts != NULL)
@@ -151,24 +152,29 @@ int ycsb_trace_generate(struct ycsb_workload *w, const char *path,
             }
             if (counts != NULL)
                 counts[op.type]++;
-            if (op.type == YCSB_OP_SCAN)     /* no range scan in memcached: no request */
-                continue;
-            written++;
-            if (warmup_written != NULL && phases[pi] == YCSB_PHASE_WARMUP)
-                (*warmup_written)++;
-            struct ycsb_trace_record r = {(uint64_t)op.keynum, (uint32_t)w->value_size,
-                                          (uint8_t)op.type};
-            ycsb_trace_encode_record(buf + nbuf * YCSB_TRACE_RECORD, &r);
-            if (++nbuf == BUFRECS) {
-                ok = fwrite(buf, YCSB_TRACE_RECORD, nbuf, f) == nbuf;
-                nbuf = 0;
+            /* a scan is the reads of its keys (memcached has no range scan) */
+            int scan = op.type == YCSB_OP_SCAN;
+            uint32_t reqs = scan ? op.scanlen : 1;
+            if (scan && scan_reads != NULL)
+                *scan_reads += reqs;
+            for (uint32_t k = 0; k < reqs && ok; k++) {
+                written++;
+                if (warmup_written != NULL && phases[pi] == YCSB_PHASE_WARMUP)
+                    (*warmup_written)++;
+                struct ycsb_trace_record r = {(uint64_t)op.keynum + k, (uint32_t)w->value_size,
+                                              (uint8_t)(scan ? YCSB_OP_READ : op.type)};
+                ycsb_trace_encode_record(buf + nbuf * YCSB_TRACE_RECORD, &r);
+                if (++nbuf == BUFRECS) {
+                    ok = fwrite(buf, YCSB_TRACE_RECORD, nbuf, f) == nbuf;
+                    nbuf = 0;
+                }
             }
         }
     }
     if (ok && nbuf > 0)
         ok = fwrite(buf, YCSB_TRACE_RECORD, nbuf, f) == nbuf;
     free(buf);
-    if (ok && written != h.request_count) {     /* scans left out: the header says what is there */
+    if (ok && written != h.request_count) {     /* scans as their reads: the header says what is there */
         h.request_count = written;
         ycsb_trace_encode_header(hdr, &h);
         ok = fseek(f, 0, SEEK_SET) == 0 && fwrite(hdr, 1, sizeof(hdr), f) == sizeof(hdr);

@@ -64,12 +64,14 @@ void ycsb_trace_decode_record(const unsigned char in[YCSB_TRACE_RECORD],
 void ycsb_og_encode_record(unsigned char out[YCSB_OG_RECORD], const struct ycsb_og_record *r);
 void ycsb_og_decode_record(const unsigned char in[YCSB_OG_RECORD], struct ycsb_og_record *r);
 
-/* writes the warm-up + run requests of w to path (scans are generated but
- * not written: memcached has no range scan); counts (may be NULL) gets the
- * number of operations of each type, warmup_written (may be NULL) the records
- * of the warm-up written.  0, or -1 with err. */
+/* writes the warm-up + run requests of w to path, a scan as the reads of its
+ * keys in load order (memcached has no range scan); counts (may be NULL) gets
+ * the number of operations of each type, warmup_written (may be NULL) the
+ * records of the warm-up written, scan_reads (may be NULL; added to) the read
+ * records the scans became.  0, or -1 with err. */
 int ycsb_trace_generate(struct ycsb_workload *w, const char *path,
-                        uint64_t counts[YCSB_OP_TYPES], uint64_t *warmup_written, char *err,
+                        uint64_t counts[YCSB_OP_TYPES], uint64_t *warmup_written,
+                        uint64_t *scan_reads, char *err,
                         size_t errlen);
 /* ACTRACE file -> oracleGeneral file.  0, or -1 with err. */
 int ycsb_trace_to_oracle(const char *actrace, const char *og, char *err, size_t errlen);

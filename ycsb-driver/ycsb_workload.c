@@ -25,6 +25,12 @@ int ycsb_workload_init(struct ycsb_workload *w, const struct ycsb_config *cfg, c
     if (c->readmodifywriteproportion > 0)
         ycsb_discrete_add(&w->opchooser, c->readmodifywriteproportion, YCSB_OP_RMW);
 
+    if (c->scanproportion > 0) {
+        if (c->scanlength_zipfian)
+            ycsb_zipfian_init(&w->scanlen_zipfian, c->minscanlength, c->maxscanlength, 0.99);
+        else
+            ycsb_uniform_init(&w->scanlen_uniform, c->minscanlength, c->maxscanlength);
+    }
     if (ycsb_ackcounter_init(&w->inserts, c->recordcount) != 0) {
         snprintf(err, errlen, "out of memory for the insert counter");
         return -1;
@@ -132,6 +138,7 @@ void ycsb_opgen_init(struct ycsb_opgen *g, struct ycsb_workload *w)
     g->w = w;
     g->scrambled = w->scrambled;
     g->latest = w->latest;
+    g->scanlen = w->scanlen_zipfian;
 }
 
 void ycsb_opgen_chunk(struct ycsb_opgen *g, int phase, uint64_t chunk)
@@ -183,6 +190,7 @@ void ycsb_opgen_next(struct ycsb_opgen *g, struct ycsb_op *op)
     struct ycsb_workload *w = g->w;
     uint64_t index = g->next_index++;
     op->size = 0;
+    op->scanlen = 0;
     if (w->replay != NULL) {
         replay_next(g, index, op);
         return;
@@ -200,6 +208,14 @@ void ycsb_opgen_next(struct ycsb_opgen *g, struct ycsb_op *op)
         op->keynum = ycsb_ackcounter_next(&w->inserts);
     else
         op->keynum = next_keynum(g, opnum);
+    if (op->type == YCSB_OP_SCAN) {
+        /* CoreWorkload.doTransactionScan: the start key, then the length;
+         * the store's scan would return only the keys that exist */
+        int64_t len = w->cfg.scanlength_zipfian ? ycsb_zipfian_next(&g->scanlen, &g->rng)
+                                                : ycsb_uniform_next(&w->scanlen_uniform, &g->rng);
+        int64_t left = ycsb_ackcounter_last(&w->inserts) - op->keynum + 1;
+        op->scanlen = (uint32_t)(len < left ? len : left > 0 ? left : 0);
+    }
 }
 
 int ycsb_opgen_done(struct ycsb_opgen *g, const struct ycsb_op *op)

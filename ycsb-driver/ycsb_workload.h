@@ -40,6 +40,10 @@ struct ycsb_workload {
     struct ycsb_uniform uniform;
     struct ycsb_hotspot hotspot;
     struct ycsb_truezipf truezipf;   /* read-only after init: shared, not copied */
+    /* a scan's length: CoreWorkload's scanlength, UniformLongGenerator or
+     * ZipfianGenerator (constant 0.99) over [minscanlength, maxscanlength] */
+    struct ycsb_uniform scanlen_uniform;
+    struct ycsb_zipfian scanlen_zipfian;
     /* shared: YCSB's transactioninsertkeysequence, starts at recordcount */
     struct ycsb_ackcounter inserts;
     /* a replayed trace (ycsb_replay.h), split already, or NULL: then the
@@ -53,6 +57,8 @@ struct ycsb_op {
     int64_t keynum;
     uint64_t version;   /* value version: 0 = load, 1 + op number afterwards */
     uint32_t size;      /* a replayed request's size (else the workload's value_size) */
+    uint32_t scanlen;   /* a scan: the keys it reads, keynum onwards in load order
+                         * (drawn as YCSB does, then cut at the last inserted key) */
 };
 
 /* one thread's generator state */
@@ -61,6 +67,7 @@ struct ycsb_opgen {
     struct ycsb_rng rng;
     struct ycsb_scrambled scrambled;
     struct ycsb_latest latest;
+    struct ycsb_zipfian scanlen;
     int phase;
     uint64_t next_index;  /* op number of the next op in this phase */
     unsigned part;        /* a trace split over threads: this thread's share */

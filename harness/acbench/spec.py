@@ -42,7 +42,7 @@ YCSB_PROPERTIES = (
     "insertproportion", "readmodifywriteproportion", "scanproportion", "requestdistribution",
     "fieldcount", "fieldlength", "insertorder", "insertstart", "insertcount",
     "hotspotdatafraction", "hotspotopnfraction", "readallfields", "writeallfields",
-    "zeropadding", "maxscanlength", "scanlengthdistribution", "zipfianconstant", "seed",
+    "zeropadding", "minscanlength", "maxscanlength", "scanlengthdistribution", "zipfianconstant", "seed",
     "threads", "warmupoperations", "target", "valuekind")
 # Set through the grid or by the harness, never in [fixed] / as extra grid keys.
 RESERVED = {"zipfianconstant": "use [grid] zipf_theta",
@@ -223,23 +223,6 @@ def _file_properties(f: str) -> dict[str, str]:
     return out
 
 
-def _check_no_scans(path: Path, fixed: dict[str, Any], grid: dict[str, list[Any]]) -> None:
-    """memcached has no range scan (the driver counts scans as not implemented and sends nothing):
-    a cell of such a workload would measure a different mix than it says."""
-    given = grid.get("scanproportion") or [fixed.get("scanproportion")]
-    for name, f in grid["workload"]:
-        for v in given:
-            sp = v if v is not None else _file_properties(f).get("scanproportion", "0")
-            try:
-                scans = float(sp) > 0
-            except (TypeError, ValueError):
-                scans = False      # the driver names a malformed value itself
-            if scans:
-                raise _err(path, "[grid] workload", f"{name}: scanproportion = {sp}: memcached has no range scan "
-                           "(the driver would count each scan as not implemented and send nothing); accepted: "
-                           "workloads with scanproportion = 0")
-
-
 def find_workload(path: Path, name: Any) -> tuple[str, str]:
     """(name, absolute file) of a [grid] workload entry: a path, or a file name found in workload_dirs."""
     if not isinstance(name, str) or not name:
@@ -319,7 +302,6 @@ def parse_spec(data: dict[str, Any], path: Path) -> Spec:
     if clash:
         raise _err(path, "[grid]", f"{clash[0]} is also in [fixed]; set it in one place only")
     _check_theta_one(path, fixed, grid)
-    _check_no_scans(path, fixed, grid)
     props = {**fixed, **{k: grid[k][0] for k in grid if k not in GRID_KEYS}}
     if "recordcount" not in props:
         raise _err(path, "[fixed] recordcount", "missing; the data size D = recordcount × item "

@@ -235,11 +235,11 @@ def test_init_writes_a_spec_that_runs(tmp_path: Path, monkeypatch: pytest.Monkey
     assert r.exit_code == 2 and "accepted: 1 to 64 characters" in r.output
 
 
-def test_scan_workloads_refused(tmp_path: Path) -> None:
+def test_scan_workloads_accepted(tmp_path: Path) -> None:
+    """A scan is the gets of consecutive keys (ycsb-driver/README.md): workload E's mix runs."""
     (tmp_path / "scans").write_text("# a scan mix\nreadproportion: 0.5\nscanproportion: 0.5\n")
-    assert err(tmp_path, GOOD.replace('workload = ["readonly"]', 'workload = ["scans"]')) == (
-        "s.toml: [grid] workload: scans: scanproportion = 0.5: memcached has no range scan (the driver would count "
-        "each scan as not implemented and send nothing); accepted: workloads with scanproportion = 0")
-    assert "scanproportion = 0.05: memcached has no range scan" in err(
-        tmp_path, GOOD.replace("operationcount = 2000", "operationcount = 2000\nscanproportion = 0.05"))
-    load_spec(write(tmp_path, GOOD.replace("operationcount = 2000", "operationcount = 2000\nscanproportion = 0")))
+    spec = load_spec(write(tmp_path, GOOD.replace('workload = ["readonly"]', 'workload = ["scans"]').replace(
+        "operationcount = 2000", "operationcount = 2000\nminscanlength = 5\nmaxscanlength = 20")))
+    cell = spec.cells()[0]
+    assert cell.workload == "scans"
+    assert cell.properties["minscanlength"] == 5 and cell.properties["maxscanlength"] == 20

@@ -72,8 +72,8 @@ static void test_errors(void)
                "readproportion, updateproportion, insertproportion, readmodifywriteproportion, "
                "scanproportion, requestdistribution, zipfianconstant, fieldcount, fieldlength, "
                "insertorder, insertstart, insertcount, loadcount, hotspotdatafraction, "
-               "hotspotopnfraction, readallfields, writeallfields, zeropadding, maxscanlength, "
-               "scanlengthdistribution, seed, threads, threadcount, fieldlengthdistribution, "
+               "hotspotopnfraction, readallfields, writeallfields, zeropadding, minscanlength, "
+               "maxscanlength, scanlengthdistribution, seed, threads, threadcount, fieldlengthdistribution, "
                "warmupoperations, target, valuekind, lookaside, diskstats_device (and YCSB's own "
                "properties that mean nothing here, ignored with a warning: see README)");
     CHECK_EQ_S(set1("recordcount", "abc"),
@@ -173,7 +173,7 @@ static void test_errors(void)
     CHECK_EQ_S(finish(kv1, NULL), "-p 'recordcount': expected key=value");
     const char *kv2[] = {"=5", NULL};
     CHECK_EQ_S(finish(kv2, NULL), "-p '=5': expected key=value");
-    /* scans are accepted (counted as not implemented when run: ycsb_run.h) */
+    /* scans are accepted (run as the reads of their keys: ycsb_run.h) */
     const char *scan[] = {"scanproportion=0.05", "readproportion=0.9", NULL};
     CHECK_EQ_S(finish(scan, NULL), "");
     const char *sum[] = {"readproportion=1", NULL};
@@ -188,6 +188,13 @@ static void test_errors(void)
     CHECK_EQ_S(finish(range, NULL),
                "insertstart (50) + insertcount (60) exceeds recordcount (100); accepted: "
                "insertstart + insertcount <= recordcount");
+    const char *scanlen[] = {"minscanlength=11", "maxscanlength=10", NULL};
+    CHECK_EQ_S(finish(scanlen, NULL),
+               "minscanlength (11) exceeds maxscanlength (10); accepted: 1 <= minscanlength <= "
+               "maxscanlength (a scan reads that many consecutive keys)");
+    CHECK_EQ_S(set1("minscanlength", "0"),
+               "property 'minscanlength': '0' is out of range; accepted: an integer from 1 to "
+               "2147483647");
     const char *load[] = {"recordcount=100", "insertcount=60", "loadcount=61", NULL};
     CHECK_EQ_S(finish(load, NULL),
                "loadcount (61) exceeds insertcount (60); accepted: loadcount <= insertcount (the "

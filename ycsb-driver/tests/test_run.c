@@ -437,7 +437,7 @@ static void test_thread_independence(const char *dist)
     CHECK_EQ_I(inserts, 3000);
     char want[256];
     snprintf(want, sizeof(want), "\"reads\":{\"total\":%llu,\"hit\":%llu,\"disk_hit\":0,\"miss\":0,"
-             "\"refills\":0,\"refill_errors\":0}",
+             "\"refills\":0,\"refill_errors\":0,\"scan_keys\":0}",
              (unsigned long long)a.res->run.read_hit, (unsigned long long)a.res->run.read_hit);
     CHECK(strstr(a.json, want) != NULL);
     CHECK(strstr(a.json, "\"server\":{\"ops_seen\":") != NULL);
@@ -519,6 +519,92 @@ static void test_pipelined(void)
     store_free(s3);
 }
 
+static size_t count_key(const struct rec *r, size_t n, int op, const char *key)
+{
+    size_t c = 0;
+    for (size_t i = 0; i < n; i++)
+        c += r[i].op == op && strcmp(r[i].key, key) == 0;
+    return c;
+}
+
+/* Scans: the reads of consecutive keys in load order, cut at the last key;
+ * lengths uniform or zipfian over [min, max]; the same requests however
+ * they are executed (threads, batches, pipelined). */
+static void test_scans(void)
+{
+    /* every scan asks for 1000 keys from a start among 5: it reads from its
+     * start to user4, so user4 is read once per scan, user0 only by scans
+     * starting there, and the reads are the scan_keys */
+    const char *cut[] = {"recordcount=5", "operationcount=200", "readproportion=0",
+                         "updateproportion=0", "scanproportion=1", "minscanlength=1000",
+                         "maxscanlength=1000", "insertorder=ordered", "requestdistribution=uniform",
+                         NULL};
+    struct outcome a;
+    struct store *s1 = store_new();
+    run_once(cut, 1, 1, s1, &a);
+    CHECK_EQ_I(a.rc, 0);
+    CHECK_EQ_I(a.res->run.ops[YCSB_OP_SCAN], 200);
+    CHECK_EQ_I(a.res->run.hist[YCSB_OP_SCAN].count, 200);
+    CHECK_EQ_I(count_key(a.recs, a.n, YCSB_OP_READ, "user4"), 200);
+    size_t reads = a.n - 5, starts0 = count_key(a.recs, a.n, YCSB_OP_READ, "user0");
+    CHECK_EQ_I(a.res->run.scan_keys, reads);
+    CHECK_EQ_I(a.res->run.read_hit, reads);
+    CHECK_EQ_I(a.res->run.read_miss, 0);
+    /* a read of user k means a scan started at or before k: counts rise */
+    size_t prev = starts0;
+    for (int k = 1; k < 5; k++) {
+        char key[24];
+        snprintf(key, sizeof(key), "user%d", k);
+        size_t c = count_key(a.recs, a.n, YCSB_OP_READ, key);
+        CHECK(c >= prev);
+        prev = c;
+    }
+    CHECK(starts0 > 10 && starts0 < 80);             /* ~40 of 200 start at user0 */
+    char want[160];
+    snprintf(want, sizeof(want), "\"refills\":0,\"refill_errors\":0,\"scan_keys\":%zu}", reads);
+    CHECK(strstr(a.json, want) != NULL);
+    CHECK(strstr(a.json, "\"latency_us\":{\"scan\":{\"count\":200,") != NULL);
+    outcome_free(&a);
+    store_free(s1);
+
+    /* mixed with reads and updates: the same requests with 1 and 2 threads,
+     * batched and pipelined; lengths in [1, 10] */
+    double mean[2];
+    for (int z = 0; z < 2; z++) {
+        const char *kvs[] = {"recordcount=3000", "operationcount=4000", "readproportion=0.4",
+                             "updateproportion=0.1", "scanproportion=0.5", "maxscanlength=10",
+                             z ? "scanlengthdistribution=zipfian" : "scanlengthdistribution=uniform",
+                             NULL};
+        struct outcome b, c, d;
+        struct store *s2 = store_new(), *s3 = store_new(), *s4 = store_new();
+        run_once(kvs, 1, 1, s2, &b);
+        run_once(kvs, 2, 16, s3, &c);
+        run_ops(kvs, 1, 16, 1, s4, &d);
+        CHECK_EQ_I(b.rc, 0);
+        CHECK_EQ_I(c.rc, 0);
+        CHECK_EQ_I(d.rc, 0);
+        CHECK(same_recs(b.recs, b.n, c.recs, c.n));
+        CHECK(same_recs(b.recs, b.n, d.recs, d.n));
+        CHECK_EQ_I(s4->misordered, 0);
+        uint64_t scans = b.res->run.ops[YCSB_OP_SCAN];
+        CHECK(scans > 1800 && scans < 2200);
+        CHECK_EQ_I(c.res->run.ops[YCSB_OP_SCAN], scans);
+        CHECK_EQ_I(c.res->run.scan_keys, b.res->run.scan_keys);
+        CHECK_EQ_I(b.res->run.read_hit, b.res->run.ops[YCSB_OP_READ] + b.res->run.scan_keys);
+        CHECK(b.res->run.scan_keys >= scans && b.res->run.scan_keys <= 10 * scans);
+        mean[z] = (double)b.res->run.scan_keys / (double)scans;
+        outcome_free(&b);
+        outcome_free(&c);
+        outcome_free(&d);
+        store_free(s2);
+        store_free(s3);
+        store_free(s4);
+    }
+    /* uniform over 1..10: 5.5; YCSB's zipfian (0.99) over 1..10: sum i^0.01 / sum i^-0.99 = 3.5 */
+    CHECK(mean[0] > 5.2 && mean[0] < 5.8);
+    CHECK(mean[1] > 3.2 && mean[1] < 3.8);
+}
+
 static void test_inserts_latest(void)
 {
     const char *kvs[] = {"recordcount=2000", "operationcount=20000", "readproportion=0.9",
@@ -595,7 +681,7 @@ static void test_disk_hits(void)
     CHECK(r->read_disk_hit > 0 && r->read_hit > 0);
     char want[256];
     snprintf(want, sizeof(want), "\"reads\":{\"total\":2000,\"hit\":%llu,\"disk_hit\":%llu,\"miss\":0,"
-             "\"refills\":0,\"refill_errors\":0}",
+             "\"refills\":0,\"refill_errors\":0,\"scan_keys\":0}",
              (unsigned long long)r->read_hit, (unsigned long long)r->read_disk_hit);
     CHECK(strstr(o.json, want) != NULL);
     outcome_free(&o);
@@ -712,7 +798,7 @@ static void test_lookaside(void)
     }
     CHECK_EQ_I(compared, odd_read);
     char want[128];
-    snprintf(want, sizeof(want), "\"miss\":%llu,\"refills\":%llu,\"refill_errors\":0}",
+    snprintf(want, sizeof(want), "\"miss\":%llu,\"refills\":%llu,\"refill_errors\":0,\"scan_keys\":0}",
              (unsigned long long)ru->read_miss, (unsigned long long)ru->refills);
     CHECK(strstr(o.json, want) != NULL);
     CHECK(strstr(o.json, "\"lookaside\":true") != NULL);
@@ -733,7 +819,7 @@ static void test_lookaside(void)
             odd_reads += (s->log[0][i].key[strlen(s->log[0][i].key) - 1] - '0') % 2 == 1;
     CHECK_EQ_I(o.res->run.read_miss, odd_reads);
     CHECK_EQ_I(o.res->run.refills, 0);
-    CHECK(strstr(o.json, "\"refills\":0,\"refill_errors\":0}") != NULL);
+    CHECK(strstr(o.json, "\"refills\":0,\"refill_errors\":0,\"scan_keys\":0}") != NULL);
     outcome_free(&o);
     store_free(s);
 
@@ -891,6 +977,7 @@ int main(void)
     test_resources();
     test_inserts_latest();
     test_pipelined();
+    test_scans();
     test_errors();
     return test_summary("test_run");
 }
