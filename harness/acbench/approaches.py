@@ -224,6 +224,13 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
                                   "ac_uvmm_compress": "none"}, pages=True, spills=False,
              resident="pages", fills_limit=True, flags=PAGING_FLAGS, figures=False,
              about="uvmm writing its pages uncompressed"),
+    # an EMT-style page cache (Meyer et al., seed paper 001) on the same pager: a fixed cache (what the
+    # cgroup allows), sampled LRU, low water level and eviction size of 64 pages, read-ahead 1..32 pages
+    # doubling on sequential faults, direct I/O, no compression (policies/README.md "Tier emt")
+    Approach("emt", "none", {"ac_tier": "emt", "ac_io": "sync"}, pages=True, spills=False, resident="pages",
+             fills_limit=True, flags=PAGING_FLAGS, figures=False,
+             about="EMT: the slab memory paged by our pager as an application page cache with LRU eviction,"
+                   " a low water level, dynamic read-ahead and direct I/O"),
     # the same without keeping hot items ahead of cold ones in memcached's hash chains: what that costs
     Approach("effpaging-unordered", "effpaging", {"ac_eff_hot_first": "0"}, pages=True, swap=True, spills=False,
              resident="pages", fills_limit=True, flags=EFFPAGING_FLAGS, figures=False,

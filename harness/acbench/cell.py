@@ -477,6 +477,9 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
               "uvmm_fetches", "uvmm_fetches_unattributed", "uvmm_zero_fills", "uvmm_wp_faults",
               "uvmm_waits_for_room", "uvmm_evictions", "uvmm_evictions_clean", "uvmm_bytes_written",
               "uvmm_page_bytes_written", "uvmm_bytes_read", "uvmm_fetch_ns_p50", "uvmm_fetch_ns_p99",
+              # tier emt's read-ahead (the same pager's counters)
+              "uvmm_readahead_max", "uvmm_readahead_faults", "uvmm_readahead_pages", "uvmm_readahead_used",
+              "uvmm_readahead_wasted",
               # tier nvm: its region, index, records, cache lines touched and the latency emulated
               "nvm_region_bytes", "nvm_index_slots", "nvm_records", "nvm_live_bytes", "nvm_chunk_bytes",
               "nvm_carved_bytes", "nvm_full", "nvm_gets", "nvm_puts", "nvm_drops", "nvm_lines_read",

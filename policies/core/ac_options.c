@@ -520,12 +520,12 @@ static void print_options(void) {
         for (size_t i = 0; i < tables[t]->n; i++) {
             const struct ac_opt *o = &tables[t]->opts[i];
             accepted(o, what, sizeof(what));
-            printf("   - %-20s%s\n", o->key, o->help);
-            printf("     %-20sdefault: %s; accepted: %s\n", "", o->def, what);
+            printf("   - %-22s%s\n", o->key, o->help);
+            printf("     %-22sdefault: %s; accepted: %s\n", "", o->def, what);
         }
     }
-    printf("   - %-20sprint these options and the policies and tiers, then exit\n", "ac_help");
-    printf("   - %-20sprint the policies, tiers, their capabilities and the pairs that work as JSON, then exit\n",
+    printf("   - %-22sprint these options and the policies and tiers, then exit\n", "ac_help");
+    printf("   - %-22sprint the policies, tiers, their capabilities and the pairs that work as JSON, then exit\n",
            "ac_list");
     ac_list_components();
 }

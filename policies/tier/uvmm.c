@@ -105,8 +105,7 @@ void uvmm_wake(size_t p) {
     ioctl(uv.uffd, UFFDIO_WAKE, &r);
 }
 
-/* Maps src at page p (write-protected when wp); wakes the page's waiters. */
-static int place(size_t p, const void *src, bool wp) {
+int uvmm_place(size_t p, const void *src, bool wp) {
     struct uffdio_copy c = {
         .dst = (uintptr_t)(uv.base + p * UVMM_PAGE), .src = (uintptr_t)src, .len = UVMM_PAGE,
         .mode = wp ? UFFDIO_COPY_MODE_WP : 0,
@@ -140,7 +139,16 @@ static void uvmm_touched(const void *addr, size_t n) {
         uint8_t want = uv.opt.evict == UVMM_HINTS ? (v < 3 ? (uint8_t)(v + 1) : 3) : 1;
         if (v != want)
             __atomic_store_n(r, want, __ATOMIC_RELAXED);
+        if (uv.stamp != NULL)
+            __atomic_store_n(&uv.stamp[p], __atomic_add_fetch(&uv.clock, 1, __ATOMIC_RELAXED), __ATOMIC_RELAXED);
+        if (uv.ra != NULL && __atomic_load_n(&uv.ra[p], __ATOMIC_RELAXED)
+                && __atomic_exchange_n(&uv.ra[p], 0, __ATOMIC_RELAXED))
+            __atomic_add_fetch(&uv.c.ra_used, 1, __ATOMIC_RELAXED);
     }
+}
+
+size_t uvmm_low_water(void) {
+    return uv.opt.low_water != 0 ? (size_t)uv.opt.low_water : (size_t)uv.opt.batch / 2;
 }
 
 /* --- the fault thread ---------------------------------------------------- */
@@ -208,7 +216,7 @@ static void remember_unreadable(size_t p, int tid) {
  * -errno after putting the state back. */
 static int bring_in(size_t p, int tid, struct tid_slot *slot, char *buf) {
     static const _Alignas(UVMM_PAGE) char zeros[UVMM_PAGE];
-    size_t half = (size_t)uv.opt.batch / 2;
+    size_t half = uvmm_low_water();
     while (uv.resident >= uv.cap && !uv.stop) {
         uv.c.waits_for_room++;
         pthread_cond_signal(&uv.work);
@@ -236,7 +244,7 @@ static int bring_in(size_t p, int tid, struct tid_slot *slot, char *buf) {
     int rc = fetch ? uvmm_page_read(p, buf, &meta) : 0;
     bool clean = fetch && uv.opt.clean;
     if (rc == 0)
-        rc = place(p, fetch ? buf : zeros, clean);
+        rc = uvmm_place(p, fetch ? buf : zeros, clean);
     pthread_mutex_lock(&uv.lock);
     if (rc != 0) {
         uv.pages[p].state = was;
@@ -290,9 +298,12 @@ static void serve(uintptr_t addr, bool wp, int tid) {
             uvmm_wake(p);
         }
     } else {
+        bool fetch = s == UVMM_EVICTED;
         int rc = bring_in(p, tid, NULL, fault_buf);   /* releases the lock */
         if (rc == 0)
             uvmm_wake(p);                /* placed by another: the waiter may have missed its wake-up */
+        if (rc == 1 && fetch)
+            uvmm_readahead(p);
         if (rc < 0) {
             static bool said;
             if (!said) {
@@ -397,6 +408,7 @@ static const struct ac_word evict_words[] = {
     { "hints", "clock whose marks count accesses (up to 3), one taken off per pass", UVMM_HINTS, NULL },
     { "fifo", "the page resident longest", UVMM_FIFO, NULL },
     { "random", "a resident page at random", UVMM_RANDOM, NULL },
+    { "lru", "the least recently accessed of 32 resident pages after the hand (sampled LRU)", UVMM_LRU, NULL },
     { NULL, NULL, 0, NULL },
 };
 
@@ -440,7 +452,7 @@ static const struct ac_opt uvmm_opts[] = {
 };
 static const struct ac_opt_table uvmm_options = AC_OPT_TABLE("tier uvmm", uvmm_opts, &uv.opt);
 
-static int uvmm_open(const char *dir, size_t maxbytes, char *err, size_t errlen) {
+int uvmm_open(const char *dir, size_t maxbytes, char *err, size_t errlen) {
     (void)maxbytes;
     int fd = (int)syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
     if (fd < 0) {
@@ -484,7 +496,7 @@ static int uvmm_open(const char *dir, size_t maxbytes, char *err, size_t errlen)
     return 0;
 }
 
-static void uvmm_close(void) {
+void uvmm_close(void) {
     if (faulter_running) {
         if (write(stop_pipe[1], "x", 1) != 1)
             perror("memcached-ac: uvmm: stopping the fault thread");
@@ -492,6 +504,7 @@ static void uvmm_close(void) {
         faulter_running = false;
     }
     uvmm_evictor_stop();
+    uvmm_readahead_free();
     for (int i = 0; i < 2; i++) {
         if (stop_pipe[i] >= 0)
             close(stop_pipe[i]);
@@ -515,7 +528,11 @@ static void *uvmm_map(size_t len, bool random) {
     uv.npages = len / UVMM_PAGE;
     uv.pages = calloc(uv.npages, sizeof(*uv.pages));
     uv.fifo = uv.opt.evict == UVMM_FIFO ? calloc(uv.npages, sizeof(*uv.fifo)) : NULL;
-    if (uv.pages == NULL || (uv.opt.evict == UVMM_FIFO && uv.fifo == NULL)) {
+    uv.stamp = uv.opt.evict == UVMM_LRU ? calloc(uv.npages, sizeof(*uv.stamp)) : NULL;
+    char err[256];
+    if (uv.pages == NULL || (uv.opt.evict == UVMM_FIFO && uv.fifo == NULL)
+            || (uv.opt.evict == UVMM_LRU && uv.stamp == NULL)
+            || uvmm_readahead_init(err, sizeof(err)) != 0) {
         fprintf(stderr, "memcached-ac: uvmm: no memory for the book-keeping of %zu pages\n", uv.npages);
         munmap(p, len);
         return NULL;
@@ -531,7 +548,6 @@ static void *uvmm_map(size_t len, bool random) {
     }
     uv.base = p;
     region_len = len;
-    char err[256];
     int rc = pthread_create(&faulter, NULL, fault_main, NULL);
     if (rc != 0) {
         fprintf(stderr, "memcached-ac: uvmm: cannot start the fault thread: %s\n", strerror(rc));
@@ -545,20 +561,21 @@ static void *uvmm_map(size_t len, bool random) {
     return p;
 }
 
-static size_t uvmm_fixed_bytes(size_t maxbytes) {
+size_t uvmm_fixed_bytes(size_t maxbytes) {
     (void)maxbytes;
     return 0;              /* the page table lives beside -m, under the cgroup's limit (uvmm_cap_now) */
 }
 
-static size_t uvmm_charged_bytes(void) {
+size_t uvmm_charged_bytes(void) {
     return 0;
 }
 
 static size_t book_bytes(void) {
-    return uv.npages * (sizeof(struct uvmm_page) + (uv.fifo != NULL ? sizeof(uint32_t) : 0));
+    return uv.npages * (sizeof(struct uvmm_page) + (uv.fifo != NULL ? sizeof(uint32_t) : 0)
+                        + (uv.stamp != NULL ? sizeof(uint32_t) : 0) + (uv.ra != NULL ? 1 : 0));
 }
 
-static void uvmm_get_stats(struct ac_tier_stats *out) {
+void uvmm_get_stats(struct ac_tier_stats *out) {
     pthread_mutex_lock(&uv.lock);
     *out = (struct ac_tier_stats){
         .table_bytes = book_bytes(),
@@ -571,7 +588,7 @@ static void uvmm_get_stats(struct ac_tier_stats *out) {
 
 #define U(x) ((unsigned long long)(x))
 
-static void uvmm_stats(ADD_STAT add_stats, void *c) {
+void uvmm_stats(ADD_STAT add_stats, void *c) {
     pthread_mutex_lock(&uv.lock);
     struct uvmm_counters k = uv.c;
     size_t resident = uv.resident, cap = uv.cap, evicted = 0;
@@ -604,13 +621,21 @@ static void uvmm_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("uvmm_read_errors", "%llu", U(k.read_errors));
     APPEND_STAT("uvmm_checksum_errors", "%llu", U(k.checksum_errors));
     APPEND_STAT("uvmm_unreadable_pages", "%d", unreadable);
+    APPEND_STAT("uvmm_low_water_pages", "%llu", U(uvmm_low_water()));
+    APPEND_STAT("uvmm_evict_pages", "%llu", U(uv.opt.batch));
+    APPEND_STAT("uvmm_readahead_min", "%llu", U(uv.opt.ra_max > 0 ? uv.opt.ra_min : 0));
+    APPEND_STAT("uvmm_readahead_max", "%llu", U(uv.opt.ra_max));
+    APPEND_STAT("uvmm_readahead_faults", "%llu", U(k.ra_faults));
+    APPEND_STAT("uvmm_readahead_pages", "%llu", U(k.ra_pages));
+    APPEND_STAT("uvmm_readahead_used", "%llu", U(k.ra_used));
+    APPEND_STAT("uvmm_readahead_wasted", "%llu", U(k.ra_wasted));
     APPEND_STAT("uvmm_fetch_ns_p50", "%llu", U(hist_quantile(0.50)));
     APPEND_STAT("uvmm_fetch_ns_p99", "%llu", U(hist_quantile(0.99)));
 }
 
 static const char *const uvmm_files[] = { "uvmm.pages", NULL };
 
-static const struct ac_page_ops uvmm_page = {
+const struct ac_page_ops uvmm_page = {
     .map = uvmm_map, .thread_page_ins = uvmm_thread_page_ins, .touched = uvmm_touched,
     .checking = uvmm_checking, .check = uvmm_check,
 };

@@ -32,7 +32,7 @@ struct uvmm_page {
 };
 
 enum uvmm_mode { UVMM_MODE_UFFD = 0, UVMM_MODE_CHECK = 1 };
-enum uvmm_evict_kind { UVMM_CLOCK = 0, UVMM_HINTS = 1, UVMM_FIFO = 2, UVMM_RANDOM = 3 };
+enum uvmm_evict_kind { UVMM_CLOCK = 0, UVMM_HINTS = 1, UVMM_FIFO = 2, UVMM_RANDOM = 3, UVMM_LRU = 4 };
 
 struct uvmm_options {
     uint64_t memory;     /* ac_uvmm_memory: resident bytes of the region (0: what the cgroup allows) */
@@ -41,6 +41,11 @@ struct uvmm_options {
     uint64_t batch;      /* ac_uvmm_batch: pages per eviction round */
     unsigned clean;      /* ac_uvmm_clean: fetched pages write-protected until written (1) */
     unsigned mode;       /* ac_uvmm_mode: UVMM_MODE_* */
+    /* tier emt (EMT, Meyer et al.): free pages at which the evictor starts
+     * (0: batch / 2, uvmm's watermark), and the read-ahead window's least and
+     * largest size in pages (ra_max 0: no read-ahead) */
+    uint64_t low_water;
+    uint64_t ra_min, ra_max;
 };
 
 struct uvmm_counters {
@@ -49,6 +54,9 @@ struct uvmm_counters {
     uint64_t evictions, evictions_clean, write_errors, read_errors, checksum_errors;
     uint64_t bytes_written, bytes_read, page_bytes_written;
     uint64_t waits_for_room;
+    /* read-ahead: faults that read ahead, pages read ahead, of them touched
+     * before their eviction (used) and evicted untouched (wasted) */
+    uint64_t ra_faults, ra_pages, ra_used, ra_wasted;
     uint64_t fault_hist[40];     /* fetch service times: bucket b holds [2^b, 2^(b+1)) ns */
 };
 
@@ -58,6 +66,9 @@ struct uvmm {
     size_t npages;
     struct uvmm_page *pages;
     uint32_t *fifo;              /* fifo: pages in the order they became resident (a ring) */
+    uint32_t *stamp;             /* lru: each page's last access (a counter, wrapping) */
+    uint32_t clock;              /* lru: the access counter (atomic) */
+    uint8_t *ra;                 /* read-ahead on: 1 = read ahead, not touched since */
     size_t fifo_head, fifo_tail;
     pthread_mutex_t lock;        /* states, resident, cap */
     pthread_cond_t room;         /* resident fell below cap (fault threads wait on it) */
@@ -111,8 +122,36 @@ static inline struct timespec uvmm_deadline(long ns) {
     return ts;
 }
 
-/* uvmm.c: the fault service, for the evictor. */
+/* uvmm.c: the tier's entry points, which tier emt (emt.c) shares. */
+struct ac_tier_stats;
+struct ac_page_ops;
+extern const struct ac_page_ops uvmm_page;
+int uvmm_open(const char *dir, size_t maxbytes, char *err, size_t errlen);
+void uvmm_close(void);
+size_t uvmm_fixed_bytes(size_t maxbytes);
+size_t uvmm_charged_bytes(void);
+void uvmm_get_stats(struct ac_tier_stats *out);
+void uvmm_stats(ADD_STAT add_stats, void *c);     /* (memcached.h is included first) */
+
+/* uvmm.c: the fault service, for the evictor and the read-ahead. */
 void uvmm_wake(size_t p);
 int uvmm_protect(size_t p, bool wp);
+/* Maps src at page p (write-protected when wp); wakes the page's waiters. */
+int uvmm_place(size_t p, const void *src, bool wp);
+/* Free pages at which the evictor is woken. */
+size_t uvmm_low_water(void);
+
+/* uvmm_io.c: n consecutive slots from page first into raw (n pages,
+ * aligned), each as its metas[i] says it was stored: 0 or -errno. */
+int uvmm_slots_read(size_t first, size_t n, char *raw, const struct uvmm_page *metas);
+/* The page in slot (read by uvmm_slots_read) checked against meta: the page
+ * itself, or decompressed into tmp (a page); NULL when it does not check. */
+const void *uvmm_slot_page(const char *slot, char *tmp, const struct uvmm_page *meta);
+
+/* uvmm_readahead.c: EMT's dynamic read-ahead, after the fault thread fetched
+ * page p; and its buffers. */
+int uvmm_readahead_init(char *err, size_t errlen);
+void uvmm_readahead(size_t p);
+void uvmm_readahead_free(void);
 
 #endif

@@ -31,7 +31,15 @@
  *   hints   the mark is a count of accesses up to 3, the hand takes one off
  *           per pass (a page read often survives more passes);
  *   fifo    the page resident longest, marks ignored;
- *   random  a resident page drawn at random. */
+ *   random  a resident page drawn at random;
+ *   lru     EMT's LRU (Meyer et al.), sampled: every access stamps its page
+ *           with a counter, and the victim is the oldest stamp among the
+ *           next LRU_SAMPLE resident pages after the hand (Redis's way;
+ *           an exact list would take a lock on every access).
+ * The watermarks (tier emt names them): the evictor starts when fewer than
+ * the low water level of pages are free (ac_emt_low_water; uvmm: batch / 2)
+ * and writes out ac_uvmm_batch (ac_emt_evict_size) pages beyond it, i.e. until
+ * low water + batch are free (uvmm: until batch are free, as before). */
 #include "memcached.h"
 #include "ac_tier.h"
 #include "ac_services.h"
@@ -51,6 +59,8 @@
  * book-keeping) is in the group's usage and followed every 5 ms. */
 #define MARGIN_FIXED (1u << 20)
 #define REFRESH_NS 5000000ull            /* the cgroup read again every 5 ms */
+
+#define LRU_SAMPLE 32
 
 static pthread_t evictor;
 static bool evictor_running;
@@ -77,6 +87,8 @@ static bool resident_state(uint8_t s) {
 }
 
 void uvmm_evict_resident(size_t p) {
+    if (uv.stamp != NULL)
+        uv.stamp[p] = __atomic_add_fetch(&uv.clock, 1, __ATOMIC_RELAXED);
     if (uv.opt.evict == UVMM_FIFO) {
         uv.fifo[uv.fifo_tail] = (uint32_t)p;
         uv.fifo_tail = (uv.fifo_tail + 1) % uv.npages;
@@ -94,6 +106,23 @@ static size_t pick(void) {
                 return p;
         }
         return SIZE_MAX;
+    case UVMM_LRU: {
+        size_t best = SIZE_MAX, seen = 0;
+        uint32_t now = __atomic_load_n(&uv.clock, __ATOMIC_RELAXED), age = 0;
+        for (size_t n = 0; n < uv.npages && seen < LRU_SAMPLE; n++) {
+            size_t p = hand;
+            hand = hand + 1 == uv.npages ? 0 : hand + 1;
+            if (!resident_state(uv.pages[p].state))
+                continue;
+            seen++;
+            uint32_t a = now - __atomic_load_n(&uv.stamp[p], __ATOMIC_RELAXED);   /* wraps: an age */
+            if (best == SIZE_MAX || a > age) {
+                best = p;
+                age = a;
+            }
+        }
+        return best;
+    }
     case UVMM_RANDOM:
         for (int tries = 0; tries < 4096; tries++) {
             rng ^= rng << 13;
@@ -213,6 +242,10 @@ static size_t evict_round(struct round *r) {
         uv.pages[p] = meta;
         uv.resident--;
         uv.c.evictions++;
+        if (uv.ra != NULL && uv.ra[p]) {
+            uv.ra[p] = 0;
+            uv.c.ra_wasted++;
+        }
         if (r->clean[i])
             uv.c.evictions_clean++;
         pthread_mutex_unlock(&uv.lock);
@@ -251,8 +284,9 @@ static void *evictor_main(void *arg) {
             refreshed = t;
             pthread_cond_broadcast(&uv.room);
         }
-        size_t low = uv.cap > 2 * batch ? uv.cap - batch : uv.cap / 2;
-        if (uv.resident + batch / 2 < uv.cap) {
+        size_t lw = uvmm_low_water(), free_after = uv.opt.low_water != 0 ? lw + batch : batch;
+        size_t low = uv.cap > 2 * free_after ? uv.cap - free_after : uv.cap / 2;
+        if (uv.resident + lw < uv.cap) {
             struct timespec ts = uvmm_deadline(2000000);
             pthread_cond_timedwait(&uv.work, &uv.lock, &ts);
             continue;

@@ -110,3 +110,30 @@ int uvmm_page_read(size_t p, void *dst, const struct uvmm_page *meta) {
         return -EBADMSG;
     return ac_crc32c(0, dst, UVMM_PAGE) == meta->crc ? 0 : -EBADMSG;
 }
+
+int uvmm_slots_read(size_t first, size_t n, char *raw, const struct uvmm_page *metas) {
+    if (n == 0)
+        return 0;
+    size_t last = metas[n - 1].stored;
+    if (last == 0 || last > UVMM_PAGE)
+        return -EBADMSG;
+    /* whole slots but the last, of which only what was written (the file may end there) */
+    size_t len = (n - 1) * UVMM_PAGE + padded(last);
+    int rc = ac_io_rw(uv.file, raw, NULL, len, (uint64_t)first * UVMM_PAGE);
+    if (rc == 0)
+        __atomic_add_fetch(&uv.c.bytes_read, len, __ATOMIC_RELAXED);
+    return rc;
+}
+
+const void *uvmm_slot_page(const char *slot, char *tmp, const struct uvmm_page *meta) {
+    size_t n = meta->stored;
+    const void *page = slot;
+    if (n == 0 || n > UVMM_PAGE)
+        return NULL;
+    if (n < UVMM_PAGE) {
+        if (ac_decompress((int)uv.opt.compress, slot, n, tmp, UVMM_PAGE) != 0)
+            return NULL;
+        page = tmp;
+    }
+    return ac_crc32c(0, page, UVMM_PAGE) == meta->crc ? page : NULL;
+}

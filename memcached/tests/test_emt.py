@@ -1,0 +1,98 @@
+"""Tier emt: an EMT-style page cache (Meyer et al.) on our pager: a fixed cache
+(ac_emt_cache), FIFO or sampled-LRU eviction, a low water level and an
+eviction size, dynamic read-ahead, direct I/O, no compression. The read-ahead
+rule alone is tested in policies/tests/test_readahead.c; here the server: no
+loss under a mixed load of every command and size, scans that read ahead, and
+the settings it refuses."""
+from __future__ import annotations
+
+import subprocess
+import time
+from collections import Counter
+
+import pytest
+
+from mc_helpers import BIN, MiB, log_uniform_size, run_in_process
+from noloss import check_no_refusals
+from test_mixed_load import report, run_clients
+
+CAP = 16                     # MiB: the page cache
+OVERCOMMIT = 4
+REGION = 192
+
+
+def emt(tmp_path, **extra) -> dict[str, str]:
+    opts = {"ac_policy": "none", "ac_tier": "emt", "ac_emt_cache": f"{CAP}M",
+            "ac_spill_dir": str(tmp_path / f"spill-{time.monotonic_ns()}")}
+    opts.update(extra)
+    return opts
+
+
+FLAGS = ("-o", "no_lru_crawler,no_lru_maintainer")
+
+
+@pytest.mark.parametrize("evict", ["lru", "fifo"])
+def test_mixed_load_pages_and_loses_nothing(server, tmp_path, evict):
+    """8 clients, every command, values 1 B..500 KiB, 4x the cache written, read-ahead on."""
+    srv = server(mem=REGION, threads=4, ac=emt(tmp_path, ac_emt_evict=evict), extra=FLAGS)
+    workers = run_clients(srv, 8, OVERCOMMIT * CAP * MiB // 8, 13, log_uniform_size)
+    assert sum(w.written for w in workers) >= OVERCOMMIT * CAP * MiB
+    cli = srv.client()
+    verify = Counter()
+    for w in workers:
+        verify.update(w.verify(cli))
+    st = srv.ac()
+    refused, text = report(workers, verify, st)
+    print(f"\nemt {evict}: {text}; fetches {st['uvmm_fetches']} evictions {st['uvmm_evictions']}"
+          f" read ahead {st['uvmm_readahead_pages']} (used {st['uvmm_readahead_used']},"
+          f" wasted {st['uvmm_readahead_wasted']})")
+    assert not refused and not verify, text
+    check_no_refusals(st, text)
+    assert st["uvmm_evict"] == evict and st["uvmm_compress"] == "none"
+    assert st["uvmm_low_water_pages"] == 64 and st["uvmm_evict_pages"] == 64
+    assert st["uvmm_readahead_min"] == 1 and st["uvmm_readahead_max"] == 32
+    assert st["uvmm_cap_pages"] == CAP * MiB // 4096
+    assert st["uvmm_resident_pages"] <= st["uvmm_cap_pages"] + 1, st
+    assert st["uvmm_evictions"] > 2 * CAP * MiB // 4096 and st["uvmm_fetches"] > 1000, st
+    assert st["uvmm_readahead_used"] + st["uvmm_readahead_wasted"] <= st["uvmm_readahead_pages"], st
+    assert st["uvmm_read_errors"] == st["uvmm_write_errors"] == st["uvmm_checksum_errors"] == 0
+    # 8 bytes a page, a 4-byte access stamp (lru) or ring slot (fifo), a read-ahead mark
+    assert st["uvmm_book_bytes_per_page"] == 13
+
+
+def test_scans_read_ahead(tmp_path):
+    """Scans of 1000 consecutive records over 4x the cache: with read-ahead the
+    pager reads pages before they are touched, most of them are used, and it
+    fetches fewer pages on faults than without; every get is a hit either way."""
+    out = {}
+    for ra in (32, 1):
+        d = run_in_process(tmp_path, f"ac_policy=none,ac_tier=emt,ac_emt_cache=4M,ac_emt_readahead_max={ra},"
+                           "no_lru_crawler,no_lru_maintainer", "scanonly", ops=60, records=16000, mem_mb=64,
+                           dist="uniform")
+        r, ac = d["run"], d["server"]["anticache"]
+        assert r["ops"]["scan"] == 60 and r["errors"]["total"] == 0
+        assert r["reads"]["miss"] == 0 and r["reads"]["total"] == r["reads"]["scan_keys"] > 40000
+        assert r["reads"]["hit"] == ac["mem_hits"] and r["reads"]["disk_hit"] == ac["disk_hits"]
+        out[ra] = ac
+    on, off = out[32], out[1]
+    print(f"\nscans: read-ahead on: fetches {on['uvmm_fetches']} ahead {on['uvmm_readahead_pages']}"
+          f" used {on['uvmm_readahead_used']} wasted {on['uvmm_readahead_wasted']};"
+          f" off: fetches {off['uvmm_fetches']}")
+    assert off["uvmm_readahead_pages"] == off["uvmm_readahead_faults"] == 0
+    assert on["uvmm_readahead_pages"] > 1000 and on["uvmm_readahead_used"] > on["uvmm_readahead_pages"] // 2, on
+    assert on["uvmm_fetches"] < off["uvmm_fetches"] * 3 // 4, (on, off)
+
+
+@pytest.mark.parametrize("opts,message", [
+    ("ac_emt_readahead_min=64,ac_emt_readahead_max=8",
+     "ac_emt_readahead_min (64) exceeds ac_emt_readahead_max (8); accepted: 1 <= ac_emt_readahead_min <= "
+     "ac_emt_readahead_max <= 1024 pages"),
+    ("ac_emt_evict=clock", 'ac_emt_evict must be'),
+    ("ac_emt_readahead_max=2000", 'ac_emt_readahead_max must be'),
+    ("ac_uvmm_evict=lru", "ac_uvmm_evict is an option of tier uvmm; it has no effect with ac_policy=none,ac_tier=emt"),
+])
+def test_bad_settings_are_refused(tmp_path, opts, message):
+    r = subprocess.run([str(BIN), "-u", "root", "-m", "64", "-o",
+                        f"ac_policy=none,ac_tier=emt,ac_emt_cache=4M,ac_spill_dir={tmp_path}/spill,{opts}"],
+                       capture_output=True, text=True, timeout=60)
+    assert r.returncode != 0 and message in r.stderr, r.stderr
