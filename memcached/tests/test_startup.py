@@ -27,12 +27,13 @@ OPTIONS = ("ac_policy, ac_tier, ac_os_backing, ac_spill_dir, ac_alloc_wait, ac_b
            "ac_block_size, ac_merge, ac_compact_fill, ac_evicted_max, ac_write_queue, ac_compress, ac_io, ac_io_threads, ac_io_direct, ac_fault, "
            "ac_compact, ac_compact_thread, ac_bloom_keys, ac_nvm_file, ac_nvm_size, ac_nvm_slots, ac_nvm_latency, ac_nvm_dram_ns, "
            "ac_nvm_charge, ac_remote, ac_remote_copies, ac_remote_timeout, ac_remote_retry, ac_remote_conns, ac_uvmm_mode, ac_uvmm_memory, ac_uvmm_evict, ac_uvmm_compress, ac_uvmm_clean, "
-           "ac_uvmm_batch")
+           "ac_uvmm_batch, ac_emt_cache, ac_emt_evict, ac_emt_low_water, ac_emt_evict_size, ac_emt_readahead_min, "
+           "ac_emt_readahead_max")
 OWNERS = ["the core", "policy lru", "policy alru", "policy s3fifo", "policy wtinylfu", "policy logging",
           "the classifier of logging and effpaging",
           "policy effpaging", "policy vma", "tier blocks", "spilled records (tiers blocks, tuples, nvm and remote)",
-          "spill-file I/O (tiers blocks, tuples and uvmm)", "lazy compaction (tier blocks)", "tier tuples",
-          "tier nvm", "tier remote", "tier uvmm"]
+          "spill-file I/O (tiers blocks, tuples, uvmm and emt)", "lazy compaction (tier blocks)", "tier tuples",
+          "tier nvm", "tier remote", "tier uvmm", "tier emt"]
 
 
 def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> str:
@@ -45,7 +46,7 @@ def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> s
 
 @pytest.mark.parametrize("ac,message", [
     ("ac_policy=x", 'memcached-ac: unknown ac_policy "x"; valid policies: none, lru, alru, sieve, s3fifo, wtinylfu, logging, effpaging, vma, ospaging'),
-    ("ac_tier=disk", 'memcached-ac: unknown ac_tier "disk"; valid tiers: none, blocks, tuples, nvm, remote, swap, mmapfile, uvmm'),
+    ("ac_tier=disk", 'memcached-ac: unknown ac_tier "disk"; valid tiers: none, blocks, tuples, nvm, remote, swap, mmapfile, uvmm, emt'),
     # pairs that cannot work: refused at start, with the tiers the policy works over
     ("ac_policy=lru,ac_tier=swap",
      "memcached-ac: ac_policy=lru cannot work over ac_tier=swap; valid tiers for policy lru: blocks, tuples, nvm, remote"),
@@ -54,13 +55,13 @@ def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> s
     ("ac_policy=logging,ac_tier=mmapfile",
      "memcached-ac: ac_policy=logging cannot work over ac_tier=mmapfile; valid tiers for policy logging: tuples, blocks, nvm, remote"),
     ("ac_policy=none,ac_tier=blocks",
-     "memcached-ac: ac_policy=none cannot work over ac_tier=blocks; valid tiers for policy none: none, swap, mmapfile, uvmm"),
+     "memcached-ac: ac_policy=none cannot work over ac_tier=blocks; valid tiers for policy none: none, swap, mmapfile, uvmm, emt"),
     ("ac_tier=tuples",
-     "memcached-ac: ac_policy=none cannot work over ac_tier=tuples; valid tiers for policy none: none, swap, mmapfile, uvmm"),
+     "memcached-ac: ac_policy=none cannot work over ac_tier=tuples; valid tiers for policy none: none, swap, mmapfile, uvmm, emt"),
     ("ac_policy=effpaging,ac_tier=tuples",
      "memcached-ac: ac_policy=effpaging cannot work over ac_tier=tuples; valid tiers for policy effpaging: swap"),
     ("ac_policy=ospaging,ac_tier=blocks",
-     "memcached-ac: ac_policy=ospaging cannot work over ac_tier=blocks; valid tiers for policy none: none, swap, mmapfile, uvmm"),
+     "memcached-ac: ac_policy=ospaging cannot work over ac_tier=blocks; valid tiers for policy none: none, swap, mmapfile, uvmm, emt"),
     ("ac_policy=vma,ac_tier=swap",
      "memcached-ac: ac_policy=vma cannot work over ac_tier=swap; valid tiers for policy vma: blocks, tuples, nvm, remote"),
     # vma protects the slab memory: a socket touching it would get EFAULT
@@ -159,7 +160,7 @@ def test_bad_option(ac, message):
 
 
 POLICIES = ("none", "lru", "alru", "sieve", "s3fifo", "wtinylfu", "logging", "effpaging", "vma", "ospaging")
-TIERS = ("none", "blocks", "tuples", "nvm", "remote", "swap", "mmapfile", "uvmm")
+TIERS = ("none", "blocks", "tuples", "nvm", "remote", "swap", "mmapfile", "uvmm", "emt")
 
 
 def run_help(*pre: str) -> subprocess.CompletedProcess[str]:
@@ -441,7 +442,7 @@ def test_ac_list_prints_the_components_and_the_pairs_that_work_as_json():
     assert listing["aliases"] == [{"name": "ospaging", "policy": "none", "tier": "swap"}]
     shapes = {t["name"]: t["shape"] for t in listing["tiers"]}
     assert shapes == {"none": "evict", "blocks": "spill", "tuples": "spill", "nvm": "spill", "remote": "spill",
-                      "swap": "page", "mmapfile": "page", "uvmm": "page"}
+                      "swap": "page", "mmapfile": "page", "uvmm": "page", "emt": "page"}
     caps = {t["name"]: set(t["caps"]) for t in listing["tiers"]}
     assert caps["swap"] == {"page", "anon"} and caps["mmapfile"] == {"page", "files"}
     assert caps["uvmm"] == {"page", "files"}
@@ -451,7 +452,7 @@ def test_ac_list_prints_the_components_and_the_pairs_that_work_as_json():
     # the valid tiers of each policy, its default first: the same as the refusal messages say
     tiers = {p["name"]: p["tiers"] for p in listing["policies"]}
     spill = ["nvm", "remote"]
-    assert tiers == {"none": ["none", "swap", "mmapfile", "uvmm"], "lru": ["blocks", "tuples", *spill],
+    assert tiers == {"none": ["none", "swap", "mmapfile", "uvmm", "emt"], "lru": ["blocks", "tuples", *spill],
                      "alru": ["blocks", "tuples", *spill], "sieve": ["blocks", "tuples", *spill],
                      "s3fifo": ["blocks", "tuples", *spill], "wtinylfu": ["blocks", "tuples", *spill],
                      "logging": ["tuples", "blocks", *spill], "effpaging": ["swap"], "vma": ["blocks", "tuples", *spill]}

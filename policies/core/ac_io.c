@@ -71,7 +71,7 @@ static const struct ac_opt io_opts[] = {
       .def = "none", .def_is_value = true,
       .help = "for tests: the next N spill-file reads or writes fail, or come back short" },
 };
-const struct ac_opt_table ac_io_options = AC_OPT_TABLE("spill-file I/O (tiers blocks, tuples and uvmm)", io_opts, &ac_io_opts);
+const struct ac_opt_table ac_io_options = AC_OPT_TABLE("spill-file I/O (tiers blocks, tuples, uvmm and emt)", io_opts, &ac_io_opts);
 
 void ac_io_init(void) {
     char why[600];
