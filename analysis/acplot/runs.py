@@ -66,6 +66,7 @@ def load_run(path: str | os.PathLike[str] | None = None) -> pd.DataFrame:
 # (environment variable naming a run directory, the committed run under the repository root)
 SPEC_RUNS = {"nvm": ("ACBENCH_NVM", "experiments/results/nvm"),
              "remote": ("ACBENCH_REMOTE", "experiments/results/remote"),
+             "emt": ("ACBENCH_EMT", "experiments/results/emt"),
              "modern": ("ACBENCH_MODERN", "experiments/results/modern"),
              "modern-extstore": ("ACBENCH_MODERN_EXTSTORE", "experiments/results/modern-extstore"),
              "modern-trace": ("ACBENCH_MODERN_TRACE", "experiments/results/modern-trace")}

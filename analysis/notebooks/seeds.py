@@ -9,7 +9,7 @@
 # ---
 
 # %% [markdown]
-# # The seed papers' cold tiers: NVM (Arulraj et al.) and another server's memory (RAM-DUR)
+# # The seed papers' cold tiers: NVM (Arulraj et al.), another server's memory (RAM-DUR), EMT's page cache
 #
 # **NVM** (experiments/nvm.toml): data 8x the memory, read-only and read-heavy YCSB at four skews,
 # one driver thread in-process. Anti-caching: `lru-nvm` (H-Store's exact LRU over tier nvm: cold
@@ -21,20 +21,24 @@
 # **Remote memory** (experiments/remote.toml): `lru-remote` (two other servers' memory, two copies,
 # loopback TCP) against `lru` (blocks on the disk), M/D 1/4. Claims: `acplot/remote.py`.
 #
-# Input: `ACBENCH_NVM`, `ACBENCH_REMOTE` (run directories), else the committed
-# `experiments/results/nvm` and `remote`; output: `ACBENCH_FIGURES` (nvm-throughput.png,
-# remote-throughput.png, their .csv, seeds-report.md, seeds-report.csv).
+# **EMT** (experiments/emt.toml): tier emt (our pager as EMT's page cache, read-ahead on and off)
+# against ospaging (malloc) and ospaging-file (mmap), scans of 1000 records and uniform random reads,
+# memory 200 (unlimited) / 80 / 67 / 50 % of the data. Claims: `acplot/emt.py`.
+#
+# Input: `ACBENCH_NVM`, `ACBENCH_REMOTE`, `ACBENCH_EMT` (run directories), else the committed
+# `experiments/results/nvm`, `remote` and `emt`; output: `ACBENCH_FIGURES` (nvm-throughput.png,
+# remote-throughput.png, their .csv, emt-slowdown.csv, seeds-report.md, seeds-report.csv).
 
 # %%
 import pandas as pd
 from IPython.display import Image, Markdown, display
 
-from acplot import nvm, remote
+from acplot import emt, nvm, remote
 from acplot.runs import describe_run, figures_dir, load_run, spec_run
 from acplot.seeds import plot_throughput, throughput_table
 
 out = figures_dir()
-runs = {name: spec_run(name) for name in ("nvm", "remote")}
+runs = {name: spec_run(name) for name in ("nvm", "remote", "emt")}
 
 
 def shown(p):
@@ -59,7 +63,7 @@ for name, p in runs.items():
 # %%
 titles = {"nvm": "data 8x memory", "remote": "M/D 1/4"}
 for name, df in data.items():
-    if df is None:
+    if df is None or name not in titles:
         continue
     table = throughput_table(df)
     table.to_csv(out / f"{name}-throughput.csv", index=False)
@@ -82,12 +86,23 @@ if df is not None and "ac_nvm_dram_ns" in df.columns:
     display(emu.round(3))
 
 # %% [markdown]
+# ## EMT: run time against unlimited memory (the same approach at M/D 2), the faults that read data
+# (the pager's fetches, the kernel's major faults) and the pages read ahead
+
+# %%
+if data["emt"] is not None:
+    slow = emt.slowdowns(data["emt"])
+    slow.to_csv(out / "emt-slowdown.csv", index=False)
+    display(slow.round(2))
+
+# %% [markdown]
 # ## The claims
 
 # %%
 empty = pd.DataFrame(columns=["approach", "workload"])
 claims = pd.concat([nvm.check_claims(data["nvm"] if data["nvm"] is not None else empty),
-                    remote.check_claims(data["remote"] if data["remote"] is not None else empty)],
+                    remote.check_claims(data["remote"] if data["remote"] is not None else empty),
+                    emt.check_claims(data["emt"] if data["emt"] is not None else empty)],
                    ignore_index=True)
 claims.to_csv(out / "seeds-report.csv", index=False)
 lines = ["# The seed papers' cold tiers: their claims", ""]

@@ -96,3 +96,16 @@ def test_bad_settings_are_refused(tmp_path, opts, message):
                         f"ac_policy=none,ac_tier=emt,ac_emt_cache=4M,ac_spill_dir={tmp_path}/spill,{opts}"],
                        capture_output=True, text=True, timeout=60)
     assert r.returncode != 0 and message in r.stderr, r.stderr
+
+
+def test_no_cache_size_and_no_cgroup_limit_is_refused(tmp_path):
+    from mc_helpers import start_server
+    from test_uvmm import own_memory_limit
+    if own_memory_limit() is not None:
+        pytest.skip("this test runs in a memory cgroup with a limit")
+    ac = emt(tmp_path)
+    del ac["ac_emt_cache"]
+    with pytest.raises(RuntimeError) as e:
+        start_server(tmp_path, mem=64, ac=ac, extra=FLAGS)
+    assert "has no memory limit to page under; give the resident memory with ac_uvmm_memory=SIZE" \
+           " (tier emt: ac_emt_cache=SIZE)" in str(e.value)

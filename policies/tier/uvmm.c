@@ -475,7 +475,7 @@ int uvmm_open(const char *dir, size_t maxbytes, char *err, size_t errlen) {
         char path[1400];
         if (ac_cgroup_memory(&limit, &usage, path, sizeof(path)) != 0 || limit == UINT64_MAX) {
             snprintf(err, errlen, "the cgroup %s has no memory limit to page under; give the resident memory with"
-                     " ac_uvmm_memory=SIZE", path);
+                     " ac_uvmm_memory=SIZE (tier emt: ac_emt_cache=SIZE)", path);
             close(fd);
             uv.uffd = -1;
             return -1;

@@ -242,10 +242,8 @@ static size_t evict_round(struct round *r) {
         uv.pages[p] = meta;
         uv.resident--;
         uv.c.evictions++;
-        if (uv.ra != NULL && uv.ra[p]) {
-            uv.ra[p] = 0;
-            uv.c.ra_wasted++;
-        }
+        if (uv.ra != NULL && __atomic_exchange_n(&uv.ra[p], 0, __ATOMIC_RELAXED))
+            uv.c.ra_wasted++;            /* (the exchange: a touch meanwhile counts it used, not both) */
         if (r->clean[i])
             uv.c.evictions_clean++;
         pthread_mutex_unlock(&uv.lock);
