@@ -64,7 +64,7 @@ test-times:
 # swap, major faults) go to one worker, one at a time (memcached/tests/conftest.py).
 INTEGRATION_MARKS ?= not full
 test-integration: all
-	python3 -m pytest -q -n 2 --dist loadgroup $(if $(INTEGRATION_MARKS),-m "$(INTEGRATION_MARKS)") memcached/tests
+	python3 -m pytest -q -n 2 --dist loadgroup --durations=25 $(if $(INTEGRATION_MARKS),-m "$(INTEGRATION_MARKS)") memcached/tests
 
 # A one-minute fuzz smoke (ASan + UBSan build of memcached-ac, libFuzzer; fuzz/README.md) and
 # every kept regression input.

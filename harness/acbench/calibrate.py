@@ -72,7 +72,7 @@ from acbench.cgroup import acg
 from acbench.memory import MIB, hash_bytes
 from acbench.paging import PagingSetup
 from acbench.placement import SPILL_PARENT, cell_device, footprint, ram_device_bytes
-from acbench.spec import Cell, Spec, SpecError, load_spec, server_threads_of
+from acbench.spec import Cell, Spec, SpecError, file_properties, load_spec, server_threads_of
 from acbench.units import parse_size
 
 CAL_VERSION = 1
@@ -244,7 +244,7 @@ class Request:
                 "bin": measure._binary_id(), "workload": Path(self.workload_file).read_text(), "shape": shape,
                 "ratio": self.ratio, "threads": self.threads, "footprint": self.footprint, "device": self.device,
                 "runs": [[n, *probe_counts(n, self.props)] for n in self.sizes],
-                "method": {"extra": PROBE_EXTRA}} | ({"trace": sysinfo.file_sha256(Path(self.trace))} if self.trace else {})
+                "method": {"extra": PROBE_EXTRA} | ({"held": "min(budget, data)"} if self.ratio > 1 else {})} | ({"trace": sysinfo.file_sha256(Path(self.trace))} if self.trace else {})
 
     def cache_file(self) -> Path:
         digest = hashlib.sha256(json.dumps(self.key(), sort_keys=True).encode()).hexdigest()[:16]
@@ -421,15 +421,16 @@ def item_anon(s: Sample, stats: dict[str, Any]) -> int | None:
     return sum(a for lo, hi, a in s.vmas if hi - lo == size)
 
 
-def overhead_of(s: Sample, approach: Approach, budget: int, stats: dict[str, Any]) -> tuple[int, int] | None:
-    """(overhead, anonymous part) of one sample; None if it cannot be told (paging, mapping gone)."""
+def overhead_of(s: Sample, approach: Approach, held: int, stats: dict[str, Any]) -> tuple[int, int] | None:
+    """(overhead, anonymous part) of one sample; None if it cannot be told (paging, mapping gone).
+    held: the item memory of a user-space server (its budget, or the data when that is less)."""
     if approach.pages:
         item = item_anon(s, stats)
         if item is None:
             return None
         anon = sum(a for _, _, a in s.vmas or []) - item
     else:
-        anon = s.rss - budget
+        anon = s.rss - held
     return anon + s.shmem + s.kmem, anon
 
 
@@ -525,6 +526,9 @@ class _Clients:
 def _probe(approach: Approach, req: Request, n: int, tries: int, p: memory.MemoryPlan, cmd: list[str],
            spill_parent: Path, out: Path, errf: Path, clients: _Clients | None = None) -> Point:
     budget = p.item_budget_bytes
+    # what a user-space server's items can hold: its budget, or all the data when that is less (M/D > 1:
+    # the budget never fills, and RSS less the budget would be a negative overhead)
+    held = min(budget, p.data_bytes)
     ops, warm = probe_counts(n, req.props)
     group = acg().MemoryGroup(GROUP_NAME, p.limit_bytes, p.swap_bytes)
     paging = PagingSetup(spill_parent / "swap", p.swap_bytes, swap_device=approach.swap_device) \
@@ -578,7 +582,7 @@ def _probe(approach: Approach, req: Request, n: int, tries: int, p: memory.Memor
         raise CalibrationError(f"calibrating {approach.name} at {n} records: no readable driver result ({e})") from None
     best: tuple[int, int, Sample] | None = None
     for s in samples:
-        ov = overhead_of(s, approach, budget, stats)
+        ov = overhead_of(s, approach, held, stats)
         if ov is not None and (best is None or ov[0] > best[0]):
             best = (ov[0], ov[1], s)
     if best is None:
@@ -590,7 +594,7 @@ def _probe(approach: Approach, req: Request, n: int, tries: int, p: memory.Memor
         # above the sampled one (the two peaks may be at different moments)
         last = next((x.status for x in reversed(samples) if "VmHWM" in x.status), {})
         if last:
-            anon = max(anon, last["VmHWM"] - last.get("RssFile", 0) - last.get("RssShmem", 0) - budget)
+            anon = max(anon, last["VmHWM"] - last.get("RssFile", 0) - last.get("RssShmem", 0) - held)
             ov_bytes = max(ov_bytes, anon + max(x.shmem for x in samples) + peak_kmem)
     return Point(n, ops, warm, p.item_mb, budget, p.limit_bytes, ov_bytes, anon, s.kmem, s.pte, s.cache,
                  max(x.rss + x.shmem + x.kmem for x in samples), peak_usage, peak_kmem, len(samples), tries,
@@ -615,10 +619,27 @@ def _cleanup(group: Any, paging: PagingSetup | None, spill_parent: Path | None) 
 
 # --- the spec's calibrations ------------------------------------------------------------------------
 
+def _with_file_counts(props: dict[str, Any], workload_file: str) -> dict[str, Any]:
+    """The cell's properties, with operationcount and warmupoperations from its workload file where
+    the spec sets neither (the driver reads the file first): a probe then runs what the cell runs
+    (scanonly's 200 scans, not one operation per record, each a scan of 1000 gets)."""
+    out = dict(props)
+    if workload_file and Path(workload_file).is_file():
+        given = file_properties(workload_file)
+        for k in ("operationcount", "warmupoperations"):
+            if k not in out and k in given:
+                try:
+                    out[k] = int(given[k])
+                except ValueError:
+                    pass             # the driver names a malformed value itself
+    return out
+
+
 def request_for(spec: Spec, cell: Cell, footprint: int, spill_root: Path = SPILL_PARENT,
                 device: str | None = None) -> Request:
     """device: where the cell's files go (placement.cell_device), by default the spec's spill_device."""
-    return Request(cell.approach, cell.workload_file, dict(cell.properties), float(cell.mem_ratio),
+    return Request(cell.approach, cell.workload_file, _with_file_counts(cell.properties, cell.workload_file),
+                   float(cell.mem_ratio),
                    server_threads_of(spec.run, cell.properties), int(footprint), device or str(spec.run["spill_device"]),
                    spill_root, cell.trace)
 

@@ -210,7 +210,7 @@ def workload_dirs(path: Path) -> list[Path]:
     return out
 
 
-def _file_properties(f: str) -> dict[str, str]:
+def file_properties(f: str) -> dict[str, str]:
     """key=value lines of a YCSB property file (comments and blank lines skipped)."""
     out: dict[str, str] = {}
     for line in Path(f).read_text(errors="replace").splitlines():

@@ -233,6 +233,30 @@ def test_overhead_of_samples() -> None:
     assert overhead_of(Sample(0.0, 0, 0, 0, 0, {}, None), osp, 0, {"os_mapping_bytes": 1}) is None
 
 
+def test_overhead_when_the_data_fits_the_budget() -> None:
+    """M/D > 1: a user-space server holds all the data, not its budget; the overhead is what it holds
+    beyond the data (it was RSS less the budget: −109 MiB for memcached at M/D 2, 100k records)."""
+    lru = APPROACHES["lru"]
+    s = Sample(0.0, rss=130 * MIB, shmem=0, cache=0, kmem=2 * MIB, status={}, vmas=None)
+    assert overhead_of(s, lru, min(226 * MIB, 113 * MIB), {}) == (19 * MIB, 17 * MIB)
+
+
+def test_probe_counts_come_from_the_workload_file_when_the_spec_has_none(tmp_path) -> None:
+    """scanonly sets operationcount = 200 (scans of 1000 gets) in its file: a probe runs those 200,
+    not one operation per record; a spec's own value wins."""
+    from acbench.spec import parse_spec
+    (tmp_path / "scans").write_text("operationcount=200\nwarmupoperations=20\nscanproportion=1\n"
+                                    "readproportion=0\nupdateproportion=0\n")
+    grid = {"approach": ["memcached"], "workload": ["scans"], "zipf_theta": [0.99], "mem_ratio": [2]}
+    spec = parse_spec({"fixed": {"recordcount": 100_000}, "grid": grid}, tmp_path / "s.toml")
+    req = calibrate.request_for(spec, spec.cells()[0], 1184)
+    assert calibrate.probe_counts(100_000, req.props) == (200, 20)
+    assert req.key()["method"] == {"extra": calibrate.PROBE_EXTRA, "held": "min(budget, data)"}
+    spec = parse_spec({"fixed": {"recordcount": 100_000, "operationcount": 5000}, "grid": grid}, tmp_path / "s.toml")
+    req = calibrate.request_for(spec, spec.cells()[0], 1184)
+    assert calibrate.probe_counts(100_000, req.props) == (5000, 20)
+
+
 def _req(tmp_path, **kw) -> Request:
     wl = tmp_path / "readonly"
     if not wl.exists():
