@@ -27,13 +27,24 @@ SIMILAR = 1.5
 PAPER = {"emt": 6.5, "kernel": (28.0, 81.0)}
 
 
+def _faults(df: pd.DataFrame) -> pd.Series:
+    """The run's faults that read data: in requests and not (request_major_faults +
+    unattributed_major_faults: the pager's fetches under emt, the kernel's major faults under the
+    kernel approaches), else major_faults."""
+    if "request_major_faults" in df.columns and "unattributed_major_faults" in df.columns:
+        both = df["request_major_faults"] + df["unattributed_major_faults"]
+        return both.fillna(df["major_faults"]) if "major_faults" in df.columns else both
+    return df["major_faults"] if "major_faults" in df.columns else pd.Series(float("nan"), index=df.index)
+
+
 def slowdowns(df: pd.DataFrame) -> pd.DataFrame:
     """Per workload, approach and memory ratio (mean over repetitions): run time, its ratio to the same
-    approach's at the largest ratio (unlimited memory), the faults that fetched data (the pager's
-    fetches or the kernel's major faults: `major_faults`) and the read-ahead's pages used and wasted."""
+    approach's at the largest ratio (unlimited memory), the faults that read data (`faults`) and the
+    read-ahead's windows and pages read, used and wasted."""
+    df = df.assign(faults=_faults(df))
     cols = {"run_duration_s": "mean"}
-    for c in ("major_faults", "ac_uvmm_readahead_pages", "ac_uvmm_readahead_used", "ac_uvmm_readahead_wasted",
-              "throughput_ops_s"):
+    for c in ("faults", "disk_hits", "ac_uvmm_readahead_faults", "ac_uvmm_readahead_pages",
+              "ac_uvmm_readahead_used", "ac_uvmm_readahead_wasted", "throughput_ops_s", "cpu_us_per_op"):
         if c in df.columns:
             cols[c] = "mean"
     t = df.groupby(["workload", "approach", "mem_ratio"]).agg(cols).reset_index()
@@ -78,8 +89,7 @@ def claim_random(df: pd.DataFrame) -> str:
     run = d.pivot_table(index="mem_ratio", columns="approach", values="run_duration_s")
     if d.empty or any(a not in run.columns for a in (EMT, MALLOC, MMAP)):
         return f"not testable with these results: no {RANDOM} cells of {EMT}, {MALLOC} and {MMAP} under pressure"
-    faults = (d.pivot_table(index="mem_ratio", columns="approach", values="major_faults")
-              if "major_faults" in d.columns else pd.DataFrame())
+    faults = d.pivot_table(index="mem_ratio", columns="approach", values="faults")
     states, parts = [], []
     for m, r in run.sort_index(ascending=False).iterrows():
         margin = min(r[MALLOC], r[MMAP]) / r[EMT] - 1

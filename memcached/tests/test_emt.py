@@ -50,7 +50,7 @@ def test_mixed_load_pages_and_loses_nothing(server, tmp_path, evict):
     check_no_refusals(st, text)
     assert st["uvmm_evict"] == evict and st["uvmm_compress"] == "none"
     assert st["uvmm_low_water_pages"] == 64 and st["uvmm_evict_pages"] == 64
-    assert st["uvmm_readahead_min"] == 1 and st["uvmm_readahead_max"] == 32
+    assert st["uvmm_readahead_min"] == 1 and st["uvmm_readahead_max"] == 32 and st["uvmm_readahead_streams"] == 1
     assert st["uvmm_cap_pages"] == CAP * MiB // 4096
     assert st["uvmm_resident_pages"] <= st["uvmm_cap_pages"] + 1, st
     assert st["uvmm_evictions"] > 2 * CAP * MiB // 4096 and st["uvmm_fetches"] > 1000, st
@@ -63,24 +63,31 @@ def test_mixed_load_pages_and_loses_nothing(server, tmp_path, evict):
 def test_scans_read_ahead(tmp_path):
     """Scans of 1000 consecutive records over 4x the cache: with read-ahead the
     pager reads pages before they are touched, most of them are used, and it
-    fetches fewer pages on faults than without; every get is a hit either way."""
+    fetches fewer pages on faults than without; with four windows (streams) a
+    scan's window survives the hash chains' faults between its own and reads
+    more ahead; every get is a hit either way."""
     out = {}
-    for ra in (32, 1):
+    for ra, streams in ((32, 1), (1, 1), (32, 4)):
         d = run_in_process(tmp_path, f"ac_policy=none,ac_tier=emt,ac_emt_cache=4M,ac_emt_readahead_max={ra},"
-                           "no_lru_crawler,no_lru_maintainer", "scanonly", ops=60, records=16000, mem_mb=64,
-                           dist="uniform")
+                           f"ac_emt_readahead_streams={streams},no_lru_crawler,no_lru_maintainer", "scanonly",
+                           ops=60, records=16000, mem_mb=64, dist="uniform")
         r, ac = d["run"], d["server"]["anticache"]
         assert r["ops"]["scan"] == 60 and r["errors"]["total"] == 0
         assert r["reads"]["miss"] == 0 and r["reads"]["total"] == r["reads"]["scan_keys"] > 40000
         assert r["reads"]["hit"] == ac["mem_hits"] and r["reads"]["disk_hit"] == ac["disk_hits"]
-        out[ra] = ac
-    on, off = out[32], out[1]
+        assert ac["uvmm_readahead_streams"] == (streams if ra > 1 else 0)
+        out[ra if streams == 1 else "streams"] = ac
+    on, off, streams4 = out[32], out[1], out["streams"]
     print(f"\nscans: read-ahead on: fetches {on['uvmm_fetches']} ahead {on['uvmm_readahead_pages']}"
           f" used {on['uvmm_readahead_used']} wasted {on['uvmm_readahead_wasted']};"
           f" off: fetches {off['uvmm_fetches']}")
     assert off["uvmm_readahead_pages"] == off["uvmm_readahead_faults"] == 0
     assert on["uvmm_readahead_pages"] > 1000 and on["uvmm_readahead_used"] > on["uvmm_readahead_pages"] // 2, on
     assert on["uvmm_fetches"] < off["uvmm_fetches"] * 3 // 4, (on, off)
+    # longer windows: more pages per read-ahead, fewer fetches on faults
+    assert (streams4["uvmm_readahead_pages"] / streams4["uvmm_readahead_faults"]
+            > on["uvmm_readahead_pages"] / on["uvmm_readahead_faults"]), (streams4, on)
+    assert streams4["uvmm_fetches"] < on["uvmm_fetches"], (streams4, on)
 
 
 @pytest.mark.parametrize("opts,message", [
@@ -89,6 +96,7 @@ def test_scans_read_ahead(tmp_path):
      "ac_emt_readahead_max <= 1024 pages"),
     ("ac_emt_evict=clock", 'ac_emt_evict must be'),
     ("ac_emt_readahead_max=2000", 'ac_emt_readahead_max must be'),
+    ("ac_emt_readahead_streams=17", 'ac_emt_readahead_streams must be'),
     ("ac_uvmm_evict=lru", "ac_uvmm_evict is an option of tier uvmm; it has no effect with ac_policy=none,ac_tier=emt"),
 ])
 def test_bad_settings_are_refused(tmp_path, opts, message):

@@ -28,7 +28,7 @@ OPTIONS = ("ac_policy, ac_tier, ac_os_backing, ac_spill_dir, ac_alloc_wait, ac_b
            "ac_compact, ac_compact_thread, ac_bloom_keys, ac_nvm_file, ac_nvm_size, ac_nvm_slots, ac_nvm_latency, ac_nvm_dram_ns, "
            "ac_nvm_charge, ac_remote, ac_remote_copies, ac_remote_timeout, ac_remote_retry, ac_remote_conns, ac_uvmm_mode, ac_uvmm_memory, ac_uvmm_evict, ac_uvmm_compress, ac_uvmm_clean, "
            "ac_uvmm_batch, ac_emt_cache, ac_emt_evict, ac_emt_low_water, ac_emt_evict_size, ac_emt_readahead_min, "
-           "ac_emt_readahead_max")
+           "ac_emt_readahead_max, ac_emt_readahead_streams")
 OWNERS = ["the core", "policy lru", "policy alru", "policy s3fifo", "policy wtinylfu", "policy logging",
           "the classifier of logging and effpaging",
           "policy effpaging", "policy vma", "tier blocks", "spilled records (tiers blocks, tuples, nvm and remote)",

@@ -512,6 +512,8 @@ void ac_options_bookkeeping(const struct ac_policy_ops *p, const struct ac_tier 
 
 /* ---- help ------------------------------------------------------------------ */
 
+#define KEY_COLUMN 22                    /* where an option's help starts after its key */
+
 static void print_options(void) {
     char what[512];
     load_tables();
@@ -520,13 +522,14 @@ static void print_options(void) {
         for (size_t i = 0; i < tables[t]->n; i++) {
             const struct ac_opt *o = &tables[t]->opts[i];
             accepted(o, what, sizeof(what));
-            printf("   - %-22s%s\n", o->key, o->help);
-            printf("     %-22sdefault: %s; accepted: %s\n", "", o->def, what);
+            int pad = KEY_COLUMN - (int)strlen(o->key);      /* at least one space after a long key */
+            printf("   - %s%*s%s\n", o->key, pad > 1 ? pad : 1, "", o->help);
+            printf("     %-*sdefault: %s; accepted: %s\n", KEY_COLUMN, "", o->def, what);
         }
     }
-    printf("   - %-22sprint these options and the policies and tiers, then exit\n", "ac_help");
-    printf("   - %-22sprint the policies, tiers, their capabilities and the pairs that work as JSON, then exit\n",
-           "ac_list");
+    printf("   - %-*sprint these options and the policies and tiers, then exit\n", KEY_COLUMN, "ac_help");
+    printf("   - %-*sprint the policies, tiers, their capabilities and the pairs that work as JSON, then exit\n",
+           KEY_COLUMN, "ac_list");
     ac_list_components();
 }
 

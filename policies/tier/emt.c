@@ -9,7 +9,8 @@
  * low water level of pages are free and writing out the eviction size beyond
  * it, read-ahead that starts at ac_emt_readahead_min pages, doubles on each
  * sequential fault up to ac_emt_readahead_max and resets on an out-of-order
- * one (uvmm_readahead.c), pages read and written with O_DIRECT where the file
+ * one (uvmm_readahead.c; ac_emt_readahead_streams > 1 keeps several windows,
+ * readahead_window.h says why), pages read and written with O_DIRECT where the file
  * system has it, uncompressed (EMT writes pages as they are).
  *
  * Not built: page colours and pinned pages (EMT's application-set
@@ -23,11 +24,12 @@
 #include "ac_tier.h"
 #include "ac_services.h"
 #include "uvmm.h"
+#include "readahead_window.h"
 #include "store/compress.h"
 #include <stdio.h>
 
 struct emt_options {
-    uint64_t cache, low_water, evict_size, ra_min, ra_max;
+    uint64_t cache, low_water, evict_size, ra_min, ra_max, ra_streams;
     unsigned evict;
 };
 static struct emt_options emt;
@@ -56,6 +58,9 @@ static const struct ac_opt emt_opts[] = {
     { .key = "ac_emt_readahead_max", .type = AC_T_COUNT, AC_FIELD(struct emt_options, ra_max), .min = 1,
       .max = 1024, .noun = "a count of pages", .def = "32", .def_is_value = true,
       .help = "the largest read-ahead window; each sequential fault doubles it up to this (1: no read-ahead)" },
+    { .key = "ac_emt_readahead_streams", .type = AC_T_COUNT, AC_FIELD(struct emt_options, ra_streams), .min = 1,
+      .max = RA_STREAMS_MAX, .noun = "a count of windows", .def = "1", .def_is_value = true,
+      .help = "read-ahead windows kept at once (1: EMT's, which any fault elsewhere resets)" },
 };
 static const struct ac_opt_table emt_options = AC_OPT_TABLE("tier emt", emt_opts, &emt);
 
@@ -69,7 +74,7 @@ static int emt_open(const char *dir, size_t maxbytes, char *err, size_t errlen) 
     uv.opt = (struct uvmm_options){
         .memory = emt.cache, .evict = emt.evict, .compress = AC_CODEC_NONE, .batch = emt.evict_size,
         .clean = 0, .mode = UVMM_MODE_UFFD, .low_water = emt.low_water,
-        .ra_min = emt.ra_min, .ra_max = emt.ra_max > 1 ? emt.ra_max : 0,
+        .ra_min = emt.ra_min, .ra_max = emt.ra_max > 1 ? emt.ra_max : 0, .ra_streams = emt.ra_streams,
     };
     return uvmm_open(dir, maxbytes, err, errlen);
 }

@@ -4,7 +4,14 @@
  * its direction (up, or down: memcached's slab allocator hands out a slab
  * page's chunks from its end, so records loaded in key order lie at falling
  * addresses). A pure rule, kept apart so it is tested alone
- * (tests/test_readahead.c); uvmm_readahead.c applies it. */
+ * (tests/test_readahead.c); uvmm_readahead.c applies it.
+ *
+ * Streams (ra_streams): EMT keeps one window, so any fault elsewhere resets
+ * it. In memcached a scan's gets walk their hash chains through other
+ * records' pages, and those faults land between a scan's own; with several
+ * windows (as the kernel keeps read-ahead state per open file) a fault that
+ * continues none of them starts a new one in the place of the one used
+ * longest ago, and the scan's window keeps growing. One stream is EMT's rule. */
 #ifndef AC_READAHEAD_WINDOW_H
 #define AC_READAHEAD_WINDOW_H
 #include <stdbool.h>
@@ -35,6 +42,34 @@ static inline size_t ra_window_fault(struct ra_window *w, size_t p, size_t lo, s
         w->next_down = SIZE_MAX;
     }
     return w->size;
+}
+
+#define RA_STREAMS_MAX 16
+
+struct ra_streams {                      /* zero-initialised: no stream yet */
+    struct ra_window w[RA_STREAMS_MAX];
+    uint64_t used[RA_STREAMS_MAX];       /* when each was last continued or started */
+    uint64_t tick;
+    unsigned live;                       /* streams started so far (w[0 .. live - 1]) */
+};
+
+/* A fault on page p with n streams (1..RA_STREAMS_MAX): the window of the
+ * stream it continues, or of a new one that replaces the one used longest ago. */
+static inline size_t ra_streams_fault(struct ra_streams *s, size_t p, size_t lo, size_t hi, unsigned n,
+                                      bool *down) {
+    unsigned pick = RA_STREAMS_MAX, oldest = 0;
+    for (unsigned i = 0; i < s->live && i < n && pick == RA_STREAMS_MAX; i++) {
+        if (s->w[i].next_up == p || s->w[i].next_down == p)
+            pick = i;
+        else if (s->used[i] < s->used[oldest])
+            oldest = i;
+    }
+    if (pick == RA_STREAMS_MAX) {        /* a new stream: its first fault is out of order */
+        pick = s->live < n ? s->live++ : oldest;
+        s->w[pick] = (struct ra_window)RA_WINDOW_INIT;
+    }
+    s->used[pick] = ++s->tick;
+    return ra_window_fault(&s->w[pick], p, lo, hi, down);
 }
 
 #endif

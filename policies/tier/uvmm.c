@@ -625,6 +625,7 @@ void uvmm_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("uvmm_evict_pages", "%llu", U(uv.opt.batch));
     APPEND_STAT("uvmm_readahead_min", "%llu", U(uv.opt.ra_max > 0 ? uv.opt.ra_min : 0));
     APPEND_STAT("uvmm_readahead_max", "%llu", U(uv.opt.ra_max));
+    APPEND_STAT("uvmm_readahead_streams", "%llu", U(uv.opt.ra_max > 0 ? uv.opt.ra_streams : 0));
     APPEND_STAT("uvmm_readahead_faults", "%llu", U(k.ra_faults));
     APPEND_STAT("uvmm_readahead_pages", "%llu", U(k.ra_pages));
     APPEND_STAT("uvmm_readahead_used", "%llu", U(k.ra_used));

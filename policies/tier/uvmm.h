@@ -46,6 +46,7 @@ struct uvmm_options {
      * largest size in pages (ra_max 0: no read-ahead) */
     uint64_t low_water;
     uint64_t ra_min, ra_max;
+    uint64_t ra_streams;  /* read-ahead windows kept (1: EMT's single window) */
 };
 
 struct uvmm_counters {
