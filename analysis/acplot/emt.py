@@ -41,7 +41,7 @@ def slowdowns(df: pd.DataFrame) -> pd.DataFrame:
     """Per workload, approach and memory ratio (mean over repetitions): run time, its ratio to the same
     approach's at the largest ratio (unlimited memory), the faults that read data (`faults`) and the
     read-ahead's windows and pages read, used and wasted."""
-    df = df.assign(faults=_faults(df))
+    df = pd.concat([df, _faults(df).rename("faults")], axis=1)     # (one new column: no fragmentation)
     cols = {"run_duration_s": "mean"}
     for c in ("faults", "disk_hits", "ac_uvmm_readahead_faults", "ac_uvmm_readahead_pages",
               "ac_uvmm_readahead_used", "ac_uvmm_readahead_wasted", "throughput_ops_s", "cpu_us_per_op"):
