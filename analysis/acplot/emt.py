@@ -10,12 +10,13 @@
       Judged per ratio: emt's run time below both kernel approaches'; its faults quoted beside
       theirs ("similar" taken as within a factor SIMILAR).
 
-A run of one repetition gives points, not intervals (acplot.seeds.state)."""
+Margins are per repetition (the same request seed for every approach) with their 95 % Student t
+interval; one repetition gives points (acplot.seeds.state)."""
 from __future__ import annotations
 
 import pandas as pd
 
-from acplot.evidence import Interval
+from acplot.evidence import Interval, t_interval
 from acplot.seeds import missing as _missing, state as _state, verdict as _verdict
 
 EMT = "emt"
@@ -37,22 +38,37 @@ def _faults(df: pd.DataFrame) -> pd.Series:
     return df["major_faults"] if "major_faults" in df.columns else pd.Series(float("nan"), index=df.index)
 
 
-def slowdowns(df: pd.DataFrame) -> pd.DataFrame:
-    """Per workload, approach and memory ratio (mean over repetitions): run time, its ratio to the same
-    approach's at the largest ratio (unlimited memory), the faults that read data (`faults`) and the
-    read-ahead's windows and pages read, used and wasted."""
+def per_repetition(df: pd.DataFrame) -> pd.DataFrame:
+    """One row per workload, approach, memory ratio and repetition: run time, its ratio to the same
+    approach's and repetition's at the largest ratio (unlimited memory: `slowdown`), the faults that
+    read data (`faults`), disk hits, the read-ahead's windows and pages read, used and wasted."""
     df = pd.concat([df, _faults(df).rename("faults")], axis=1)     # (one new column: no fragmentation)
-    cols = {"run_duration_s": "mean"}
-    for c in ("faults", "disk_hits", "ac_uvmm_readahead_faults", "ac_uvmm_readahead_pages",
-              "ac_uvmm_readahead_used", "ac_uvmm_readahead_wasted", "throughput_ops_s", "cpu_us_per_op"):
-        if c in df.columns:
-            cols[c] = "mean"
-    t = df.groupby(["workload", "approach", "mem_ratio"]).agg(cols).reset_index()
+    if "repetition" not in df.columns:
+        df = df.assign(repetition=0)
+    keep = ["run_duration_s"] + [c for c in ("faults", "disk_hits", "ac_uvmm_readahead_faults",
+                                             "ac_uvmm_readahead_pages", "ac_uvmm_readahead_used",
+                                             "ac_uvmm_readahead_wasted", "throughput_ops_s", "cpu_us_per_op")
+                                 if c in df.columns]
+    t = df.groupby(["workload", "approach", "mem_ratio", "repetition"])[keep].mean().reset_index()
     top = t.groupby(["workload", "approach"])["mem_ratio"].transform("max")
-    base = t[t["mem_ratio"] == top].set_index(["workload", "approach"])["run_duration_s"]
-    t["slowdown"] = [r / base.get((w, a), float("nan")) for w, a, r in
-                     zip(t["workload"], t["approach"], t["run_duration_s"])]
-    return t.sort_values(["workload", "approach", "mem_ratio"], ascending=[True, True, False], ignore_index=True)
+    base = t[t["mem_ratio"] == top].set_index(["workload", "approach", "repetition"])["run_duration_s"]
+    t["slowdown"] = [r / base.get((w, a, k), float("nan")) for w, a, k, r in
+                     zip(t["workload"], t["approach"], t["repetition"], t["run_duration_s"])]
+    return t
+
+
+def slowdowns(df: pd.DataFrame) -> pd.DataFrame:
+    """per_repetition's rows averaged over the repetitions, the slowdown with its 95 % interval
+    (`slowdown_lo`, `slowdown_hi`) and the repetitions (`runs`)."""
+    t = per_repetition(df)
+    cols = [c for c in t.columns if c not in ("workload", "approach", "mem_ratio", "repetition")]
+    out = t.groupby(["workload", "approach", "mem_ratio"])[cols].mean().reset_index()
+    ivs = {k: t_interval(g["slowdown"]) for k, g in t.groupby(["workload", "approach", "mem_ratio"])}
+    keys = list(zip(out["workload"], out["approach"], out["mem_ratio"]))
+    out["slowdown_lo"] = [ivs[k].lo for k in keys]
+    out["slowdown_hi"] = [ivs[k].hi for k in keys]
+    out["runs"] = [ivs[k].n for k in keys]
+    return out.sort_values(["workload", "approach", "mem_ratio"], ascending=[True, True, False], ignore_index=True)
 
 
 def _pressured(t: pd.DataFrame, workload: str) -> pd.DataFrame:
@@ -62,46 +78,57 @@ def _pressured(t: pd.DataFrame, workload: str) -> pd.DataFrame:
     return d[d["mem_ratio"] < d["mem_ratio"].max()]
 
 
-def claim_scans(df: pd.DataFrame) -> str:
-    """E1: emt's scan slowdown below malloc's and mmap's at every ratio under pressure."""
+def _margins(df: pd.DataFrame, workload: str, value: str, margin) -> list[tuple[float, Interval, pd.Series]] | str:
+    """Per memory ratio under pressure: (ratio, the margin's interval over the repetitions, the mean
+    values), or why it cannot be told."""
     why = _missing(df, (EMT, MALLOC, MMAP), "emt")
     if why:
         return why
-    d = _pressured(slowdowns(df), SCANS)
-    w = d.pivot_table(index="mem_ratio", columns="approach", values="slowdown")
+    d = _pressured(per_repetition(df), workload)
+    w = d.pivot_table(index=["mem_ratio", "repetition"], columns="approach", values=value)
     if d.empty or any(a not in w.columns for a in (EMT, MALLOC, MMAP)):
-        return f"not testable with these results: no {SCANS} cells of {EMT}, {MALLOC} and {MMAP} under pressure"
-    states, parts = [], []
-    for m, r in w.sort_index(ascending=False).iterrows():
-        margin = min(r[MALLOC], r[MMAP]) - r[EMT]
-        states.append(_state(Interval(margin, margin, margin, 1)))
-        parts.append(f"M/D {m:.2f}: emt {r[EMT]:.1f}x, malloc {r[MALLOC]:.1f}x, mmap {r[MMAP]:.1f}x")
-    return _verdict(states, "scan slowdown against unlimited memory: " + "; ".join(parts)
+        return f"not testable with these results: no {workload} cells of {EMT}, {MALLOC} and {MMAP} under pressure"
+    w = w[[EMT, MALLOC, MMAP]].dropna()
+    out = []
+    for m, g in sorted(w.groupby(level="mem_ratio"), key=lambda x: -x[0]):
+        out.append((m, t_interval(margin(g)), g.mean()))
+    return out
+
+
+def _iv(iv: Interval, unit: str = "") -> str:
+    return f"{iv.mean:+.2f}{unit}" + (f" [{iv.lo:+.2f}, {iv.hi:+.2f}]" if iv.n > 1 else "")
+
+
+def claim_scans(df: pd.DataFrame) -> str:
+    """E1: emt's scan slowdown below malloc's and mmap's at every ratio under pressure (the margin:
+    the smaller of theirs less emt's, per repetition)."""
+    rows = _margins(df, SCANS, "slowdown", lambda g: g[[MALLOC, MMAP]].min(axis=1) - g[EMT])
+    if isinstance(rows, str):
+        return rows
+    parts = [f"M/D {m:.2f}: emt {v[EMT]:.1f}x, malloc {v[MALLOC]:.1f}x, mmap {v[MMAP]:.1f}x (margin {_iv(iv, 'x')})"
+             for m, iv, v in rows]
+    return _verdict([_state(iv) for _, iv, _ in rows], "scan slowdown against unlimited memory: " + "; ".join(parts)
                     + f"; paper: EMT ~{PAPER['emt']:g}x, malloc and mmap {PAPER['kernel'][0]:g}-{PAPER['kernel'][1]:g}x")
 
 
 def claim_random(df: pd.DataFrame) -> str:
-    """E2: on random reads emt faster than malloc and mmap at every ratio under pressure; faults quoted."""
-    why = _missing(df, (EMT, MALLOC, MMAP), "emt")
-    if why:
-        return why
-    d = _pressured(slowdowns(df), RANDOM)
-    run = d.pivot_table(index="mem_ratio", columns="approach", values="run_duration_s")
-    if d.empty or any(a not in run.columns for a in (EMT, MALLOC, MMAP)):
-        return f"not testable with these results: no {RANDOM} cells of {EMT}, {MALLOC} and {MMAP} under pressure"
-    faults = d.pivot_table(index="mem_ratio", columns="approach", values="faults")
-    states, parts = [], []
-    for m, r in run.sort_index(ascending=False).iterrows():
-        margin = min(r[MALLOC], r[MMAP]) / r[EMT] - 1
-        states.append(_state(Interval(margin, margin, margin, 1)))
-        txt = f"M/D {m:.2f}: run time emt {r[EMT]:.1f} s, malloc {r[MALLOC]:.1f} s, mmap {r[MMAP]:.1f} s"
-        if not faults.empty and all(a in faults.columns for a in (EMT, MALLOC, MMAP)):
-            f = faults.loc[m]
-            similar = max(f[[EMT, MALLOC, MMAP]]) <= SIMILAR * min(f[[EMT, MALLOC, MMAP]])
-            txt += (f", faults {f[EMT]:,.0f} / {f[MALLOC]:,.0f} / {f[MMAP]:,.0f}"
+    """E2: on random reads emt faster than malloc and mmap at every ratio under pressure (the margin:
+    the faster kernel approach's run time over emt's, less 1); the faults quoted beside."""
+    rows = _margins(df, RANDOM, "run_duration_s", lambda g: g[[MALLOC, MMAP]].min(axis=1) / g[EMT] - 1)
+    if isinstance(rows, str):
+        return rows
+    faults = _pressured(per_repetition(df), RANDOM).groupby(["mem_ratio", "approach"])["faults"].mean()
+    parts = []
+    for m, iv, v in rows:
+        txt = (f"M/D {m:.2f}: run time emt {v[EMT]:.1f} s, malloc {v[MALLOC]:.1f} s, mmap {v[MMAP]:.1f} s"
+               f" (margin {_iv(iv)})")
+        f = [faults.get((m, a), float("nan")) for a in (EMT, MALLOC, MMAP)]
+        if all(x == x for x in f):
+            similar = max(f) <= SIMILAR * min(f)
+            txt += (f", faults {f[0]:,.0f} / {f[1]:,.0f} / {f[2]:,.0f}"
                     f" ({'similar' if similar else 'not similar'}: within {SIMILAR:g}x)")
         parts.append(txt)
-    return _verdict(states, "random reads: " + "; ".join(parts))
+    return _verdict([_state(iv) for _, iv, _ in rows], "random reads: " + "; ".join(parts))
 
 
 def check_claims(df: pd.DataFrame) -> pd.DataFrame:

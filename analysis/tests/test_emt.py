@@ -43,3 +43,24 @@ def test_without_runs_not_testable():
     df = pd.DataFrame([{"approach": "emt", "workload": "scanonly", "mem_ratio": 2.0, "run_duration_s": 1.0}])
     for v in emt.check_claims(df)["verdict"]:
         assert v == "not testable with these results: no cells of ospaging, ospaging-file (run experiments/emt.toml)"
+
+
+def test_repetitions_give_intervals_and_noise_is_not_decided():
+    """Three repetitions: the slowdown per repetition against its own unlimited run; a margin whose
+    interval spans zero decides nothing."""
+    out = []
+    for rep, (e, k) in enumerate(((10, 11), (12, 10), (11, 12))):      # emt vs kernel: noise around equal
+        for wl in ("scanonly", "randomreads"):
+            for a, t in (("emt", e), ("ospaging", k), ("ospaging-file", k)):
+                out.append({"approach": a, "workload": wl, "mem_ratio": 2.0, "repetition": rep, "run_duration_s": 1.0,
+                            "major_faults": 0})
+                out.append({"approach": a, "workload": wl, "mem_ratio": 0.5, "repetition": rep, "run_duration_s": t,
+                            "major_faults": 100})
+    df = pd.DataFrame(out)
+    t = emt.slowdowns(df)
+    row = t[(t["workload"] == "scanonly") & (t["approach"] == "emt") & (t["mem_ratio"] == 0.5)].iloc[0]
+    assert row["slowdown"] == 11 and row["runs"] == 3 and row["slowdown_lo"] < 11 < row["slowdown_hi"]
+    scans, rand = emt.check_claims(df)["verdict"]
+    assert scans.startswith("not decided") and "margin +0.00x [-4.30, +4.30]" in scans, scans
+    # the faster kernel run over emt's, less 1: 11/10, 10/12, 11/11 -> +0.01 [-0.37, +0.38]
+    assert rand.startswith("not decided") and "margin +0.01 [-0.37, +0.38]" in rand, rand
