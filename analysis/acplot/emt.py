@@ -140,3 +140,41 @@ def check_claims(df: pd.DataFrame) -> pd.DataFrame:
         (src, "random reads: EMT faster than malloc and mmap with about as many faults (direct I/O)",
          claim_random(df)),
     ], columns=["source", "claim", "verdict"])
+
+
+def plot_slowdown(table: pd.DataFrame, out, stem: str = "emt-slowdown") -> list:
+    """One panel per workload: the slowdown against unlimited memory (log scale) over the share of the
+    data in memory, per approach, the 95 % interval as error bars; the paper's EMT figure (6.5x) as a
+    line on the scans' panel. Writes STEM.png and returns its path."""
+    import matplotlib.pyplot as plt
+
+    from acplot.style import approach_styles, plot_line
+    wls = [w for w in (SCANS, RANDOM) if w in set(table["workload"])]
+    if not wls:
+        return []
+    styles = approach_styles(list(table["approach"].unique()))
+    fig, axes = plt.subplots(1, len(wls), figsize=(5.6 * len(wls), 4), squeeze=False, sharey=True)
+    for ax, wl in zip(axes[0], wls):
+        d = table[(table["workload"] == wl) & (table["mem_ratio"] < table["mem_ratio"].max())]
+        for a, g in d.groupby("approach"):
+            g = g.sort_values("mem_ratio")
+            x = 100 * g["mem_ratio"]
+            plot_line(ax, x, g["slowdown"], a, styles[a])
+            if "slowdown_lo" in g.columns and g["runs"].min() > 1:
+                err = [g["slowdown"] - g["slowdown_lo"], g["slowdown_hi"] - g["slowdown"]]
+                ax.errorbar(x, g["slowdown"], yerr=err, fmt="none", ecolor=styles[a]["color"], capsize=3)
+        if wl == SCANS:
+            ax.axhline(PAPER["emt"], color="grey", linestyle=":", linewidth=1)
+            ax.text(ax.get_xlim()[0], PAPER["emt"] * 1.08, "EMT in the paper (6.5x)", fontsize=8, color="grey")
+        ax.set_yscale("log")
+        ax.set_xlabel("data in memory (%)")
+        ax.set_title({SCANS: "sequential scans", RANDOM: "random reads"}[wl])
+        ax.grid(True, which="both", alpha=0.3)
+    axes[0][0].set_ylabel("run time / run time with unlimited memory")
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    fig.legend(handles, labels, loc="upper center", ncol=min(3, len(labels)), frameon=False)
+    fig.tight_layout(rect=(0, 0, 1, 0.84))
+    path = out / f"{stem}.png"
+    fig.savefig(path, dpi=120)
+    plt.close(fig)
+    return [path]

@@ -27,7 +27,7 @@
 #
 # Input: `ACBENCH_NVM`, `ACBENCH_REMOTE`, `ACBENCH_EMT` (run directories), else the committed
 # `experiments/results/nvm`, `remote` and `emt`; output: `ACBENCH_FIGURES` (nvm-throughput.png,
-# remote-throughput.png, their .csv, emt-slowdown.csv, seeds-report.md, seeds-report.csv).
+# remote-throughput.png, their .csv, emt-slowdown.png and .csv, seeds-report.md, seeds-report.csv).
 
 # %%
 import pandas as pd
@@ -94,6 +94,8 @@ if data["emt"] is not None:
     slow = emt.slowdowns(data["emt"])
     slow.to_csv(out / "emt-slowdown.csv", index=False)
     display(slow.round(2))
+    for p in emt.plot_slowdown(slow, out):
+        display(Image(filename=str(p)))
 
 # %% [markdown]
 # ## The claims

@@ -64,3 +64,12 @@ def test_repetitions_give_intervals_and_noise_is_not_decided():
     assert scans.startswith("not decided") and "margin +0.00x [-4.30, +4.30]" in scans, scans
     # the faster kernel run over emt's, less 1: 11/10, 10/12, 11/11 -> +0.01 [-0.37, +0.38]
     assert rand.startswith("not decided") and "margin +0.01 [-0.37, +0.38]" in rand, rand
+
+
+def test_slowdown_figure(tmp_path):
+    df = rows({"emt": (1, 6, 6.5, 7), "ospaging": (1, 30, 50, 80), "ospaging-file": (1, 28, 45, 81)},
+              {"emt": (1, 3, 4, 5), "ospaging": (1, 4, 6, 9), "ospaging-file": (1, 4, 5, 8)},
+              {"emt": (0, 100, 150, 200), "ospaging": (0, 110, 160, 210), "ospaging-file": (0, 105, 150, 205)})
+    paths = emt.plot_slowdown(emt.slowdowns(df), tmp_path)
+    assert paths == [tmp_path / "emt-slowdown.png"] and paths[0].stat().st_size > 10_000
+    assert emt.plot_slowdown(emt.slowdowns(df).iloc[0:0], tmp_path) == []
