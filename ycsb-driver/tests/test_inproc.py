@@ -59,7 +59,7 @@ def test_everything_fits_every_read_hits_in_ram(tmp_path: Path) -> None:
     r = result(drive(tmp_path, "ac_policy=lru", f"ac_spill_dir={tmp_path / 's'}", mem=64,
                      sets=("recordcount=5000", "operationcount=20000")))
     assert r["run"]["reads"] == {"total": 20000, "hit": 20000, "disk_hit": 0, "miss": 0,
-                                 "refills": 0, "refill_errors": 0}
+                                 "refills": 0, "refill_errors": 0, "scan_keys": 0}
     assert r["server"]["anticache"]["spilled_items"] == 0
 
 

@@ -41,7 +41,7 @@ def test_five_gets_give_exactly_the_expected_gets_sets_and_hits(tmp_path: Path) 
     assert "load" not in r and r["warmup"]["operations"] == 0
     run = r["run"]
     assert run["ops"]["read"] == 5 and run["ops"]["update"] == 0
-    assert run["reads"] == {"total": 5, "hit": 2, "disk_hit": 0, "miss": 3, "refills": 3, "refill_errors": 0}
+    assert run["reads"] == {"total": 5, "hit": 2, "disk_hit": 0, "miss": 3, "refills": 3, "refill_errors": 0, "scan_keys": 0}
     assert run["errors"]["total"] == 0
     t = r["trace"]
     assert (t["format"], t["requests"], t["gets"], t["objects"], t["clamped"]) == ("oracleGeneral", 5, 5, 3, 0)
