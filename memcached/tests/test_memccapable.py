@@ -21,7 +21,7 @@ the kernel keeps every page in RAM. That is enough for a protocol check (the req
 reach the same protocol code; test_ospaging.py / test_effpaging.py check the paging in a
 real cgroup). effpaging (and its variants) has no cgroup limit to size its hot region from, so it gets
 ac_eff_memory=6M, and rounds every 2000 logged accesses so items move between regions. The uvmm
-approaches get a resident cap of their own, ac_uvmm_memory=4M, below the 8 MiB written: they page
+approaches get a resident cap of their own, ac_uvmm_memory=4M (emt: ac_emt_cache=4M), below the 8 MiB written: they page
 to their page file all through the run (test_uvmm.py checks the paging itself).
 
 memccapable flushes the server in four of its tests (ascii flush, ascii flush noreply,
@@ -100,6 +100,8 @@ def _cases() -> dict[str, dict[str, str]]:
     # tier uvmm: no cgroup limit to follow, so a cap of its own, below what is written: it pages
     for name in [n for n, a in APPROACHES.items() if a.options.get("ac_tier") == "uvmm" and n in cases]:
         cases[name].update(ac_uvmm_memory="4M")
+    for name in [n for n, a in APPROACHES.items() if a.options.get("ac_tier") == "emt" and n in cases]:
+        cases[name].update(ac_emt_cache="4M")          # tier emt is the same pager: the same cap
     return cases
 
 
@@ -256,8 +258,9 @@ def results(tmp_path_factory, request) -> dict[str, str | BaseException]:
     return out
 
 
-# uvmm-raw runs uvmm's server with its pages uncompressed: the same protocol code, make test-full only
-FULL_ONLY = {"uvmm-raw"}
+# uvmm-raw runs uvmm's server with its pages uncompressed, emt the same pager with read-ahead: the same
+# protocol code, make test-full only (test_emt.py runs emt under every command)
+FULL_ONLY = {"uvmm-raw", "emt"}
 
 
 @pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.full) if n in FULL_ONLY else n for n in CASES])
