@@ -107,13 +107,31 @@ def test_baseline_from_runs_exact_where_equal_spread_elsewhere() -> None:
     # a structural metric (the same request count in every run) stays exact
     t = compare.baseline_from_runs(runs).set_index(["cell_id", "metric"])
     assert t.loc[("a", "hits"), "kind"] == "abs"
-    assert t.loc[("a", "hits"), "tolerance"] == pytest.approx(compare.FLOOR_REL * 50)
+    # hits are a share of the reads: the hit rate's floor in counts (0.002 x 100 reads)
+    assert t.loc[("a", "hits"), "tolerance"] == pytest.approx(compare.FLOOR_ABS["hit_rate"] * 100)
     assert t.loc[("a", "reads_total"), "kind"] == "exact"
     assert "throughput_ops_s" not in set(b["metric"])
     with pytest.raises(compare.CompareError, match="at least 2 runs"):
         compare.baseline_from_runs(runs[:1])
     with pytest.raises(compare.CompareError, match="cell b is missing"):
         compare.baseline_from_runs([runs[0], runs[1].iloc[:1]])
+
+
+def test_refloor_raises_narrow_timing_dependent_checks_only() -> None:
+    """A baseline made with the old floors: disk hits of a timing-dependent cell checked to 0.2 % of
+    themselves (3.7 of 1,853) get the hit rate's floor in counts (0.2 % of 9,992 reads); a loss part
+    its 0.5 pp floor; exact checks and wider tolerances stay."""
+    cols = compare.BASELINE_COLUMNS
+    old = pd.DataFrame([["w", "reads_total", 9992.0, "exact", 0.0], ["w", "disk_hits", 1853.0, "abs", 3.706],
+                        ["w", "hits", 8139.0, "abs", 30.0], ["w", "loss_policy_pp", 2.94, "abs", 0.249],
+                        ["w", "hit_rate", 0.81, "abs", 0.002], ["x", "hits", 500.0, "exact", 0.0]], columns=cols)
+    r = compare.refloor(old).set_index(["cell_id", "metric"])
+    assert r.loc[("w", "disk_hits"), "tolerance"] == pytest.approx(0.002 * 9992)
+    assert r.loc[("w", "hits"), "tolerance"] == 30.0
+    assert r.loc[("w", "loss_policy_pp"), "tolerance"] == 0.5
+    assert r.loc[("w", "hit_rate"), "tolerance"] == 0.002
+    assert (r.loc[("x", "hits"), "kind"], r.loc[("x", "hits"), "tolerance"]) == ("exact", 0.0)
+    assert (r.loc[("w", "reads_total"), "kind"], r.loc[("w", "reads_total"), "tolerance"]) == ("exact", 0.0)
 
 
 def test_widen_never_narrows_the_old_tolerances() -> None:
