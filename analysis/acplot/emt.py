@@ -148,7 +148,7 @@ def plot_slowdown(table: pd.DataFrame, out, stem: str = "emt-slowdown") -> list:
     line on the scans' panel. Writes STEM.png and returns its path."""
     import matplotlib.pyplot as plt
 
-    from acplot.style import approach_styles, plot_line
+    from acplot.style import approach_styles, plot_line, save_panels
     wls = [w for w in (SCANS, RANDOM) if w in set(table["workload"])]
     if not wls:
         return []
@@ -171,10 +171,4 @@ def plot_slowdown(table: pd.DataFrame, out, stem: str = "emt-slowdown") -> list:
         ax.set_title({SCANS: "sequential scans", RANDOM: "random reads"}[wl])
         ax.grid(True, which="both", alpha=0.3)
     axes[0][0].set_ylabel("run time / run time with unlimited memory")
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", ncol=min(3, len(labels)), frameon=False)
-    fig.tight_layout(rect=(0, 0, 1, 0.84))
-    path = out / f"{stem}.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return save_panels(fig, axes, out / f"{stem}.png")

@@ -131,6 +131,8 @@ def plot_loss(table: pd.DataFrame, out: Path, stem: str = "modern-loss") -> list
     import matplotlib.pyplot as plt
     import numpy as np
 
+    from acplot.style import save_panels
+
     if table.empty or "workload" not in table.columns:
         return []
     panels = sorted(table.groupby(["workload", "mem_ratio"]).groups)
@@ -163,11 +165,4 @@ def plot_loss(table: pd.DataFrame, out: Path, stem: str = "modern-loss") -> list
         ax.set_title(f"{wl}, M/D {md:g}")
         ax.grid(True, axis="y", alpha=0.3)
     axes[0][0].set_ylabel("loss against OPT (pp of hit rate)")
-    handles, lab = axes[0][0].get_legend_handles_labels()
-    if handles:
-        fig.legend(handles, lab, loc="upper center", ncol=3, frameon=False)
-    fig.tight_layout(rect=(0, 0, 1, 0.9))
-    path = out / f"{stem}.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return save_panels(fig, axes, out / f"{stem}.png")

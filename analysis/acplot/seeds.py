@@ -60,7 +60,7 @@ def plot_throughput(table: pd.DataFrame, out: Path, stem: str, title: str) -> li
     error bars. Writes STEM.png and returns its path."""
     import matplotlib.pyplot as plt
 
-    from acplot.style import approach_styles, plot_line
+    from acplot.style import approach_styles, plot_line, save_panels
     wls = sorted(table["workload"].unique())
     if not wls:
         return []
@@ -78,10 +78,4 @@ def plot_throughput(table: pd.DataFrame, out: Path, stem: str, title: str) -> li
         ax.set_title(f"{wl}, {title}")
         ax.grid(True, which="both", alpha=0.3)
     axes[0][0].set_ylabel("throughput (ops/s)")
-    handles, labels = axes[0][0].get_legend_handles_labels()
-    fig.legend(handles, labels, loc="upper center", ncol=min(4, len(labels)), frameon=False)
-    fig.tight_layout(rect=(0, 0, 1, 0.88))
-    path = out / f"{stem}.png"
-    fig.savefig(path, dpi=120)
-    plt.close(fig)
-    return [path]
+    return save_panels(fig, axes, out / f"{stem}.png")

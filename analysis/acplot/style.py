@@ -58,6 +58,18 @@ def legend_above(fig: Any, handles: list[Any], labels: list[str], title: str | N
                ncol=legend_layout(len(labels), fig.get_figwidth()), frameon=False, title=title)
 
 
+def save_panels(fig: Any, axes: Any, path: Any) -> list[Any]:
+    """A row of panels finished: the first panel's entries as the legend above them (legend_above),
+    saved to path at 120 dpi with the legend kept, the figure closed. Returns [path]."""
+    import matplotlib.pyplot as plt
+    fig.tight_layout()
+    handles, labels = axes[0][0].get_legend_handles_labels()
+    legend_above(fig, handles, labels)
+    fig.savefig(path, dpi=120, bbox_inches="tight")
+    plt.close(fig)
+    return [path]
+
+
 def scale_title(df: pd.DataFrame, workload: str | None = None) -> str:
     """"workload readonly, 20,000 records of 1,000 B" from the rows' YCSB properties (what the rows
     lack is left out; several values are listed)."""

@@ -11,14 +11,12 @@ import random
 import signal
 import threading
 import time
-from collections import Counter
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from mc_helpers import MiB, log_uniform_size, run_in_process, value_for
-from noloss import check_no_refusals
-from test_mixed_load import report, run_clients
+from mc_helpers import MiB, run_in_process, value_for
+from test_mixed_load import load_and_read_back
 
 CAP = 16                     # MiB resident
 OVERCOMMIT = 4               # values written: OVERCOMMIT x CAP
@@ -44,18 +42,9 @@ def flags() -> tuple[str, ...]:
 def test_mixed_load_pages_and_loses_nothing(server, tmp_path, mode, evict):
     """8 clients, every command, values 1 B..500 KiB, 4x the resident cap written."""
     srv = server(mem=REGION, threads=4, ac=uvmm(tmp_path, ac_uvmm_evict=evict, ac_uvmm_mode=mode), extra=flags())
-    workers = run_clients(srv, 8, OVERCOMMIT * CAP * MiB // 8, 11, log_uniform_size)
-    assert sum(w.written for w in workers) >= OVERCOMMIT * CAP * MiB
-    cli = srv.client()
-    verify = Counter()
-    for w in workers:
-        verify.update(w.verify(cli))
-    st = srv.ac()
-    refused, text = report(workers, verify, st)
-    print(f"\nuvmm {mode} {evict}: {text}; fetches {st['uvmm_fetches']} evictions {st['uvmm_evictions']}"
+    st, _ = load_and_read_back(srv, 8, OVERCOMMIT * CAP * MiB, 11)
+    print(f"uvmm {mode} {evict}: fetches {st['uvmm_fetches']} evictions {st['uvmm_evictions']}"
           f" (clean {st['uvmm_evictions_clean']}) wp faults {st['uvmm_wp_faults']}")
-    assert not refused and not verify, text
-    check_no_refusals(st, text)
     assert st["uvmm_evict"] == evict and st["uvmm_mode"] == mode
     # check mode: the workers read most pages in themselves; the rest came through the fault path
     assert (st["uvmm_checked_fetches"] > st["uvmm_fetches"] // 2) if mode == "check" else st["uvmm_checked_fetches"] == 0

@@ -79,14 +79,12 @@ static int emt_open(const char *dir, size_t maxbytes, char *err, size_t errlen) 
     return uvmm_open(dir, maxbytes, err, errlen);
 }
 
-static const char *const emt_files[] = { "uvmm.pages", NULL };
-
 const struct ac_tier ac_tier_emt = {
     .name = "emt",
     .summary = "an EMT-style page cache (Meyer et al.): our pager with a fixed cache, FIFO/LRU, low water level,"
                " eviction size, dynamic read-ahead and direct I/O",
     .caps = AC_CAP_PAGE | AC_CAP_FILES,
-    .files = emt_files,
+    .files = uvmm_files,
     .options = { &emt_options, &ac_io_options },
     .page = &uvmm_page,
     .fixed_bytes = uvmm_fixed_bytes,

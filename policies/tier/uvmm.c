@@ -634,7 +634,7 @@ void uvmm_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("uvmm_fetch_ns_p99", "%llu", U(hist_quantile(0.99)));
 }
 
-static const char *const uvmm_files[] = { "uvmm.pages", NULL };
+const char *const uvmm_files[] = { "uvmm.pages", NULL };
 
 const struct ac_page_ops uvmm_page = {
     .map = uvmm_map, .thread_page_ins = uvmm_thread_page_ins, .touched = uvmm_touched,

@@ -127,6 +127,7 @@ static inline struct timespec uvmm_deadline(long ns) {
 struct ac_tier_stats;
 struct ac_page_ops;
 extern const struct ac_page_ops uvmm_page;
+extern const char *const uvmm_files[];          /* the page file's name in the spill directory */
 int uvmm_open(const char *dir, size_t maxbytes, char *err, size_t errlen);
 void uvmm_close(void);
 size_t uvmm_fixed_bytes(size_t maxbytes);
