@@ -13,7 +13,8 @@
  *                  these keys, the inputs read, modify and delete them freely;
  *   <PRIV>0 ..     the harness's own keys (PRIV below): written and read back
  *                  only by the harness, every few thousand inputs (a batch),
- *                  and checked byte for byte -- a wrong value, or a miss that
+ *                  with client flags of all 32 bits (priv_flags), and checked
+ *                  byte for byte, flags too -- a wrong value, or a miss that
  *                  no flush explains, is a finding. A key an input names is
  *                  not checked until the harness writes it again.
  * Each input is one connection: connect, write the bytes, shutdown(SHUT_WR),
@@ -361,6 +362,13 @@ static size_t priv_value(unsigned i, unsigned gen, char *v) {
     return len;
 }
 
+/* The client flags of a private key's generation: all 32 bits in use and
+ * never 0, so that a value read back proves its flags came back with it
+ * (through a spill, a parked get and a fetch) */
+static unsigned priv_flags(unsigned i, unsigned gen) {
+    return (i * 2654435761u) ^ (gen * 40503u) ^ 0x80000001u;
+}
+
 /* 1000 bytes, every 8th key 2500..3999 (chunked) */
 static size_t key_value(int i, unsigned gen, char *v) {
     size_t len = i % 8 == 7 ? 2500 + (size_t)(i * 131 + (int)gen) % 1500 : 1000;
@@ -376,7 +384,8 @@ static void write_batch(const int *idx, int n, bool private, unsigned gen, struc
     cmd->n = 0;
     for (int j = 0; j < n; j++) {
         size_t len = private ? priv_value((unsigned)idx[j], gen, v) : key_value(idx[j], gen, v);
-        int h = private ? snprintf(line, sizeof(line), "set %s%d 0 0 %zu\r\n", PRIV, idx[j], len)
+        int h = private ? snprintf(line, sizeof(line), "set %s%d %u 0 %zu\r\n", PRIV, idx[j],
+                                   priv_flags((unsigned)idx[j], gen), len)
                         : snprintf(line, sizeof(line), "set k%d 0 0 %zu\r\n", idx[j], len);
         buf_add(cmd, line, (size_t)h);
         buf_add(cmd, v, len);
@@ -437,9 +446,10 @@ static void read_batch(const int *idx, int n, bool private, struct buf *cmd, str
             struct priv *s = &priv[i];
             if (s->state == P_PRESENT) {
                 size_t want = priv_value((unsigned)i, s->gen, v);
-                if (want != len || memcmp(v, data, len) != 0 || flags != 0)
-                    die("%s%d: got %zu bytes \"%.40s...\" (flags %u), expected generation %u: %zu bytes \"%.40s...\"",
-                        PRIV, i, len, data, flags, s->gen, want, v);
+                unsigned want_flags = priv_flags((unsigned)i, s->gen);
+                if (want != len || memcmp(v, data, len) != 0 || flags != want_flags)
+                    die("%s%d: got %zu bytes \"%.40s...\" (flags %u), expected generation %u: %zu bytes"
+                        " \"%.40s...\" (flags %u)", PRIV, i, len, data, flags, s->gen, want, v, want_flags);
                 n_checked++;
             }
             for (int j = 0; j < n; j++)

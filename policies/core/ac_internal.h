@@ -196,6 +196,9 @@ void ac_prefetch_stats(ADD_STAT add_stats, void *c);
 
 /* The codec spilled records use ("none", "lz4", "zstd"). */
 const char *ac_compression(void);
+/* An item's client flags (0 when it has none): they follow the key, unaligned,
+ * so they are copied out (memcached's FLAGS_CONV loads them as a uint32_t). */
+uint32_t ac_item_client_flags(item *it);
 /* The record of a resident item, built in s->spill (*lenp bytes), or NULL. */
 char *ac_item_record(struct ac_scratch *s, item *it, size_t *lenp);
 /* Parses and verifies a record of exactly len bytes and expands its value

@@ -37,7 +37,7 @@
  * driver (ac_driver_depth does its own reads in flight), kernel-paged
  * policies, and any get when the connection's queue table has no room
  * (upstream's proxy and extstore queues both in use).
- * Uses: ac_prefetch, ac_options, ac_state. */
+ * Uses: ac_prefetch, ac_options, ac_record, ac_state. */
 #include "memcached.h"
 #include "ac_internal.h"
 #include <pthread.h>
@@ -269,8 +269,7 @@ static void answer(struct parked *p) {
     resp->iovcnt = 0;
     resp->tosend = 0;
     if (it != NULL) {
-        uint32_t flags = 0;
-        FLAGS_CONV(it, flags);
+        uint32_t flags = ac_item_client_flags(it);
         int n = snprintf(resp->wbuf, sizeof(resp->wbuf), "VALUE %.*s %u %d", (int)it->nkey, ITEM_key(it),
                          (unsigned)flags, it->nbytes - 2);
         if (p->cas)

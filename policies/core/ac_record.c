@@ -61,6 +61,13 @@ static void compress_record(struct ac_scratch *s, char *buf, size_t *lenp, size_
     *lenp = len;
 }
 
+uint32_t ac_item_client_flags(item *it) {
+    uint32_t flags = 0;
+    if (it->it_flags & ITEM_CFLAGS)
+        memcpy(&flags, ITEM_suffix(it), sizeof(flags));
+    return flags;
+}
+
 char *ac_item_record(struct ac_scratch *s, item *it, size_t *lenp) {
     size_t len = ac_record_size(it->nkey, it->nbytes);
     char *buf = ac_buf_get(&s->spill, len);
@@ -69,9 +76,8 @@ char *ac_item_record(struct ac_scratch *s, item *it, size_t *lenp) {
     struct ac_record r = {
         .len = (uint32_t)len, .nbytes = (uint32_t)it->nbytes, .exptime = it->exptime,
         .time = it->time, .cas = ITEM_get_cas(it), .nkey = it->nkey,
+        .client_flags = ac_item_client_flags(it),
     };
-    if (it->it_flags & ITEM_CFLAGS)   /* after the key: unaligned, hence no FLAGS_CONV */
-        memcpy(&r.client_flags, ITEM_suffix(it), sizeof(r.client_flags));
     ac_record_put_header(buf, &r);
     memcpy(buf + AC_RECORD_HDR, ITEM_key(it), it->nkey);
     char *dst = buf + AC_RECORD_HDR + it->nkey;
