@@ -465,7 +465,7 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
               # memcached's background walkers: on or off, and what they did (whole life)
               "lru_crawler", "lru_maintainer", "lru_crawler_starts", "lru_crawler_items_checked",
               "lru_maintainer_juggles",
-              # the classifier of logging and effpaging: its rounds and dropped log entries, the waits of a
+              # the classifier of logging, effpaging and emt's colours: its rounds and dropped log entries, the waits of a
               # lossless log and the offline round (ac_log_offline); effpaging's moves
               "log_rounds", "log_drops", "log_waits", "log_wait_ns", "log_offline_rounds", "log_offline_ns",
               "eff_memory", "eff_hot_bytes", "eff_promoted", "eff_demoted",
@@ -480,6 +480,9 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
               # tier emt's read-ahead (the same pager's counters)
               "uvmm_readahead_max", "uvmm_readahead_faults", "uvmm_readahead_pages", "uvmm_readahead_used",
               "uvmm_readahead_wasted",
+              # tier emt's colours (ac_emt_colours=1): pages pinned now, passed over, written out all the same;
+              # the classifier's hot set (its rounds and drops are the log_* columns above)
+              "uvmm_pinned_pages", "uvmm_pin_skips", "uvmm_pin_overrides", "log_hot_keys",
               # tier nvm: its region, index, records, cache lines touched and the latency emulated
               "nvm_region_bytes", "nvm_index_slots", "nvm_records", "nvm_live_bytes", "nvm_chunk_bytes",
               "nvm_carved_bytes", "nvm_full", "nvm_gets", "nvm_puts", "nvm_drops", "nvm_lines_read",

@@ -28,9 +28,9 @@ OPTIONS = ("ac_policy, ac_tier, ac_os_backing, ac_spill_dir, ac_alloc_wait, ac_b
            "ac_compact, ac_compact_thread, ac_bloom_keys, ac_nvm_file, ac_nvm_size, ac_nvm_slots, ac_nvm_latency, ac_nvm_dram_ns, "
            "ac_nvm_charge, ac_remote, ac_remote_copies, ac_remote_timeout, ac_remote_retry, ac_remote_conns, ac_uvmm_mode, ac_uvmm_memory, ac_uvmm_evict, ac_uvmm_compress, ac_uvmm_clean, "
            "ac_uvmm_batch, ac_emt_cache, ac_emt_evict, ac_emt_low_water, ac_emt_evict_size, ac_emt_readahead_min, "
-           "ac_emt_readahead_max, ac_emt_readahead_streams")
+           "ac_emt_readahead_max, ac_emt_readahead_streams, ac_emt_colours")
 OWNERS = ["the core", "policy lru", "policy alru", "policy s3fifo", "policy wtinylfu", "policy logging",
-          "the classifier of logging and effpaging",
+          "the classifier of logging, effpaging and emt's colours",
           "policy effpaging", "policy vma", "tier blocks", "spilled records (tiers blocks, tuples, nvm and remote)",
           "spill-file I/O (tiers blocks, tuples, uvmm and emt)", "lazy compaction (tier blocks)", "tier tuples",
           "tier nvm", "tier remote", "tier uvmm", "tier emt"]
@@ -141,7 +141,7 @@ def run_expect_failure(ac: str, mem: int = 16, extra: tuple[str, ...] = ()) -> s
      " since the last round, a bounded set that a warm-up without rounds would overflow; offline"
      " classification is policy logging's"),
     ("ac_log_keys=2000",
-     "memcached-ac: ac_log_keys is an option of the classifier of logging and effpaging; it has no effect with"
+     "memcached-ac: ac_log_keys is an option of the classifier of logging, effpaging and emt's colours; it has no effect with"
      " ac_policy=none,ac_tier=none (-o ac_help lists every option by component)"),
     ("ac_policy=logging,ac_bloom_keys=4096,ac_lru_sample=2",
      "memcached-ac: ac_lru_sample is an option of policy lru; it has no effect with ac_policy=logging,ac_tier=tuples"

@@ -350,16 +350,17 @@ static const struct ac_opt classifier_opts[] = {
       .help = "logged accesses per time slice" },
     { .key = "ac_log_keys", .type = AC_T_COUNT, AC_FIELD(struct ac_classifier_settings, keys), .min = 1024, .max = AC_KIB * AC_KIB * AC_KIB,
       .noun = "a count of keys", .note = "(K/M/G/T units allowed)",
-      .def = "an eighth of -m / ac_eff_memory", .bookkeeping = true,
+      .def = "an eighth of -m / ac_eff_memory (emt: the region's pages)", .bookkeeping = true,
       .help = "keys the estimate table tracks, 28 B per slot" },
     { .key = "ac_log_hot_fill", .type = AC_T_DOUBLE, AC_FIELD(struct ac_classifier_settings, hot_fill), .lo = 0.0, .hi = 1.0, .lo_open = true,
       .noun = "a fraction", .note = "of the item memory",
       .def = "0.9", .def_is_value = true,
-      .help = "hot-set budget, fraction of item memory (logging) / of the hot region (effpaging)" },
+      .help = "hot-set budget, fraction of item memory (logging) / of the hot region (effpaging)"
+              " / of the page cache beyond its watermarks (emt's pinned pages)" },
     { .key = "ac_log_offline", .type = AC_T_ENUM, AC_FIELD(struct ac_classifier_settings, offline), .words = offline_words,
       .def = "0", .def_is_value = true,
       .help = "1 = classify offline over the warm-up's history before the measured run (logging, in-process driver)" },
 };
 struct ac_classifier_settings ac_cls_opts;
-const struct ac_opt_table ac_classifier_options = AC_OPT_TABLE("the classifier of logging and effpaging",
+const struct ac_opt_table ac_classifier_options = AC_OPT_TABLE("the classifier of logging, effpaging and emt's colours",
                                                                classifier_opts, &ac_cls_opts);

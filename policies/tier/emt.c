@@ -13,9 +13,11 @@
  * readahead_window.h says why), pages read and written with O_DIRECT where the file
  * system has it, uncompressed (EMT writes pages as they are).
  *
- * Not built: page colours and pinned pages (EMT's application-set
- * temperatures); the pager's access marks are the observed-access part of
- * them. The defaults: EMT's TPC-C run kept a low water level of ~10 % of its
+ * Page colours and pinned pages (ac_emt_colours=1, emt_colours.c): the
+ * shared hot/cold classifier, fed with the pages the item path touches,
+ * colours them hot or not each round, and the hot ones (ac_log_hot_fill of
+ * the cache beyond its watermarks) are pinned: the evictor passes over them.
+ * Off by default, as EMT runs without application hints. The defaults: EMT's TPC-C run kept a low water level of ~10 % of its
  * cache and evicted ~0.5 % at a time (260 MB and 13 MB of 2.5 GB); here 64
  * pages each, what uvmm's rounds write, so a small cell's cache is not mostly
  * kept free; read-ahead 1 to 32 pages (128 KiB, the kernel's default window
@@ -25,18 +27,26 @@
 #include "ac_services.h"
 #include "uvmm.h"
 #include "readahead_window.h"
+#include "emt_colours.h"
+#include "policy/hotcold.h"
 #include "store/compress.h"
 #include <stdio.h>
 
 struct emt_options {
     uint64_t cache, low_water, evict_size, ra_min, ra_max, ra_streams;
-    unsigned evict;
+    unsigned evict, colours;
 };
 static struct emt_options emt;
 
 static const struct ac_word emt_evict_words[] = {
     { "lru", "the least recently accessed of 32 resident pages after the hand (sampled LRU)", UVMM_LRU, NULL },
     { "fifo", "the page resident longest", UVMM_FIFO, NULL },
+    { NULL, NULL, 0, NULL },
+};
+
+static const struct ac_word colour_words[] = {
+    { "0", "no colours: eviction by FIFO/LRU alone", 0, NULL },
+    { "1", "pages coloured by the classifier (ac_log_*), the hot set pinned", 1, NULL },
     { NULL, NULL, 0, NULL },
 };
 
@@ -61,6 +71,9 @@ static const struct ac_opt emt_opts[] = {
     { .key = "ac_emt_readahead_streams", .type = AC_T_COUNT, AC_FIELD(struct emt_options, ra_streams), .min = 1,
       .max = RA_STREAMS_MAX, .noun = "a count of windows", .def = "1", .def_is_value = true,
       .help = "read-ahead windows kept at once (1: EMT's, which any fault elsewhere resets)" },
+    { .key = "ac_emt_colours", .type = AC_T_ENUM, AC_FIELD(struct emt_options, colours), .words = colour_words,
+      .def = "0", .def_is_value = true,
+      .help = "1 = page colours from the hot/cold classifier; hot pages (ac_log_hot_fill of the cache) pinned" },
 };
 static const struct ac_opt_table emt_options = AC_OPT_TABLE("tier emt", emt_opts, &emt);
 
@@ -71,13 +84,45 @@ static int emt_open(const char *dir, size_t maxbytes, char *err, size_t errlen) 
                  (unsigned long long)emt.ra_min, (unsigned long long)emt.ra_max);
         return -1;
     }
+    if (emt.colours && emt_colours_check(err, errlen) != 0)
+        return -1;
     uv.opt = (struct uvmm_options){
         .memory = emt.cache, .evict = emt.evict, .compress = AC_CODEC_NONE, .batch = emt.evict_size,
         .clean = 0, .mode = UVMM_MODE_UFFD, .low_water = emt.low_water,
         .ra_min = emt.ra_min, .ra_max = emt.ra_max > 1 ? emt.ra_max : 0, .ra_streams = emt.ra_streams,
+        .pins = emt.colours,
     };
     return uvmm_open(dir, maxbytes, err, errlen);
 }
+
+static void emt_close(void) {
+    emt_colours_stop();
+    uvmm_close();
+}
+
+/* The pager's region, then (colours on) the classifier over its pages. */
+static void *emt_map(size_t len, bool random) {
+    void *p = uvmm_page.map(len, random);
+    if (p != NULL && emt.colours && emt_colours_start() != 0)
+        return NULL;
+    return p;
+}
+
+static void emt_touched(const void *p, size_t n) {
+    uvmm_page.touched(p, n);
+    if (emt.colours)
+        emt_colours_touched(p, n);
+}
+
+static void emt_stats(ADD_STAT add_stats, void *c) {
+    uvmm_stats(add_stats, c);
+    emt_colours_stats(add_stats, c);
+}
+
+/* uvmm's page operations with the colours added; no check mode (emt faults) */
+static const struct ac_page_ops emt_page = {
+    .map = emt_map, .thread_page_ins = uvmm_thread_page_ins, .touched = emt_touched,
+};
 
 const struct ac_tier ac_tier_emt = {
     .name = "emt",
@@ -85,12 +130,12 @@ const struct ac_tier ac_tier_emt = {
                " eviction size, dynamic read-ahead and direct I/O",
     .caps = AC_CAP_PAGE | AC_CAP_FILES,
     .files = uvmm_files,
-    .options = { &emt_options, &ac_io_options },
-    .page = &uvmm_page,
+    .options = { &emt_options, &ac_classifier_options, &ac_io_options },
+    .page = &emt_page,
     .fixed_bytes = uvmm_fixed_bytes,
     .open = emt_open,
-    .close = uvmm_close,
+    .close = emt_close,
     .charged_bytes = uvmm_charged_bytes,
     .get_stats = uvmm_get_stats,
-    .stats = uvmm_stats,
+    .stats = emt_stats,
 };

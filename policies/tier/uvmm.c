@@ -82,7 +82,7 @@ static struct tid_slot *slot_of(int tid) {
     return NULL;
 }
 
-static uint64_t uvmm_thread_page_ins(void) {
+uint64_t uvmm_thread_page_ins(void) {
     if (my_slot == NULL)
         my_slot = slot_of((int)syscall(SYS_gettid));
     return my_slot != NULL ? __atomic_load_n(&my_slot->fetched, __ATOMIC_RELAXED) : 0;
@@ -119,7 +119,7 @@ int uvmm_place(size_t p, const void *src, bool wp) {
 }
 
 /* The region's pages that the n bytes at addr cover: false when none do. */
-static bool pages_of(const void *addr, size_t n, size_t *first, size_t *last) {
+bool uvmm_pages_of(const void *addr, size_t n, size_t *first, size_t *last) {
     uintptr_t a = (uintptr_t)addr, b = (uintptr_t)uv.base;
     if (n == 0 || a < b || a - b >= region_len)
         return false;
@@ -132,7 +132,7 @@ static bool pages_of(const void *addr, size_t n, size_t *first, size_t *last) {
 
 static void uvmm_touched(const void *addr, size_t n) {
     size_t first, last;
-    if (!pages_of(addr, n, &first, &last))
+    if (!uvmm_pages_of(addr, n, &first, &last))
         return;
     for (size_t p = first; p <= last; p++) {
         uint8_t *r = &uv.pages[p].ref, v = __atomic_load_n(r, __ATOMIC_RELAXED);
@@ -380,7 +380,7 @@ static bool uvmm_checking(void) {
 static void uvmm_check(const void *addr, size_t n) {
     static __thread _Alignas(UVMM_PAGE) char buf[UVMM_PAGE];
     size_t first, last;
-    if (!pages_of(addr, n, &first, &last))
+    if (!uvmm_pages_of(addr, n, &first, &last))
         return;
     for (size_t p = first; p <= last; p++) {
         uint8_t s = __atomic_load_n(&uv.pages[p].state, __ATOMIC_ACQUIRE);
@@ -529,9 +529,10 @@ static void *uvmm_map(size_t len, bool random) {
     uv.pages = calloc(uv.npages, sizeof(*uv.pages));
     uv.fifo = uv.opt.evict == UVMM_FIFO ? calloc(uv.npages, sizeof(*uv.fifo)) : NULL;
     uv.stamp = uv.opt.evict == UVMM_LRU ? calloc(uv.npages, sizeof(*uv.stamp)) : NULL;
+    uv.pin = uv.opt.pins ? calloc(uv.npages, 1) : NULL;
     char err[256];
     if (uv.pages == NULL || (uv.opt.evict == UVMM_FIFO && uv.fifo == NULL)
-            || (uv.opt.evict == UVMM_LRU && uv.stamp == NULL)
+            || (uv.opt.evict == UVMM_LRU && uv.stamp == NULL) || (uv.opt.pins && uv.pin == NULL)
             || uvmm_readahead_init(err, sizeof(err)) != 0) {
         fprintf(stderr, "memcached-ac: uvmm: no memory for the book-keeping of %zu pages\n", uv.npages);
         munmap(p, len);
@@ -572,7 +573,8 @@ size_t uvmm_charged_bytes(void) {
 
 static size_t book_bytes(void) {
     return uv.npages * (sizeof(struct uvmm_page) + (uv.fifo != NULL ? sizeof(uint32_t) : 0)
-                        + (uv.stamp != NULL ? sizeof(uint32_t) : 0) + (uv.ra != NULL ? 1 : 0));
+                        + (uv.stamp != NULL ? sizeof(uint32_t) : 0) + (uv.ra != NULL ? 1 : 0)
+                        + (uv.pin != NULL ? 1 : 0));
 }
 
 void uvmm_get_stats(struct ac_tier_stats *out) {
@@ -630,6 +632,9 @@ void uvmm_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("uvmm_readahead_pages", "%llu", U(k.ra_pages));
     APPEND_STAT("uvmm_readahead_used", "%llu", U(k.ra_used));
     APPEND_STAT("uvmm_readahead_wasted", "%llu", U(k.ra_wasted));
+    APPEND_STAT("uvmm_pinned_pages", "%llu", U(__atomic_load_n(&uv.pinned, __ATOMIC_RELAXED)));
+    APPEND_STAT("uvmm_pin_skips", "%llu", U(k.pin_skips));
+    APPEND_STAT("uvmm_pin_overrides", "%llu", U(k.pin_overrides));
     APPEND_STAT("uvmm_fetch_ns_p50", "%llu", U(hist_quantile(0.50)));
     APPEND_STAT("uvmm_fetch_ns_p99", "%llu", U(hist_quantile(0.99)));
 }

@@ -47,6 +47,7 @@ struct uvmm_options {
     uint64_t low_water;
     uint64_t ra_min, ra_max;
     uint64_t ra_streams;  /* read-ahead windows kept (1: EMT's single window) */
+    unsigned pins;        /* tier emt's colours: pages may be pinned (uv.pin) */
 };
 
 struct uvmm_counters {
@@ -58,6 +59,9 @@ struct uvmm_counters {
     /* read-ahead: faults that read ahead, pages read ahead, of them touched
      * before their eviction (used) and evicted untouched (wasted) */
     uint64_t ra_faults, ra_pages, ra_used, ra_wasted;
+    /* pins: pinned pages the evictor passed over, and pinned pages it wrote
+     * out all the same because no other resident page could go */
+    uint64_t pin_skips, pin_overrides;
     uint64_t fault_hist[40];     /* fetch service times: bucket b holds [2^b, 2^(b+1)) ns */
 };
 
@@ -70,6 +74,8 @@ struct uvmm {
     uint32_t *stamp;             /* lru: each page's last access (a counter, wrapping) */
     uint32_t clock;              /* lru: the access counter (atomic) */
     uint8_t *ra;                 /* read-ahead on: 1 = read ahead, not touched since */
+    uint8_t *pin;                /* pins on: 1 = pinned, the evictor passes over it (atomic bytes) */
+    size_t pinned;               /* pages pinned now (atomic; set by tier emt's colour rounds) */
     size_t fifo_head, fifo_tail;
     pthread_mutex_t lock;        /* states, resident, cap */
     pthread_cond_t room;         /* resident fell below cap (fault threads wait on it) */
@@ -134,6 +140,11 @@ size_t uvmm_fixed_bytes(size_t maxbytes);
 size_t uvmm_charged_bytes(void);
 void uvmm_get_stats(struct ac_tier_stats *out);
 void uvmm_stats(ADD_STAT add_stats, void *c);     /* (memcached.h is included first) */
+
+/* uvmm.c: the region's pages that the n bytes at addr cover (false: none do). */
+bool uvmm_pages_of(const void *addr, size_t n, size_t *first, size_t *last);
+/* uvmm.c: the fetches the pager made for the calling thread (its page-ins). */
+uint64_t uvmm_thread_page_ins(void);
 
 /* uvmm.c: the fault service, for the evictor and the read-ahead. */
 void uvmm_wake(size_t p);

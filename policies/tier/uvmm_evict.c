@@ -95,24 +95,43 @@ void uvmm_evict_resident(size_t p) {
     }
 }
 
-/* The next victim (lock held): its index, or SIZE_MAX when none is found. */
-static size_t pick(void) {
+/* Tier emt's pinned pages (uv.pin, set by its colour rounds): passed over
+ * while pins are honoured. */
+static bool pinned(size_t p, bool pins) {
+    if (!pins || uv.pin == NULL || !__atomic_load_n(&uv.pin[p], __ATOMIC_RELAXED))
+        return false;
+    uv.c.pin_skips++;
+    return true;
+}
+
+/* The next victim (lock held), passing over pinned pages when pins is set:
+ * its index, or SIZE_MAX when none is found. */
+static size_t pick_one(bool pins) {
     switch (uv.opt.evict) {
-    case UVMM_FIFO:
-        while (uv.fifo_head != uv.fifo_tail) {
+    case UVMM_FIFO: {
+        /* a pinned page goes to the back of the ring, so that it keeps its
+         * place among the resident pages once its pin is gone; each entry at
+         * most once */
+        size_t left = (uv.fifo_tail + uv.npages - uv.fifo_head) % uv.npages;
+        for (; left > 0; left--) {
             size_t p = uv.fifo[uv.fifo_head];
             uv.fifo_head = (uv.fifo_head + 1) % uv.npages;
-            if (resident_state(uv.pages[p].state))
+            if (!resident_state(uv.pages[p].state))
+                continue;
+            if (!pinned(p, pins))
                 return p;
+            uv.fifo[uv.fifo_tail] = (uint32_t)p;
+            uv.fifo_tail = (uv.fifo_tail + 1) % uv.npages;
         }
         return SIZE_MAX;
+    }
     case UVMM_LRU: {
         size_t best = SIZE_MAX, seen = 0;
         uint32_t now = __atomic_load_n(&uv.clock, __ATOMIC_RELAXED), age = 0;
         for (size_t n = 0; n < uv.npages && seen < LRU_SAMPLE; n++) {
             size_t p = hand;
             hand = hand + 1 == uv.npages ? 0 : hand + 1;
-            if (!resident_state(uv.pages[p].state))
+            if (!resident_state(uv.pages[p].state) || pinned(p, pins))
                 continue;
             seen++;
             uint32_t a = now - __atomic_load_n(&uv.stamp[p], __ATOMIC_RELAXED);   /* wraps: an age */
@@ -129,7 +148,7 @@ static size_t pick(void) {
             rng ^= rng >> 7;
             rng ^= rng << 17;
             size_t p = (size_t)(rng % uv.npages);
-            if (resident_state(uv.pages[p].state))
+            if (resident_state(uv.pages[p].state) && !pinned(p, pins))
                 return p;
         }
         return SIZE_MAX;
@@ -138,7 +157,7 @@ static size_t pick(void) {
             size_t p = hand;
             hand = hand + 1 == uv.npages ? 0 : hand + 1;
             struct uvmm_page *pg = &uv.pages[p];
-            if (!resident_state(pg->state))
+            if (!resident_state(pg->state) || pinned(p, pins))
                 continue;
             uint8_t r = __atomic_load_n(&pg->ref, __ATOMIC_RELAXED);
             if (r == 0)
@@ -147,6 +166,15 @@ static size_t pick(void) {
         }
         return SIZE_MAX;
     }
+}
+
+/* The next victim: pinned pages are passed over, unless no other resident
+ * page can go (a pin never stops the pager making room: counted). */
+static size_t pick(void) {
+    size_t p = pick_one(true);
+    if (p == SIZE_MAX && uv.pin != NULL && (p = pick_one(false)) != SIZE_MAX)
+        uv.c.pin_overrides++;
+    return p;
 }
 
 /* A round's victims, their copies and their writes. */
