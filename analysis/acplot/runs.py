@@ -67,6 +67,7 @@ def load_run(path: str | os.PathLike[str] | None = None) -> pd.DataFrame:
 SPEC_RUNS = {"nvm": ("ACBENCH_NVM", "experiments/results/nvm"),
              "remote": ("ACBENCH_REMOTE", "experiments/results/remote"),
              "emt": ("ACBENCH_EMT", "experiments/results/emt"),
+             "emt-colours": ("ACBENCH_EMT_COLOURS", "experiments/results/emt-colours"),
              "modern": ("ACBENCH_MODERN", "experiments/results/modern"),
              "modern-extstore": ("ACBENCH_MODERN_EXTSTORE", "experiments/results/modern-extstore"),
              "modern-trace": ("ACBENCH_MODERN_TRACE", "experiments/results/modern-trace")}

@@ -23,11 +23,14 @@
 #
 # **EMT** (experiments/emt.toml): tier emt (our pager as EMT's page cache, read-ahead on and off)
 # against ospaging (malloc) and ospaging-file (mmap), scans of 1000 records and uniform random reads,
-# memory 200 (unlimited) / 80 / 67 / 50 % of the data. Claims: `acplot/emt.py`.
+# memory 200 (unlimited) / 80 / 67 / 50 % of the data. Claims: `acplot/emt.py`. EMT's colours
+# (experiments/emt-colours.toml): tier emt with the classifier's hot pages pinned against LRU and
+# FIFO alone, skewed reads with a scan every 500 operations, memory 80 / 50 % of the data.
 #
-# Input: `ACBENCH_NVM`, `ACBENCH_REMOTE`, `ACBENCH_EMT` (run directories), else the committed
-# `experiments/results/nvm`, `remote` and `emt`; output: `ACBENCH_FIGURES` (nvm-throughput.png,
-# remote-throughput.png, their .csv, emt-slowdown.png and .csv, seeds-report.md, seeds-report.csv).
+# Input: `ACBENCH_NVM`, `ACBENCH_REMOTE`, `ACBENCH_EMT`, `ACBENCH_EMT_COLOURS` (run directories),
+# else the committed `experiments/results/nvm`, `remote`, `emt` and `emt-colours`; output:
+# `ACBENCH_FIGURES` (nvm-throughput.png, remote-throughput.png, their .csv, emt-slowdown.png and
+# .csv, emt-colours.csv, seeds-report.md, seeds-report.csv).
 
 # %%
 import pandas as pd
@@ -38,7 +41,7 @@ from acplot.runs import describe_run, figures_dir, load_run, spec_run
 from acplot.seeds import plot_throughput, throughput_table
 
 out = figures_dir()
-runs = {name: spec_run(name) for name in ("nvm", "remote", "emt")}
+runs = {name: spec_run(name) for name in ("nvm", "remote", "emt", "emt-colours")}
 
 
 def shown(p):
@@ -98,13 +101,24 @@ if data["emt"] is not None:
         display(Image(filename=str(p)))
 
 # %% [markdown]
+# ## EMT's colours: run time and disk hits per read without and with the classifier's hot pages
+# pinned, per eviction and memory ratio (speedup: per repetition, 95 % interval)
+
+# %%
+if data["emt-colours"] is not None:
+    effect = emt.colour_effect(data["emt-colours"])
+    effect.to_csv(out / "emt-colours.csv", index=False)
+    display(effect.round(3))
+
+# %% [markdown]
 # ## The claims
 
 # %%
 empty = pd.DataFrame(columns=["approach", "workload"])
 claims = pd.concat([nvm.check_claims(data["nvm"] if data["nvm"] is not None else empty),
                     remote.check_claims(data["remote"] if data["remote"] is not None else empty),
-                    emt.check_claims(data["emt"] if data["emt"] is not None else empty)],
+                    emt.check_claims(data["emt"] if data["emt"] is not None else empty),
+                    emt.check_colour_claim(data["emt-colours"])],
                    ignore_index=True)
 claims.to_csv(out / "seeds-report.csv", index=False)
 lines = ["# The seed papers' cold tiers: their claims", ""]

@@ -73,3 +73,48 @@ def test_slowdown_figure(tmp_path):
     paths = emt.plot_slowdown(emt.slowdowns(df), tmp_path)
     assert paths == [tmp_path / "emt-slowdown.png"] and paths[0].stat().st_size > 10_000
     assert emt.plot_slowdown(emt.slowdowns(df).iloc[0:0], tmp_path) == []
+
+
+def colour_rows(times: dict[str, tuple[float, ...]], hits: dict[str, tuple[float, ...]]) -> pd.DataFrame:
+    """approach -> run times (s) and disk hits of repetitions 0.. at mem_ratio 0.8 (hotscans, 1000 reads)."""
+    out = []
+    for a, ts in times.items():
+        for rep, (t, h) in enumerate(zip(ts, hits[a])):
+            out.append({"approach": a, "workload": "hotscans", "zipf_theta": 0.99, "mem_ratio": 0.8,
+                        "repetition": rep, "run_duration_s": t, "disk_hits": h, "reads_total": 1000,
+                        "ac_uvmm_pinned_pages": 900 if "colours" in a else 0})
+    return pd.DataFrame(out)
+
+
+LRU, LRU_C = "emt", "emt{ac_emt_colours=1}"
+FIFO, FIFO_C = "emt{ac_emt_evict=fifo}", "emt{ac_emt_evict=fifo,ac_emt_colours=1}"
+
+
+def test_colours_speed_up_per_repetition():
+    """E3: the speedup is run time without colours over with, per repetition; saved hits a fraction."""
+    df = colour_rows({LRU: (10, 12, 11), LRU_C: (5, 6, 5.5), FIFO: (9, 9, 9), FIFO_C: (8, 8.5, 8.2)},
+                     {LRU: (400, 400, 400), LRU_C: (300, 300, 300), FIFO: (500, 500, 500), FIFO_C: (400, 400, 400)})
+    t = emt.colour_effect(df).set_index("evict")
+    assert t.loc["lru", "speedup"] == 2 and t.loc["lru", "runs"] == 3 and t.loc["lru", "speedup_lo"] == 2
+    assert abs(t.loc["fifo", "saved_hits"] - 0.2) < 1e-12 and t.loc["lru", "disk_hits_per_read_colours"] == 0.3
+    v = emt.check_colour_claim(df)["verdict"].iloc[0]
+    assert v.startswith("reproduced") and "lru M/D 0.80: speedup 2.00x" in v and "900 pages pinned" in v, v
+    assert "disk hits per read 0.400 -> 0.300 (-25 %)" in v, v
+    assert "paper: 2.9x at the higher memory limits" in v
+
+
+def test_colours_slower_is_contradicted_and_missing_is_not_testable():
+    df = colour_rows({LRU: (10, 10, 10), LRU_C: (12, 12.5, 12.2), FIFO: (9, 9, 9), FIFO_C: (8, 8.5, 8.2)},
+                     {LRU: (400,) * 3, LRU_C: (390,) * 3, FIFO: (500,) * 3, FIFO_C: (400,) * 3})
+    assert emt.check_colour_claim(df)["verdict"].iloc[0].startswith("contradicted")
+    # half the room pinned is quoted, never judged: a slower run of it decides nothing
+    half = df[df["approach"] == LRU_C].assign(approach="emt{ac_emt_colours=1,ac_log_hot_fill=0.5}",
+                                             run_duration_s=100.0)
+    ok = colour_rows({LRU: (10,) * 3, LRU_C: (5,) * 3, FIFO: (9,) * 3, FIFO_C: (8,) * 3},
+                     {LRU: (400,) * 3, LRU_C: (300,) * 3, FIFO: (500,) * 3, FIFO_C: (400,) * 3})
+    v = emt.claim_colours(pd.concat([ok, half]))
+    assert v.startswith("reproduced") and "lru, hot fill 0.5 M/D 0.80: speedup 0.10x" in v and "(quoted, not judged)" in v, v
+    assert emt.claim_colours(None) == "not testable with these results: no run of experiments/emt-colours.toml"
+    assert emt.claim_colours(df[df["approach"] != FIFO_C]) == (
+        "not testable with these results: no cells of emt{ac_emt_evict=fifo,ac_emt_colours=1}"
+        " (run experiments/emt-colours.toml)")
