@@ -434,6 +434,14 @@ def overhead_of(s: Sample, approach: Approach, held: int, stats: dict[str, Any])
     return anon + s.shmem + s.kmem, anon
 
 
+def unsampled_anon(peak_usage: int, peak_kmem: int, held: int) -> int:
+    """A user-space server's anonymous overhead when no sample saw its store loaded (its resident memory
+    below the items it holds: a probe over in a tenth of a second, its last sample taken before the
+    load ended): the group's peak charge (memory.max_usage_in_bytes) less its kernel memory and the
+    items. An upper bound: the page cache at that peak is counted in."""
+    return max(0, peak_usage - peak_kmem - held)
+
+
 def probe(approach: Approach, req: Request, n: int, extra: int, tries: int = 1) -> Point:
     """Run the cell's configuration at n records under budget + base RSS + hash + extra; sample it."""
     provisional = measure.base_rss(req.threads) + hash_bytes(n) + extra
@@ -595,6 +603,9 @@ def _probe(approach: Approach, req: Request, n: int, tries: int, p: memory.Memor
         last = next((x.status for x in reversed(samples) if "VmHWM" in x.status), {})
         if last:
             anon = max(anon, last["VmHWM"] - last.get("RssFile", 0) - last.get("RssShmem", 0) - held)
+            ov_bytes = max(ov_bytes, anon + max(x.shmem for x in samples) + peak_kmem)
+        if anon < 0:
+            anon = unsampled_anon(peak_usage, peak_kmem, held)
             ov_bytes = max(ov_bytes, anon + max(x.shmem for x in samples) + peak_kmem)
     return Point(n, ops, warm, p.item_mb, budget, p.limit_bytes, ov_bytes, anon, s.kmem, s.pte, s.cache,
                  max(x.rss + x.shmem + x.kmem for x in samples), peak_usage, peak_kmem, len(samples), tries,

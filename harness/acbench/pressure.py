@@ -97,8 +97,10 @@ class PressureController:
             self._account(now, self.group.memory_pressure()["some_total_us"])
         span = (self.last_t or 0.0) - self.start_t
         return {"psi_scope": self.scope or None, "psi_target": self.rule.target,
-                # (at most the limit: the float sum of high x dt can come out a byte above it)
-                "psi_limit_avg_bytes": min(self.limit, int(self.area / span)) if span > 0 else self.limit,
+                # (between the least high and the limit: the float sum of high x dt can come out a byte
+                # beside either, e.g. 16012083.99 for a limit of 16012084 never lowered)
+                "psi_limit_avg_bytes": max(self.min_high, min(self.limit, round(self.area / span)))
+                if span > 0 else self.limit,
                 "psi_limit_min_bytes": self.min_high, "psi_limit_end_bytes": self.high,
                 "psi_steps": self.steps, "psi_refused": self.refused,
                 "psi_stall_avg": self.stall_sum / span if span > 0 else None}

@@ -107,3 +107,15 @@ def test_group_set_high_checks_its_bounds(tmp_path) -> None:
     g.created = True
     with pytest.raises(lib.AcgError, match=r"high: 134217728 bytes; accepted: 1 to the group's memory limit 67108864"):
         g.set_high(128 * MIB)
+
+
+def test_average_of_a_limit_never_lowered_is_the_limit() -> None:
+    """The time-weighted mean limit is a float sum: for a limit the controller never lowered it must
+    still read the limit itself, not a byte below it (16012083 for 16012084 failed min <= avg)."""
+    clock = Clock()
+    c = PressureController(FakeGroup(), 16012084, PressureRule(), clock)
+    clock.t = c.last_t = sum([0.1] * 3)                 # three 0.1 s steps, summed as floats
+    c.area = sum([16012084 * 0.1] * 3)
+    assert int(c.area / c.last_t) == 16012083           # what the mean read before
+    cols = c.columns()
+    assert cols["psi_limit_min_bytes"] == cols["psi_limit_avg_bytes"] == cols["psi_limit_end_bytes"] == 16012084

@@ -125,6 +125,8 @@ MAY_BE_EMPTY = {"lat_update_mean_us", "lat_update_p50_us", "lat_update_p99_us", 
                 "ac_uvmm_fetch_ns_p50", "ac_uvmm_fetch_ns_p99",
                 "ac_uvmm_readahead_max", "ac_uvmm_readahead_faults", "ac_uvmm_readahead_pages",
                 "ac_uvmm_readahead_used", "ac_uvmm_readahead_wasted",
+                # tier emt's colours (the pager's pins) and the classifier's hot set
+                "ac_uvmm_pinned_pages", "ac_uvmm_pin_skips", "ac_uvmm_pin_overrides", "ac_log_hot_keys",
                 # logging's lossless log and offline round (ac_log_offline)
                 "ac_log_waits", "ac_log_wait_ns", "ac_log_offline_rounds", "ac_log_offline_ns",
                 # regime hdd only: the disk's I/O limit and what went through it
