@@ -6,6 +6,8 @@ teardown by its own PID (SIGTERM, SIGKILL after 20 s); then the teardown checks
 that it exited normally and that its spill directory is gone."""
 from __future__ import annotations
 
+import fcntl
+import os
 import sys
 from pathlib import Path
 
@@ -54,12 +56,31 @@ SPILL_PAIRS_PER_TIER = per_tier(SPILL_PAIRS)
 
 def pytest_collection_modifyitems(config, items):
     """Tests that change machine-wide state (vm.page-cluster, swap areas, a memory cgroup with
-    swap) or read counters it moves (major faults) run one after another on one worker under
-    pytest-xdist (`-n 2 --dist loadgroup`, make test): they use the paging fixtures, or are marked
-    `machine`."""
+    swap) or read counters it moves (major faults) run one after another under pytest-xdist (`-n 2
+    --dist loadgroup`, make test): they use the paging fixtures, or are marked `machine`. They go to
+    one worker (xdist_group), and hold a lock shared by the workers while they run
+    (machine_state_lock): pytest 9 ignores the group (pytest-xdist 3.8 renames the node id through
+    an attribute pytest 9 no longer reads), so the lock is what keeps them apart."""
     for item in items:
         if {"page_cluster0", "swap"} & set(getattr(item, "fixturenames", ())) or item.get_closest_marker("machine"):
+            item.add_marker(pytest.mark.machine)
             item.add_marker(pytest.mark.xdist_group("machine"))
+
+
+@pytest.fixture(autouse=True)
+def machine_state_lock(request, tmp_path_factory):
+    """A `machine` test runs holding an exclusive lock on a file in the run's temporary root, shared
+    by the xdist workers (each worker's base directory is a child of it); set up before the test's
+    other fixtures (autouse first), so page_cluster0 and swap change nothing until it is held."""
+    if request.node.get_closest_marker("machine") is None:
+        yield
+        return
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    with open(root / "machine-state.lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
 
 
 def pair_options(pair: str) -> dict[str, str]:

@@ -38,9 +38,9 @@ it in the same process, so alone it fails against stock memcached 1.6.18 as well
 A full memccapable pass takes about 5 s whatever the server, stock memcached included
 (many requests take ~40 ms: it sends a `set` in three small writes and never sets
 TCP_NODELAY, which most likely meets delayed ACKs), so the approaches run PARALLEL at a
-time in a module fixture, each with its own server (stopped by its PID in all cases, exit
-code 0 and spill directory gone checked as in conftest.py); one test per approach reports
-its result. Reads go in key order, 100 keys per `get` (under ac_merge=block a `get` of
+time in one test (run_all), each with its own server (stopped by its PID in all cases, exit
+code 0 and spill directory gone checked as in conftest.py); each approach's result is
+printed and a failure names every approach that failed. Reads go in key order, 100 keys per `get` (under ac_merge=block a `get` of
 keys from many different spill blocks currently stalls, ac_alloc_wait per key; not this
 test's subject)."""
 from __future__ import annotations
@@ -244,28 +244,34 @@ def run_case(name: str, tmp: Path) -> str:
             raise AssertionError("\n".join(problems))   # chained to a failure in flight, if any
 
 
-@pytest.fixture(scope="module")
-def results(tmp_path_factory, request) -> dict[str, str | BaseException]:
-    """The runs of the cases this session selected (make test leaves the `full` ones out)."""
-    wanted = {it.callspec.params["name"] for it in request.session.items
-              if getattr(it, "originalname", "") == "test_memccapable" and hasattr(it, "callspec")}
-    out: dict[str, str | BaseException] = {}
-    with ThreadPoolExecutor(PARALLEL) as ex:
-        futures = {name: ex.submit(run_case, name, tmp_path_factory.mktemp(name)) for name in CASES if name in wanted}
-        for name, f in futures.items():
-            e = f.exception()
-            out[name] = e if e is not None else f.result()
-    return out
-
-
 # uvmm-raw runs uvmm's server with its pages uncompressed, emt the same pager with read-ahead: the same
 # protocol code, make test-full only (test_emt.py runs emt under every command)
 FULL_ONLY = {"uvmm-raw", "emt"}
 
 
-@pytest.mark.parametrize("name", [pytest.param(n, marks=pytest.mark.full) if n in FULL_ONLY else n for n in CASES])
-def test_memccapable(results, name):
-    r = results[name]
-    if isinstance(r, BaseException):
-        raise r
-    print(f"\n{r}")
+def run_all(names: list[str], tmp_path_factory) -> None:
+    """Every case of names, PARALLEL at a time, each with its own server; each result printed, and one
+    failure naming every case that failed (the first one's exception chained). One test item runs
+    them all: as one item per case behind a shared fixture, the cases ran twice under make test's two
+    workers (98 s each; pytest 9 ignores pytest-xdist's groups, which would have kept them on one)."""
+    failed: dict[str, BaseException] = {}
+    with ThreadPoolExecutor(PARALLEL) as ex:
+        futures = {name: ex.submit(run_case, name, tmp_path_factory.mktemp(name)) for name in names}
+        for name, f in futures.items():
+            e = f.exception()
+            if e is None:
+                print(f"\n{name}: {f.result()}")
+            else:
+                failed[name] = e
+    if failed:
+        text = "\n".join(f"{name}: {type(e).__name__}: {e}" for name, e in failed.items())
+        raise AssertionError(f"memccapable failed for {', '.join(failed)}:\n{text}") from next(iter(failed.values()))
+
+
+def test_memccapable(tmp_path_factory):
+    run_all([n for n in CASES if n not in FULL_ONLY], tmp_path_factory)
+
+
+@pytest.mark.full
+def test_memccapable_full_only(tmp_path_factory):
+    run_all([n for n in CASES if n in FULL_ONLY], tmp_path_factory)
