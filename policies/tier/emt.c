@@ -108,20 +108,14 @@ static void *emt_map(size_t len, bool random) {
     return p;
 }
 
-static void emt_touched(const void *p, size_t n) {
-    uvmm_page.touched(p, n);
-    if (emt.colours)
-        emt_colours_touched(p, n);
-}
-
 static void emt_stats(ADD_STAT add_stats, void *c) {
     uvmm_stats(add_stats, c);
     emt_colours_stats(add_stats, c);
 }
 
-/* uvmm's page operations with the colours added; no check mode (emt faults) */
+/* uvmm's page operations with the colours started at map; no check mode (emt faults) */
 static const struct ac_page_ops emt_page = {
-    .map = emt_map, .thread_page_ins = uvmm_thread_page_ins, .touched = emt_touched,
+    .map = emt_map, .thread_page_ins = uvmm_thread_page_ins, .touched = uvmm_touched,
 };
 
 const struct ac_tier ac_tier_emt = {

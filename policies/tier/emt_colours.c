@@ -69,6 +69,12 @@ static void colour_round(void) {
     hc.budget = budget_bytes();
 }
 
+/* uv.on_touch: one page an access covered (the item path), logged if sampled */
+static void page_touched(size_t p) {
+    if (ac_log_sampled(&hc.log))
+        ac_log_record(&hc.log, p + 1, UVMM_PAGE);
+}
+
 int emt_colours_start(void) {
     size_t keys = ac_cls_opts.keys != 0 ? ac_cls_opts.keys : uv.npages;
     next_pin = calloc(uv.npages, 1);
@@ -83,22 +89,15 @@ int emt_colours_start(void) {
         return -1;
     }
     started = true;
+    uv.on_touch = page_touched;
     return 0;
-}
-
-void emt_colours_touched(const void *addr, size_t n) {
-    size_t first, last;
-    if (!started || !uvmm_pages_of(addr, n, &first, &last))
-        return;
-    for (size_t p = first; p <= last; p++)
-        if (ac_log_sampled(&hc.log))
-            ac_log_record(&hc.log, p + 1, UVMM_PAGE);
 }
 
 void emt_colours_stop(void) {
     if (!started)
         return;
     started = false;
+    uv.on_touch = NULL;
     ac_hc_destroy(&hc);
     free(next_pin);
     next_pin = NULL;

@@ -9,10 +9,10 @@
 /* ac_emt_colours=1 with ac_log_offline=1 is refused here (err). */
 int emt_colours_check(char *err, size_t errlen);
 /* After the region is mapped (uv.npages, uv.pin): the estimate table for its
- * pages, the access log and the classifier thread. 0, or -1 after printing why. */
+ * pages, the access log and the classifier thread, and uvmm's per-page touch
+ * hook (uv.on_touch), which logs each page an access covers, sampled. 0, or
+ * -1 after printing why. */
 int emt_colours_start(void);
-/* The n bytes at addr were accessed (the item path): their pages' accesses logged, sampled. */
-void emt_colours_touched(const void *addr, size_t n);
 /* Stops the thread, frees the table and the log (nothing when not started). */
 void emt_colours_stop(void);
 /* The classifier's lines of `stats anticache` and the pin budget. */

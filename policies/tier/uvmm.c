@@ -119,7 +119,7 @@ int uvmm_place(size_t p, const void *src, bool wp) {
 }
 
 /* The region's pages that the n bytes at addr cover: false when none do. */
-bool uvmm_pages_of(const void *addr, size_t n, size_t *first, size_t *last) {
+static bool pages_of(const void *addr, size_t n, size_t *first, size_t *last) {
     uintptr_t a = (uintptr_t)addr, b = (uintptr_t)uv.base;
     if (n == 0 || a < b || a - b >= region_len)
         return false;
@@ -130,9 +130,9 @@ bool uvmm_pages_of(const void *addr, size_t n, size_t *first, size_t *last) {
     return true;
 }
 
-static void uvmm_touched(const void *addr, size_t n) {
+void uvmm_touched(const void *addr, size_t n) {
     size_t first, last;
-    if (!uvmm_pages_of(addr, n, &first, &last))
+    if (!pages_of(addr, n, &first, &last))
         return;
     for (size_t p = first; p <= last; p++) {
         uint8_t *r = &uv.pages[p].ref, v = __atomic_load_n(r, __ATOMIC_RELAXED);
@@ -144,6 +144,8 @@ static void uvmm_touched(const void *addr, size_t n) {
         if (uv.ra != NULL && __atomic_load_n(&uv.ra[p], __ATOMIC_RELAXED)
                 && __atomic_exchange_n(&uv.ra[p], 0, __ATOMIC_RELAXED))
             __atomic_add_fetch(&uv.c.ra_used, 1, __ATOMIC_RELAXED);
+        if (uv.on_touch != NULL)
+            uv.on_touch(p);
     }
 }
 
@@ -380,7 +382,7 @@ static bool uvmm_checking(void) {
 static void uvmm_check(const void *addr, size_t n) {
     static __thread _Alignas(UVMM_PAGE) char buf[UVMM_PAGE];
     size_t first, last;
-    if (!uvmm_pages_of(addr, n, &first, &last))
+    if (!pages_of(addr, n, &first, &last))
         return;
     for (size_t p = first; p <= last; p++) {
         uint8_t s = __atomic_load_n(&uv.pages[p].state, __ATOMIC_ACQUIRE);

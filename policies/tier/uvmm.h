@@ -76,6 +76,7 @@ struct uvmm {
     uint8_t *ra;                 /* read-ahead on: 1 = read ahead, not touched since */
     uint8_t *pin;                /* pins on: 1 = pinned, the evictor passes over it (atomic bytes) */
     size_t pinned;               /* pages pinned now (atomic; set by tier emt's colour rounds) */
+    void (*on_touch)(size_t p);  /* tier emt's colours: each page an access touched (set before serving) */
     size_t fifo_head, fifo_tail;
     pthread_mutex_t lock;        /* states, resident, cap */
     pthread_cond_t room;         /* resident fell below cap (fault threads wait on it) */
@@ -141,10 +142,10 @@ size_t uvmm_charged_bytes(void);
 void uvmm_get_stats(struct ac_tier_stats *out);
 void uvmm_stats(ADD_STAT add_stats, void *c);     /* (memcached.h is included first) */
 
-/* uvmm.c: the region's pages that the n bytes at addr cover (false: none do). */
-bool uvmm_pages_of(const void *addr, size_t n, size_t *first, size_t *last);
-/* uvmm.c: the fetches the pager made for the calling thread (its page-ins). */
+/* uvmm.c: the fetches the pager made for the calling thread (its page-ins), and
+ * the access marks of the pages n bytes at addr cover (the item path's hook). */
 uint64_t uvmm_thread_page_ins(void);
+void uvmm_touched(const void *addr, size_t n);
 
 /* uvmm.c: the fault service, for the evictor and the read-ahead. */
 void uvmm_wake(size_t p);
