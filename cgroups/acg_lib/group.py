@@ -89,9 +89,8 @@ class MemoryGroup:
             self._record()      # the companion's path in the marker before it exists
             self._companion.create(io)
             self.io_limits = self._companion.limits()
-        if self.io_limits.get("read_iops") != io.read_iops or self.io_limits.get("write_iops") != io.write_iops:
-            raise AcgError(f"the kernel took the I/O limit on {io.device} as {self.io_limits}, not "
-                           f"{io.read_iops} read / {io.write_iops} write IOPS")
+        if self.io_limits != io.limits():
+            raise AcgError(f"the kernel took the I/O limit on {io.device} as {self.io_limits}, not {io.limits()}")
 
     def set_io(self, io: IoLimit) -> None:
         """Add an I/O limit to a created group: from now on its processes' I/O is limited (on v1

@@ -1,10 +1,11 @@
-"""An I/O-operations limit on one block device for a MemoryGroup's processes: how a slow disk (the
-hard disk of a paper's machine) is emulated on a fast one.
+"""An I/O limit on one block device for a MemoryGroup's processes, in operations and/or bytes per
+second: how a slow disk (the hard disk of a paper's machine: IOPS) or a slower memory device (NVM
+streamed a cache line at a time: bytes per second) is emulated on a fast one.
 
-    cgroup v2  io.max of the group itself ("MAJ:MIN riops=R wiops=W"), the io controller enabled
-               for the acg parent's children
+    cgroup v2  io.max of the group itself ("MAJ:MIN riops=R wiops=W rbps=B wbps=C", the limits
+               given), the io controller enabled for the acg parent's children
     cgroup v1  a companion group of the same name in the blkio hierarchy (<blkio>/acg/<name>),
-               blkio.throttle.read_iops_device / write_iops_device; a process joins both groups
+               blkio.throttle.{read,write}_{iops,bps}_device; a process joins both groups
 
 What the kernel throttles: reads and direct writes a process of the group submits (a spill file's
 reads, a swap-in, O_DIRECT writes, writes submitted by reclaim in the process's context). Buffered
@@ -26,19 +27,37 @@ from .mounts import MOUNTINFO, read_mounts
 SYS_DEV_BLOCK = Path("/sys/dev/block")
 
 
+# IoLimit's limits: field -> (v1 blkio.throttle file, v2 io.max key, what the error calls it)
+LIMITS = {"read_iops": ("blkio.throttle.read_iops_device", "riops", "read IOPS"),
+          "write_iops": ("blkio.throttle.write_iops_device", "wiops", "write IOPS"),
+          "read_bps": ("blkio.throttle.read_bps_device", "rbps", "read bytes/s"),
+          "write_bps": ("blkio.throttle.write_bps_device", "wbps", "write bytes/s")}
+
+
 @dataclass(frozen=True)
 class IoLimit:
+    """Limits of 0 are not set (the device's own speed); at least one is set."""
     device: str          # "MAJ:MIN" of a whole disk
-    read_iops: int
-    write_iops: int
+    read_iops: int = 0
+    write_iops: int = 0
+    read_bps: int = 0
+    write_bps: int = 0
 
     def __post_init__(self) -> None:
         parts = self.device.split(":")
         if len(parts) != 2 or not all(p.isdigit() for p in parts):
             raise AcgError(f"io device {self.device!r}: expected MAJ:MIN, e.g. 253:0")
-        for what, v in (("read", self.read_iops), ("write", self.write_iops)):
-            if not isinstance(v, int) or v < 1:
-                raise AcgError(f"io limit: {what} IOPS {v!r}; accepted: an integer ≥ 1")
+        for name, (_, _, what) in LIMITS.items():
+            v = getattr(self, name)
+            if not isinstance(v, int) or isinstance(v, bool) or v < 0:
+                raise AcgError(f"io limit: {what} {v!r}; accepted: an integer ≥ 1 (0: not limited)")
+        if not any(self.limits().values()):
+            raise AcgError(f"io limit on {self.device}: no limit given; accepted: read/write IOPS or bytes/s, "
+                           "at least one ≥ 1")
+
+    def limits(self) -> dict:
+        """The limits set (≥ 1), by field name."""
+        return {name: getattr(self, name) for name in LIMITS if getattr(self, name)}
 
 
 def disk_of(path: Path | str, sys_dev_block: Path = SYS_DEV_BLOCK) -> str:
@@ -80,16 +99,17 @@ class V1Companion:
             os.mkdir(self.path)
         except FileExistsError:
             pass
-        cgfiles.write(self.path / "blkio.throttle.read_iops_device", f"{limit.device} {limit.read_iops}")
-        cgfiles.write(self.path / "blkio.throttle.write_iops_device", f"{limit.device} {limit.write_iops}")
+        for name, value in limit.limits().items():
+            cgfiles.write(self.path / LIMITS[name][0], f"{limit.device} {value}")
 
     def limits(self) -> dict:
-        def one(name: str) -> int | None:
-            text = cgfiles.read_text(self.path / name) or ""
-            fields = text.split()
-            return int(fields[1]) if len(fields) >= 2 and fields[1].isdigit() else None
-        return {"read_iops": one("blkio.throttle.read_iops_device"),
-                "write_iops": one("blkio.throttle.write_iops_device")}
+        """The limits the kernel holds for the group (names as IoLimit's; the ones not set left out)."""
+        out = {}
+        for name, (file, _, _) in LIMITS.items():
+            fields = (cgfiles.read_text(self.path / file) or "").split()
+            if len(fields) >= 2 and fields[1].isdigit():
+                out[name] = int(fields[1])
+        return out
 
     def remove(self) -> dict:
         """Move whoever is left to the blkio root, rmdir, drop the empty acg parent."""
@@ -150,18 +170,18 @@ def enable_v2_io(root: Path, parent: Path) -> None:
 
 
 def set_v2(path: Path, limit: IoLimit) -> dict:
-    cgfiles.write(path / "io.max", f"{limit.device} riops={limit.read_iops} wiops={limit.write_iops}")
-    text = cgfiles.read_text(path / "io.max") or ""
-    out: dict = {"read_iops": None, "write_iops": None}
-    for line in text.splitlines():
+    """Writes the limits set to io.max; returns the ones the kernel holds (as V1Companion.limits)."""
+    keys = " ".join(f"{LIMITS[name][1]}={v}" for name, v in limit.limits().items())
+    cgfiles.write(path / "io.max", f"{limit.device} {keys}")
+    by_key = {key: name for name, (_, key, _) in LIMITS.items()}
+    out: dict = {}
+    for line in (cgfiles.read_text(path / "io.max") or "").splitlines():
         fields = line.split()
         if fields and fields[0] == limit.device:
             for f in fields[1:]:
                 k, _, v = f.partition("=")
-                if k == "riops" and v.isdigit():
-                    out["read_iops"] = int(v)
-                elif k == "wiops" and v.isdigit():
-                    out["write_iops"] = int(v)
+                if k in by_key and v.isdigit():
+                    out[by_key[k]] = int(v)
     return out
 
 

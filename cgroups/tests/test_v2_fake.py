@@ -172,3 +172,12 @@ def test_v2_io_limit_is_the_groups_io_max(v2, tmp_path):
     finally:
         empty_dir(g.path)
         assert g.remove()["removed"] is True
+    # bytes per second alone: only rbps in io.max
+    g = MemoryGroup("io2", 64 << 20, 0, backend=v2, run_dir=tmp_path / "run",
+                    io=IoLimit("253:0", read_bps=356 << 20)).create()
+    try:
+        assert (g.path / "io.max").read_text() == f"253:0 rbps={356 << 20}"
+        assert g.io_limits == {"read_bps": 356 << 20}
+    finally:
+        empty_dir(g.path)
+        assert g.remove()["removed"] is True

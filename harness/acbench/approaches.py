@@ -22,7 +22,9 @@ that memcached's own extstore keeps its cold items, in a file of the cell's spil
 logging-buffer) is granted beside the cell's common limit, as the paper's Table II charges Siberia
 (provisioning "equal", calibrate.equal_for; column offline_bytes); `ram_device` that the RAM device of
 `[run] spill_device = "ram"` may stand in for the disk in its hit-rate runs (default: the approach is
-`deterministic`). Not for an approach whose hit rate depends on how many requests a second it
+`deterministic`); `device_latency` that this RAM device stands for an NVM block device of that line latency
+("2x", "8x": times DRAM's; "300ns"), its bandwidth limited for the cell's processes (nvm.py:
+64 bytes per line latency), set as a variant, NAME{device_latency=8x}. Not for an approach whose hit rate depends on how many requests a second it
 serves: alru's 22-bit clock of 1 µs wraps every 4.2 s, alru-redis ages in whole seconds, logging
 classifies in rounds of its own thread, the kernel reclaims at its own pace. Measured at 1M
 records, θ 0.99 and 0.5, M/D 1/2 (experiments/README.md "Fast device"): lru, alru-hstore and
@@ -61,6 +63,7 @@ class Approach:
     network_only: bool = False       # refused in in-process mode (extstore: its reads finish on IO threads)
     extstore: bool = False           # memcached's extstore on a file in the cell's spill directory (extstore.py)
     pressure: bool = False           # a PSI-driven controller squeezes its cgroup (TMO's Senpai: pressure.py)
+    device_latency: str = ""         # the RAM device stands for NVM of this line latency (nvm.py): "2x", "8x", "300ns"
     about: str = ""
 
 
@@ -191,8 +194,9 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
     # the disk-oriented design the NVM paper compares anti-caching with (its MySQL: a DRAM buffer pool
     # over data files on NVM): ospaging-file, whose page cache is the buffer pool (charged to the cell),
     # over a file on the RAM device (`[run] spill_device = "ram"`, a zram block device outside the cell's
-    # cgroup) that stands for an NVM block device. No latency is added to that device (this machine has
-    # no device-mapper delay target): it is faster than the paper's, which favours this design
+    # cgroup) that stands for an NVM block device. As it is, nothing limits that device (faster than the
+    # paper's: it favours this design); ospaging-nvmfile{device_latency=2x|8x} limits it for the cell to
+    # 64 bytes per line latency (nvm.py; this machine has no device-mapper delay target)
     Approach("ospaging-nvmfile", "ospaging", {"ac_os_backing": "file"}, pages=True, spills=False,
              resident="pages", fills_limit=True, flags=PAGING_FLAGS, figures=False, ram_device=True,
              about="the disk-oriented design over NVM: a buffer pool (the page cache of a shared file mapping,"
@@ -284,8 +288,13 @@ def from_binary(name: str, data: dict[str, Any]) -> Approach | None:
 
 
 # NAME{option=value,...}: approach NAME with these -o settings added (a sensitivity sweep lists one
-# per value: experiments/effpaging-lock.toml); the server checks each value when the cell starts
+# per value: experiments/effpaging-lock.toml); the server checks each value when the cell starts.
+# The harness's own settings of an approach (not -o settings) are set the same way:
 _VARIANT = re.compile(r"^([^{}]+)\{([^{}]*)\}$")
+HARNESS_SETTINGS = {
+    # the RAM device of [run] spill_device = "ram" limited to an NVM block device's bandwidth (nvm.py)
+    "device_latency": "the line latency of the NVM block device the RAM device stands for",
+}
 
 
 def variant(name: str) -> Approach | None:
@@ -302,16 +311,30 @@ def variant(name: str) -> Approach | None:
     except components.ComponentsError as e:
         raise ApproachError(f"{name}: {e}") from None
     opts: dict[str, str] = {}
+    own: dict[str, str] = {}
     for part in m.group(2).split(","):
         k, sep, v = (x.strip() for x in part.partition("="))
         if not sep or not k or not v:
             raise ApproachError(f"{name}: {part.strip()!r} is not option=value; accepted: NAME{{option=value,...}}")
-        if k not in keys:
-            raise ApproachError(f"{name}: {k!r} is not an option of memcached-ac; accepted: {', '.join(sorted(keys))}")
-        opts[k] = v
-    settings = ", ".join(f"{k}={v}" for k, v in opts.items())
+        if k in HARNESS_SETTINGS:
+            own[k] = v
+        elif k not in keys:
+            raise ApproachError(f"{name}: {k!r} is not an option of memcached-ac nor a setting of the harness; "
+                                f"accepted: {', '.join(sorted(keys | set(HARNESS_SETTINGS)))}")
+        else:
+            opts[k] = v
+    if "device_latency" in own:
+        from acbench import nvm
+        try:
+            nvm.parse_device_latency(own["device_latency"])
+        except nvm.NvmError as e:
+            raise ApproachError(f"{name}: {e}") from None
+        if not on_ram_device(base):
+            raise ApproachError(f"{name}: device_latency limits the RAM device, and {base.name}'s cells never run on "
+                                "it (its hit rate depends on the device's speed: approaches.py ram_device)")
+    settings = ", ".join(f"{k}={v}" for k, v in {**opts, **own}.items())
     return dataclasses.replace(base, name=name, options={**base.options, **opts}, figures=False,
-                               about=f"{base.about} (with {settings})")
+                               about=f"{base.about} (with {settings})", **own)
 
 
 def lookup(name: str) -> Approach | None:

@@ -127,6 +127,8 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
     gname = "acbench-" + hashlib.sha1(cell.cell_id.encode()).hexdigest()[:10]
     io = regime_limit(run, spill_root)
     late_io = io if io is not None and run.get("hdd_from", "run") == "run" else None   # set before the run
+    nvm_dev = device_limit(approach, spill_root, spill_device)      # the whole cell, the load included
+    io = io or (nvm_dev[0] if nvm_dev else None)
     group = acg().MemoryGroup(gname, plan.limit_bytes, plan.swap_bytes,       # checks the limit: before mkdtemp
                               io=None if late_io is not None else io)
     spill_parent = Path(tempfile.mkdtemp(prefix=f"acbench-{os.getpid()}-", dir=spill_root))
@@ -153,9 +155,12 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
     out: dict[str, Any] = {"mode": mode, "spill_device": spill_device,
                            "server_threads": server_threads_of(run, cell.properties),
                            "regime": run.get("regime", "native"), "ext_file_bytes": extstore.file_bytes(extra),
-                           "io_limit_iops": io.read_iops if io is not None else None,
+                           "io_limit_iops": io.read_iops or None if io is not None else None,
+                           "io_limit_bps": io.read_bps or None if io is not None else None,
                            "io_limit_device": io.device if io is not None else None,
-                           "io_limit_from": (run.get("hdd_from", "run") if io is not None else None)}
+                           "io_limit_from": (None if io is None else "load" if nvm_dev else run.get("hdd_from", "run")),
+                           "device_latency": approach.device_latency or None,
+                           "device_dram_ns": nvm_dev[1] if nvm_dev else None}
     stderr = open(cell_dir / "stderr.txt", "w")
     t0 = time.monotonic()
     busy0, own0, load0 = collect.machine_busy_s(), collect.own_cpu_s(), os.getloadavg()[0]
@@ -215,6 +220,19 @@ def regime_limit(run: dict[str, Any], spill_root: Path) -> Any:
     lib = acg()
     iops = int(run.get("hdd_iops", HDD_IOPS))
     return lib.IoLimit(lib.disk_of(spill_root), iops, iops)
+
+
+def device_limit(approach: Any, spill_root: Path, spill_device: str) -> tuple[Any, float] | None:
+    """An approach with device_latency on the RAM device: (the limit of that device to the NVM block
+    device's bandwidth for the cell's processes, DRAM's latency it was computed from: nvm.py); None
+    otherwise. The spec refuses device_latency without the RAM device."""
+    if not approach.device_latency:
+        return None
+    if spill_device != "ram":
+        raise nvm.NvmError(f"{approach.name}: device_latency needs the cell on the RAM device, not the {spill_device}")
+    lib, dram = acg(), nvm.dram_ns()
+    rate = nvm.device_rate(approach.device_latency, dram)
+    return lib.IoLimit(lib.disk_of(spill_root), read_bps=rate, write_bps=rate), dram
 
 
 def stop(group: Any, paging: PagingSetup | None, log: Any = lambda text: None) -> BaseException | None:

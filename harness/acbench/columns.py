@@ -76,9 +76,15 @@ _CELL = [
     _c("regime", "str", "", "native (the disk as it is) or hdd (its reads and writes limited to io_limit_iops per "
        "second for the cell's processes: the paper's hard disk emulated; [run] regime)", HARNESS),
     _c("io_limit_iops", "int", "ops/s", "regime hdd: the read and the write IOPS limit on the spill disk", HARNESS),
-    _c("io_limit_device", "str", "", "regime hdd: MAJ:MIN of the limited disk", HARNESS),
+    _c("io_limit_bps", "int", "B/s", "device_latency: the read and the write bytes/s limit on the RAM device (64 "
+       "bytes per line latency: the NVM block device it stands for)", HARNESS),
+    _c("io_limit_device", "str", "", "regime hdd or device_latency: MAJ:MIN of the limited device", HARNESS),
     _c("io_limit_from", "str", "", "regime hdd: run (the limit set before the measured run; load and warm-up at "
-       "the disk's own speed) or load (the whole cell)", HARNESS),
+       "the disk's own speed) or load (the whole cell; always with device_latency)", HARNESS),
+    _c("device_latency", "str", "", "NAME{device_latency=...}: the line latency of the NVM block device the RAM "
+       "device stands for (Nx DRAM's, or ns)", HARNESS),
+    _c("device_dram_ns", "float", "ns", "device_latency: DRAM's latency per line it multiplies (ac-dramlat, measured "
+       "at the cell's start)", HARNESS),
     _c("disk_device", "str", "", "the block device of the spill directory (vda, zram1, ...)", DISK),
 ]
 _PLAN = [

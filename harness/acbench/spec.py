@@ -336,6 +336,10 @@ def parse_spec(data: dict[str, Any], path: Path) -> Spec:
     if run["regime"] == "hdd" and run["spill_device"] != "disk":
         raise _err(path, "[run] regime", "hdd emulates a slow disk and needs spill_device = \"disk\" (a RAM "
                    "device has no disk to limit)")
+    nvm_dev = [a for a in grid["approach"] if lookup(a).device_latency]
+    if nvm_dev and run["spill_device"] != "ram":
+        raise _err(path, "[grid] approach", f"{nvm_dev[0]}: device_latency limits the RAM device, which stands for "
+                   "an NVM block device; accepted with [run] spill_device = \"ram\" only")
     for k in ("perf", "io_direct"):
         if not isinstance(run[k], bool):
             raise _err(path, f"[run] {k}", f"{run[k]!r}; accepted: true or false")

@@ -12,6 +12,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+# runs real cells: one such module at a time under pytest-xdist (conftest.machine_state_lock)
+pytestmark = pytest.mark.machine
+
 WORKLOADS = Path(__file__).resolve().parents[2] / "experiments" / "workloads"
 SHM = Path("/dev/shm")
 # 48k records of 1 KB at M/D 1/8: about 46 MB of records leave RAM for a cell limit near 11 MB
@@ -77,3 +80,65 @@ def test_bad_setting_refused_and_regions_removed(run) -> None:
     _, cp, before, after = run
     assert "ac_nvm_slots" in cp.stdout + cp.stderr and "power of two" in cp.stdout + cp.stderr
     assert after == before, f"NVM regions left on /dev/shm: {after - before}"
+
+
+# the disk-oriented design on an NVM block device: the RAM device limited to 64 bytes per line latency
+SPEC_DEVICE = """
+name = "tinynvmdev"
+[fixed]
+recordcount = 20000
+operationcount = 4000
+warmupoperations = 1000
+requestdistribution = "truezipf"
+[grid]
+approach = ["ospaging-nvmfile", "ospaging-nvmfile{device_latency=8x}", "lru{device_latency=300ns}"]
+workload = ["readonly"]
+zipf_theta = [0.99]
+mem_ratio = ["1/2"]
+[run]
+spill_device = "ram"
+"""
+
+
+@pytest.fixture(scope="module")
+def device_run(tmp_path_factory: pytest.TempPathFactory):
+    d = tmp_path_factory.mktemp("nvmdev")
+    (d / "readonly").write_text((WORKLOADS / "readonly").read_text())
+    (d / "tinynvmdev.toml").write_text(SPEC_DEVICE)
+    cp = subprocess.run([sys.executable, "-m", "acbench", "run", str(d / "tinynvmdev.toml"), "--run-id", "d1",
+                         "--results", str(d / "results")], capture_output=True, text=True, timeout=600)
+    return d / "results" / "tinynvmdev" / "d1", cp
+
+
+def test_device_latency_limits_the_ram_device_for_the_cell(device_run) -> None:
+    rd, cp = device_run
+    assert cp.returncode == 0, cp.stdout + cp.stderr
+    df = pd.read_parquet(rd / "cells.parquet").set_index("approach")
+    plain, slow, lru = (df.loc[a] for a in ("ospaging-nvmfile", "ospaging-nvmfile{device_latency=8x}",
+                                            "lru{device_latency=300ns}"))
+    for r in (plain, slow, lru):
+        assert r["spill_device"] == "ram" and r["status"] == "ok"
+        assert r["hits"] + r["disk_hits"] == r["reads_total"] == 4000 and r["misses"] == 0
+    # the limit the kernel holds (acg checks it against what it wrote): 64 bytes per 8 DRAM latencies
+    assert slow["device_latency"] == "8x" and slow["device_dram_ns"] > 0
+    assert slow["io_limit_bps"] == round(64e9 / (8 * slow["device_dram_ns"]))
+    assert slow["io_limit_from"] == "load" and pd.isna(slow["io_limit_iops"])
+    assert lru["io_limit_bps"] == round(64e9 / 300) and lru["device_latency"] == "300ns"
+    # the paging reads went through the limited device in the cell's group
+    assert slow["disk_hits"] > 0 and slow["cg_io_read_ios"] >= slow["disk_hits"] * 0.5
+    assert pd.isna(plain["io_limit_bps"]) and pd.isna(plain["device_latency"]) and pd.isna(plain["io_limit_device"])
+    # the one RAM device of the run, a zram device (its major number as /proc/devices names it)
+    zram_major = next(line.split()[0] for line in Path("/proc/devices").read_text().splitlines()
+                      if line.split()[1:] == ["zram"])
+    assert slow["io_limit_device"] == lru["io_limit_device"] and slow["io_limit_device"].split(":")[0] == zram_major
+    assert str(slow["disk_device"]).startswith("zram")
+
+
+def test_device_latency_refused_off_the_ram_device(tmp_path) -> None:
+    (tmp_path / "readonly").write_text((WORKLOADS / "readonly").read_text())
+    (tmp_path / "s.toml").write_text(SPEC_DEVICE.replace('spill_device = "ram"', 'spill_device = "disk"'))
+    cp = subprocess.run([sys.executable, "-m", "acbench", "run", str(tmp_path / "s.toml"), "--dry-run"],
+                        capture_output=True, text=True, timeout=120)
+    assert cp.returncode != 0
+    assert ("ospaging-nvmfile{device_latency=8x}: device_latency limits the RAM device, which stands for an NVM "
+            "block device; accepted with [run] spill_device = \"ram\" only") in cp.stdout + cp.stderr

@@ -10,6 +10,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+# runs real cells: one such module at a time under pytest-xdist (conftest.machine_state_lock)
+pytestmark = pytest.mark.machine
+
 WORKLOADS = Path(__file__).resolve().parents[2] / "experiments" / "workloads"
 # 16000 records: lru's -m at M/D 1/4 must stay above memcached-ac's 2 MiB once its needs (overhead
 # and a block of page cache) are taken out of the common limit and rounded down (at 8000 it was 1.9)
@@ -129,8 +132,9 @@ MAY_BE_EMPTY = {"lat_update_mean_us", "lat_update_p50_us", "lat_update_p99_us", 
                 "ac_uvmm_pinned_pages", "ac_uvmm_pin_skips", "ac_uvmm_pin_overrides", "ac_log_hot_keys",
                 # logging's lossless log and offline round (ac_log_offline)
                 "ac_log_waits", "ac_log_wait_ns", "ac_log_offline_rounds", "ac_log_offline_ns",
-                # regime hdd only: the disk's I/O limit and what went through it
-                "io_limit_iops", "io_limit_device", "io_limit_from", "cg_io_read_ios", "cg_io_write_ios",
+                # regime hdd or device_latency only: the device's I/O limit and what went through it
+                "io_limit_iops", "io_limit_device", "io_limit_from", "io_limit_bps",
+                "device_latency", "device_dram_ns", "cg_io_read_ios", "cg_io_write_ios",
                 # a run window without disk reads has no mean read latency
                 "disk_read_latency_us"}
 # tiers nvm and remote, memcached's extstore only: their own stats lines (this run has none of them)

@@ -30,12 +30,24 @@ def test_variant_approaches() -> None:
     assert a is not None and a.pages and a.flags == lookup("effpaging").flags and not a.figures
     assert a.options == {"ac_eff_lock": "0.7", "ac_eff_hot_first": "0"}
     assert lookup("lru{ac_block_size=4M}").options == {"ac_block_size": "4M"}
-    with pytest.raises(ApproachError, match=r"'ac_eff_lok' is not an option of memcached-ac; accepted: .*ac_eff_lock"):
+    with pytest.raises(ApproachError, match=r"'ac_eff_lok' is not an option of memcached-ac nor a setting of the harness; accepted: .*ac_eff_lock"):
         lookup("effpaging{ac_eff_lok=0.7}")
     with pytest.raises(ApproachError, match=r"'ac_eff_lock' is not option=value"):
         lookup("effpaging{ac_eff_lock}")
     with pytest.raises(ApproachError, match=r"unknown approach 'efpaging'"):
         lookup("efpaging{ac_eff_lock=1}")
+
+
+def test_device_latency_is_the_harnesss_setting_not_the_servers() -> None:
+    a = lookup("ospaging-nvmfile{device_latency=8x}")
+    assert a.device_latency == "8x" and a.options == lookup("ospaging-nvmfile").options
+    assert lookup("lru{device_latency=300ns, ac_block_size=4M}").options == {"ac_block_size": "4M"}
+    assert lookup("ospaging-nvmfile").device_latency == ""
+    with pytest.raises(ApproachError, match=r"device_latency '8'; accepted: Nx \(N times DRAM's latency per cache "
+                                            r"line, N from 1 to 100, e.g. 2x, 8x\) or Nns"):
+        lookup("ospaging-nvmfile{device_latency=8}")
+    with pytest.raises(ApproachError, match=r"alru's cells never run on it"):
+        lookup("alru{device_latency=2x}")
 
 
 def test_sweep_table_best_and_spread() -> None:
