@@ -84,7 +84,7 @@ soak: all
 	python3 memcached/soak/soak.py $(SOAK_ARGS)
 	memcached/soak/memcaslap.sh
 
-# memcached's own suite (prove t/) on the fork: stock (ac_policy none), then under the policies
+# memcached's own suite (prove t/) on the fork: stock (ac_policy none) and under the policies
 # that spill and serve the network, as the binary lists them (-o ac_list: memcached/ac_list.py
 # spill-policies; lru, alru, logging today). make test runs the first of them (lru), make test-full
 # every one (UPSTREAM_SET=all): what alru's and logging's hooks could break under memcached's
@@ -92,18 +92,18 @@ soak: all
 # memcached/upstream-skip.txt lists the files skipped under a spilling policy, each with its reason.
 # test-upstream-POLICY runs one.
 # The suite is mostly sleeps (37 CPU-s in 232 s at -j2): UPSTREAM_JOBS files at once, the slowest
-# started first (memcached/upstream-order.sh), take about as long as its longest file.
+# started first (memcached/upstream-order.sh), take about as long as its longest file; and
+# UPSTREAM_SUITES suites at once (stock beside lru: memcached/upstream-run.sh).
 UPSTREAM_SET ?= first
 UPSTREAM_JOBS ?= 6
-export UPSTREAM_JOBS
+UPSTREAM_SUITES ?= 2
+export UPSTREAM_JOBS UPSTREAM_SUITES
 UPSTREAM_PROVE = cd $(SRC) && prove -j$(UPSTREAM_JOBS) $$($(TOP)/memcached/upstream-order.sh t/*.t)
 test-upstream: all
 	$(MAKE) -s -C $(SRC) timedrun sizes testapp
-	$(UPSTREAM_PROVE)
 	@pols=$$(python3 memcached/ac_list.py $(BUILD)/bin/memcached-ac spill-policies); \
 	[ "$(UPSTREAM_SET)" = all ] || pols=$${pols%% *}; \
-	for p in $$pols; do echo "== memcached's suite under ac_policy=$$p"; \
-	  memcached/upstream-suite.sh $(SRC) $$p || exit 1; done
+	memcached/upstream-run.sh $(SRC) $$pols
 test-upstream-none: all
 	$(MAKE) -s -C $(SRC) timedrun sizes testapp
 	$(UPSTREAM_PROVE)

@@ -2,16 +2,44 @@
 checkout that holds them (acbench's home, paths.py), wherever pytest was started."""
 from __future__ import annotations
 
+import fcntl
 import os
 from collections import OrderedDict
 from pathlib import Path
 from typing import Sequence
 
 import numpy as np
+import pytest
 
 from acbench.traceio import READ_OPS
 
 os.environ.setdefault("ACBENCH_HOME", str(Path(__file__).resolve().parents[2]))
+
+
+def pytest_configure(config) -> None:
+    config.addinivalue_line("markers", "machine: the module runs real cells (cgroups, vm.page-cluster, swap, zram, "
+                                       "/var/tmp): one such module at a time under pytest-xdist (machine_state_lock)")
+
+
+@pytest.fixture(scope="module", autouse=True)
+def machine_state_lock(request, tmp_path_factory):
+    """A module marked `machine` (pytestmark) runs holding an exclusive lock on a file in the run's
+    temporary root, shared by the xdist workers (`make -C harness test`: -n 2 --dist loadfile, so a
+    module stays on one worker): real cells change machine-wide state (vm.page-cluster saved and
+    restored around each paging cell, swap areas, zram devices) and tests check that it is left as it
+    was (/var/tmp, swap, devices), which a cell of the other worker would upset. Module-scoped, so
+    the lock is held before the module's own run fixtures start their cells; the other modules
+    (models, parsers, simulators) run beside it."""
+    marks = getattr(request.module, "pytestmark", [])
+    if not any(m.name == "machine" for m in (marks if isinstance(marks, list) else [marks])):
+        yield
+        return
+    root = tmp_path_factory.getbasetemp()
+    if os.environ.get("PYTEST_XDIST_WORKER"):
+        root = root.parent
+    with open(root / "machine-state.lock", "a") as f:
+        fcntl.flock(f, fcntl.LOCK_EX)
+        yield
 
 
 def lru_hits(keys: Sequence[int], cap: int, ops: Sequence[int] | None = None, score_from: int = 0) -> int:

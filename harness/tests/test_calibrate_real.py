@@ -11,6 +11,9 @@ from acbench import calibrate, measure, paths
 from acbench.cgroup import acg
 from acbench.memory import MIB, hash_bytes
 
+# runs real cells: one such module at a time under pytest-xdist (conftest.machine_state_lock)
+pytestmark = pytest.mark.machine
+
 WORKLOADS = Path(__file__).resolve().parents[2] / "experiments" / "workloads"
 
 

@@ -30,6 +30,9 @@ from acbench.results import RunDir
 from acbench.runner import RunError, identities, run_spec
 from acbench.spec import load_spec
 
+# runs real cells: one such module at a time under pytest-xdist (conftest.machine_state_lock)
+pytestmark = pytest.mark.machine
+
 TOP = Path(__file__).resolve().parents[2]
 WORKLOADS = TOP / "experiments" / "workloads"
 # two deterministic approaches (their counts repeat exactly with one driver thread), 4 cells of

@@ -26,6 +26,9 @@ import pytest
 
 from acbench.cgroup import acg
 
+# runs real cells: one such module at a time under pytest-xdist (conftest.machine_state_lock)
+pytestmark = pytest.mark.machine
+
 WORKLOADS = Path(__file__).resolve().parents[2] / "experiments" / "workloads"
 PAGE_CLUSTER = Path("/proc/sys/vm/page-cluster")
 CELL = "ospaging_readonly_z0.99_m0.5_r0"

@@ -16,6 +16,9 @@ import pytest
 from acbench import extstore, server
 from types import SimpleNamespace
 
+# runs real cells: one such module at a time under pytest-xdist (conftest.machine_state_lock)
+pytestmark = pytest.mark.machine
+
 WORKLOADS = Path(__file__).resolve().parents[2] / "experiments" / "workloads"
 # 60k records of 1 KB at M/D 1/2: extstore's own buffers (~11 MiB beside its items) leave it room
 SPEC = """

@@ -16,6 +16,10 @@ import pytest
 
 from acbench import fig2, fig2_cmd, leftovers
 
+# runs real cells (vma raises vm.max_map_count for them): one such module at a time under pytest-xdist
+# (conftest.machine_state_lock)
+pytestmark = pytest.mark.machine
+
 METHODS = "none-flat,none,lru,alru,vma"
 MAP_COUNT = Path("/proc/sys/vm/max_map_count")
 

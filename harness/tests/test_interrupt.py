@@ -10,8 +10,12 @@ import time
 from pathlib import Path
 
 import pandas as pd
+import pytest
 
 from acbench.cgroup import acg
+
+# runs real cells: one such module at a time under pytest-xdist (conftest.machine_state_lock)
+pytestmark = pytest.mark.machine
 
 WORKLOADS = Path(__file__).resolve().parents[2] / "experiments" / "workloads"
 SPEC = """

@@ -11,6 +11,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+# runs real cells: one such module at a time under pytest-xdist (conftest.machine_state_lock)
+pytestmark = pytest.mark.machine
+
 WORKLOADS = Path(__file__).resolve().parents[2] / "experiments" / "workloads"
 PAGE_CLUSTER = Path("/proc/sys/vm/page-cluster")
 # The CI spec's shape (20k records, true Zipf): at 30k records of YCSB's near-uniform scrambled

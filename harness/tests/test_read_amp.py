@@ -7,7 +7,12 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from acbench.cell import read_amplification
+
+# runs real cells: one such module at a time under pytest-xdist (conftest.machine_state_lock)
+pytestmark = pytest.mark.machine
 
 WORKLOADS = Path(__file__).resolve().parents[2] / "experiments" / "workloads"
 

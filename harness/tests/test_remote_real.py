@@ -12,6 +12,9 @@ from pathlib import Path
 import pandas as pd
 import pytest
 
+# runs real cells: one such module at a time under pytest-xdist (conftest.machine_state_lock)
+pytestmark = pytest.mark.machine
+
 WORKLOADS = Path(__file__).resolve().parents[2] / "experiments" / "workloads"
 SPEC = """
 name = "tinyremote"

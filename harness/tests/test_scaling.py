@@ -12,6 +12,9 @@ import pytest
 
 from acbench.scaling import plot_scaling, scaling_table
 
+# runs real cells: one such module at a time under pytest-xdist (conftest.machine_state_lock)
+pytestmark = pytest.mark.machine
+
 WORKLOADS = Path(__file__).resolve().parents[2] / "experiments" / "workloads"
 
 

@@ -1,7 +1,8 @@
 """Protocol conformance: libmemcached's `memccapable` (libmemcached-tools 1.1.4, its 54 text
 and binary protocol tests) against memcached-ac under every approach of
 harness/acbench/approaches.py (memcached-static runs the same server as memcached:
-ac_policy=none, once), plus lru with ac_merge=block. Left out: vma and vma-tuples, which
+ac_policy=none, once), plus lru with ac_merge=block (make test: each policy over its default
+tier, lru over every other tier, block merge and compression; KEPT). Left out: vma and vma-tuples, which
 run only with the in-process driver (policy vma protects the slab memory, and a socket
 reading or writing a protected page gets EFAULT: memcached-ac refuses to serve the network
 with it).
@@ -119,6 +120,8 @@ def test_cases_cover_every_approach():
             continue
         assert name in CASES or {"ac_policy": a.policy, **a.options} in CASES.values(), name
     assert len(TESTS) == 54 and len(set(TESTS)) == 54 and set(FLUSH_TESTS) <= set(TESTS)
+    # make test's cases are cases (a renamed approach must not drop out of both runs)
+    assert KEPT <= set(CASES)
 
 
 STATUS = re.compile(r"^(?:Press <return> when you are ready\? )?(\S.*?)\s+\[(pass|skip|FAIL)\]$", re.M)
@@ -244,9 +247,15 @@ def run_case(name: str, tmp: Path) -> str:
             raise AssertionError("\n".join(problems))   # chained to a failure in flight, if any
 
 
-# uvmm-raw runs uvmm's server with its pages uncompressed, emt the same pager with read-ahead: the same
-# protocol code, make test-full only (test_emt.py runs emt under every command)
-FULL_ONLY = {"uvmm-raw", "emt"}
+# make test runs each policy over its default tier, lru over every other tier, and lru's block merge
+# and compression (their own read paths); make test-full adds the rest, the same protocol code: a kept
+# case's policy and tier with other settings (sampling, block size, compaction, codec, I/O engine,
+# clock, classifier charge, chain order, page compression), a policy over another tier (its hooks are
+# the same whatever the tier; the tier's paths the same whatever the policy), and emt, uvmm's pager
+# with read-ahead (test_emt.py runs it under every command). memcached/tests/README.md
+KEPT = {"memcached", "lru", "lru-block-merge", "lru-lz4", "alru", "logging", "sieve", "s3fifo", "wtinylfu",
+        "lru-nvm", "lru-remote", "lru-tuples", "ospaging", "ospaging-file", "effpaging", "uvmm"}
+FULL_ONLY = set(CASES) - KEPT
 
 
 def run_all(names: list[str], tmp_path_factory) -> None:

@@ -40,8 +40,9 @@ from noloss import Workload, check_final, check_old_ops
     ("direct-uring", {"ac_io": "uring", "ac_io_direct": "on"}),
     ("direct-tuples", {"ac_io_direct": "on", "ac_policy": "lru", "ac_tier": "tuples"}),
     ("write-queue", {"ac_write_queue": "2"}),
-    ("write-queue-direct-merge-block", {"ac_write_queue": "2", "ac_io_direct": "on", "ac_merge": "block",
-                                        "ac_block_size": "256K"}),
+    # the three together (64 s): make test-full only; make test runs each of them alone
+    pytest.param("write-queue-direct-merge-block", {"ac_write_queue": "2", "ac_io_direct": "on", "ac_merge": "block",
+                                                    "ac_block_size": "256K"}, marks=pytest.mark.full),
     # lazy compaction's merges in the compactor thread, eager (small blocks merged below 90 % live)
     ("compact-thread", {"ac_compact_thread": "on", "ac_block_size": "256K", "ac_compact_fill": "0.9"}),
     # the block's live records copied to the open block on disk, never into RAM
