@@ -53,7 +53,8 @@ def fill(raw, rng, total: int) -> tuple[dict[str, tuple[bytes, int]], Counter]:
 def check_read_eio(srv, pair: dict[str, str]) -> None:
     """The server was started with ac_fault=read_eio:3."""
     raw = srv.raw()
-    stored, answers = fill(raw, random.Random(11), 64 * MiB)
+    # twice -m: ~11k of ~22k values spilled, each read back twice
+    stored, answers = fill(raw, random.Random(11), 32 * MiB)
     # a store whose spill hit a failed read (the tuples tier's index) is refused, and counted so
     assert set(answers) <= {b"STORED", OOM_STORE}, answers
     st = srv.ac()
