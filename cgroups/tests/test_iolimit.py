@@ -28,6 +28,22 @@ print(time.monotonic() - t0)
 """
 
 
+@pytest.fixture
+def data():
+    """16 MiB of random bytes in a file on the disk under /var/tmp (written back, so reads go to the
+    disk); removed afterwards."""
+    spill = Path(tempfile.mkdtemp(prefix="acg-io-", dir="/var/tmp"))
+    try:
+        with open(spill / "data", "wb") as f:
+            f.write(os.urandom(16 << 20))
+        os.sync()
+        yield spill / "data"
+    finally:
+        for p in spill.iterdir():
+            p.unlink()
+        spill.rmdir()
+
+
 def test_bad_input_is_refused_with_what_is_accepted(tmp_path):
     with pytest.raises(AcgError, match=r"io device 'vda': expected MAJ:MIN, e.g. 253:0"):
         IoLimit("vda", 100, 100)
@@ -44,68 +60,48 @@ def test_bad_input_is_refused_with_what_is_accepted(tmp_path):
 
 
 @needs_cgroups
-def test_reads_in_the_group_are_throttled_counted_and_the_limit_removed():
-    spill = Path(tempfile.mkdtemp(prefix="acg-io-", dir="/var/tmp"))
-    data = spill / "data"
-    try:
-        with open(data, "wb") as f:
-            f.write(os.urandom(16 << 20))
-        os.sync()
-        dev = disk_of(data)
-        with MemoryGroup("t-io", 64 << 20, None, io=IoLimit(dev, 100, 100)) as g:
-            marker = Registry().group_info(g.path)
-            if g.backend.version == 1:
-                comp = blkio_root() / "acg" / g.path.name
-                assert comp.is_dir() and marker["io_group"] == str(comp)
-                assert (comp / "blkio.throttle.read_iops_device").read_text().split() == [dev, "100"]
-            assert g.io_limits == {"read_iops": 100, "write_iops": 100}
-            p = g.popen([sys.executable, "-c", READER, str(data), "60"], stdout=subprocess.PIPE, text=True)
-            out, _ = p.communicate(timeout=60)
-            took = float(out)
-            st = g.stats()
-            assert st["io_limits"] == {"read_iops": 100, "write_iops": 100, "device": dev}
-            assert st["io_read_ios"] >= 60            # every direct read went through the group
-        # 60 direct reads at 100 per second: ~0.6 s (unthrottled: a few ms); the slack is the
-        # throttle's first slice
-        assert took > 0.3
-        assert g.removal["removed"] and g.removal["io_group_removed"]
+def test_reads_in_the_group_are_throttled_counted_and_the_limit_removed(data):
+    dev = disk_of(data)
+    with MemoryGroup("t-io", 64 << 20, None, io=IoLimit(dev, 100, 100)) as g:
+        marker = Registry().group_info(g.path)
         if g.backend.version == 1:
-            assert not comp.exists()
-        assert not g.path.exists()
-    finally:
-        for p in spill.iterdir():
-            p.unlink()
-        spill.rmdir()
+            comp = blkio_root() / "acg" / g.path.name
+            assert comp.is_dir() and marker["io_group"] == str(comp)
+            assert (comp / "blkio.throttle.read_iops_device").read_text().split() == [dev, "100"]
+        assert g.io_limits == {"read_iops": 100, "write_iops": 100}
+        p = g.popen([sys.executable, "-c", READER, str(data), "60"], stdout=subprocess.PIPE, text=True)
+        out, _ = p.communicate(timeout=60)
+        took = float(out)
+        st = g.stats()
+        assert st["io_limits"] == {"read_iops": 100, "write_iops": 100, "device": dev}
+        assert st["io_read_ios"] >= 60            # every direct read went through the group
+    # 60 direct reads at 100 per second: ~0.6 s (unthrottled: a few ms); the slack is the
+    # throttle's first slice
+    assert took > 0.3
+    assert g.removal["removed"] and g.removal["io_group_removed"]
+    if g.backend.version == 1:
+        assert not comp.exists()
+    assert not g.path.exists()
 
 
 @needs_cgroups
-def test_a_bytes_per_second_limit_throttles_reads_and_sets_nothing_else():
+def test_a_bytes_per_second_limit_throttles_reads_and_sets_nothing_else(data):
     """read_bps alone: 8 MiB of 64 KiB direct reads at 8 MiB/s take about a second (unthrottled: a few
     ms); the IOPS limits stay unset."""
-    spill = Path(tempfile.mkdtemp(prefix="acg-io-", dir="/var/tmp"))
-    data = spill / "data"
-    try:
-        with open(data, "wb") as f:
-            f.write(os.urandom(16 << 20))
-        os.sync()
-        dev = disk_of(data)
-        with MemoryGroup("t-iobps", 64 << 20, None, io=IoLimit(dev, read_bps=8 << 20)) as g:
-            assert g.io_limits == {"read_bps": 8 << 20}
-            if g.backend.version == 1:
-                comp = blkio_root() / "acg" / g.path.name
-                assert (comp / "blkio.throttle.read_bps_device").read_text().split() == [dev, str(8 << 20)]
-                assert (comp / "blkio.throttle.read_iops_device").read_text().split() == []
-            p = g.popen([sys.executable, "-c", READER, str(data), "128", str(64 << 10)], stdout=subprocess.PIPE,
-                        text=True)
-            out, _ = p.communicate(timeout=60)
-            assert g.stats()["io_limits"] == {"read_bps": 8 << 20, "device": dev}
-        # the first slice's budget lets some through at once: at least half of the second
-        assert float(out) > 0.5
-        assert g.removal["removed"] and g.removal["io_group_removed"]
-    finally:
-        for p in spill.iterdir():
-            p.unlink()
-        spill.rmdir()
+    dev = disk_of(data)
+    with MemoryGroup("t-iobps", 64 << 20, None, io=IoLimit(dev, read_bps=8 << 20)) as g:
+        assert g.io_limits == {"read_bps": 8 << 20}
+        if g.backend.version == 1:
+            comp = blkio_root() / "acg" / g.path.name
+            assert (comp / "blkio.throttle.read_bps_device").read_text().split() == [dev, str(8 << 20)]
+            assert (comp / "blkio.throttle.read_iops_device").read_text().split() == []
+        p = g.popen([sys.executable, "-c", READER, str(data), "128", str(64 << 10)], stdout=subprocess.PIPE,
+                    text=True)
+        out, _ = p.communicate(timeout=60)
+        assert g.stats()["io_limits"] == {"read_bps": 8 << 20, "device": dev}
+    # the first slice's budget lets some through at once: at least half of the second
+    assert float(out) > 0.5
+    assert g.removal["removed"] and g.removal["io_group_removed"]
 
 
 @needs_cgroups

@@ -2,7 +2,6 @@
 checkout that holds them (acbench's home, paths.py), wherever pytest was started."""
 from __future__ import annotations
 
-import fcntl
 import os
 from collections import OrderedDict
 from pathlib import Path
@@ -11,6 +10,7 @@ from typing import Sequence
 import numpy as np
 import pytest
 
+from acbench import testlock
 from acbench.traceio import READ_OPS
 
 os.environ.setdefault("ACBENCH_HOME", str(Path(__file__).resolve().parents[2]))
@@ -34,11 +34,7 @@ def machine_state_lock(request, tmp_path_factory):
     if not any(m.name == "machine" for m in (marks if isinstance(marks, list) else [marks])):
         yield
         return
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent
-    with open(root / "machine-state.lock", "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+    with testlock.machine_state_lock(tmp_path_factory):
         yield
 
 

@@ -6,8 +6,6 @@ teardown by its own PID (SIGTERM, SIGKILL after 20 s); then the teardown checks
 that it exited normally and that its spill directory is gone."""
 from __future__ import annotations
 
-import fcntl
-import os
 import sys
 from pathlib import Path
 
@@ -18,6 +16,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 from ac_list import ac_list, spill_pairs, spill_policies  # noqa: E402
 from mc_helpers import BIN, Server, keeps_files, start_server  # noqa: E402
 from paging import page_cluster0, swap, var_tmp  # noqa: E402,F401  (fixtures of the paging tests)
+sys.path.insert(0, str(Path(__file__).resolve().parents[2] / "harness"))
+from acbench import testlock  # noqa: E402
 
 
 def pytest_configure(config):
@@ -75,11 +75,7 @@ def machine_state_lock(request, tmp_path_factory):
     if request.node.get_closest_marker("machine") is None:
         yield
         return
-    root = tmp_path_factory.getbasetemp()
-    if os.environ.get("PYTEST_XDIST_WORKER"):
-        root = root.parent
-    with open(root / "machine-state.lock", "a") as f:
-        fcntl.flock(f, fcntl.LOCK_EX)
+    with testlock.machine_state_lock(tmp_path_factory):
         yield
 
 
