@@ -126,6 +126,11 @@ struct ycsb_backend_ops {
     /* optional (NULL: a replayed trace with deletes is refused): remove the key;
      * *found = 1 if it was there */
     int (*del)(void *tctx, const char *key, size_t keylen, int *found);
+    /* optional (NULL): the same, in each driver thread that started (its
+     * thread_init succeeded), before it waits at the phase's gate; for what
+     * is kept per thread (the in-process backend zeroes callgrind's counts,
+     * which callgrind keeps per thread, when the measured run begins) */
+    void (*thread_phase_begin)(void *tctx, const char *phase);
 };
 
 #endif

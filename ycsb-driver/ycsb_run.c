@@ -603,6 +603,8 @@ static void *worker_main(void *arg)
     for (int phase = 0; phase < 3; phase++) {
         if (phase == YCSB_PHASE_LOAD ? !o->do_load : !o->do_run)
             continue;
+        if (ok && o->ops->thread_phase_begin != NULL)
+            o->ops->thread_phase_begin(wk->tctx, phase_names[phase]);
         gate_wait(&sh->barrier);          /* phase start */
         if (ok)
             run_phase(wk, phase);

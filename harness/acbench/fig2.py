@@ -8,7 +8,8 @@ How it is measured (this machine has no hardware counters: `perf stat -e instruc
 - instructions and L1 misses: one run under valgrind's callgrind with its cache simulator
   (I1 and D1 of 32 KiB, 8-way, 64-byte lines: the paper's Xeon E5-2603), collecting only inside
   the in-process driver's read (`ip_read`: the server's lookup, the policy's tracking, the value
-  copy), divided by the reads of the run. A simulator sees user space only, and work driven by
+  copy), divided by the reads of the run; the load runs uninstrumented and a short warm-up fills
+  the simulated caches before the counted reads. A simulator sees user space only, and work driven by
   wall-clock time (vma's resets, alru's timer) happens about 50x less often per access than
   natively, because valgrind runs the accesses that much slower.
 - time: the mean latency of a read as the driver measures it, from runs without valgrind, the
@@ -57,6 +58,8 @@ HEADROOM_MB = 64
 NOFILE = 1024
 MAXCONNS = 1012
 CACHE_MODEL = ("--I1=32768,8,64", "--D1=32768,8,64", "--LL=8388608,16,64")
+# reads before the callgrind run's measured ones, under instrumentation (callgrind_run)
+CG_WARMUP = 10_000
 CACHE_TEXT = "callgrind cache simulation: I1 32 KiB 8-way, D1 32 KiB 8-way, 64 B lines"
 MAX_MISS_SHARE = 1e-5        # reads that may miss in a run (none may spill)
 COLLECT = "ip_read"           # ycsb-driver/inproc/inproc.c: one read, as the server serves it
@@ -278,11 +281,11 @@ def is_vma(m: Method) -> bool:
     return m.options["ac_policy"] == "vma"
 
 
-def workload_props(cfg: Config, theta: float, reads: int) -> dict[str, Any]:
+def workload_props(cfg: Config, theta: float, reads: int, warmup: int = 0) -> dict[str, Any]:
     return {"recordcount": cfg.records, "operationcount": reads, "readproportion": 1,
             "updateproportion": 0, "insertproportion": 0, "readmodifywriteproportion": 0,
             "requestdistribution": cfg.distribution, "zipfianconstant": theta,
-            "warmupoperations": 0, "threads": 1}
+            "warmupoperations": warmup, "threads": 1}
 
 
 def _limit_files() -> None:
@@ -305,16 +308,17 @@ def _run(cmd: list[str], timeout: float) -> subprocess.CompletedProcess:
 
 
 def run_once(m: Method, cfg: Config, theta: float, reads: int, workdir: Path, prefix: list[str] | None = None,
-             granule: int = PAGE, tag: str = "") -> dict[str, Any]:
+             granule: int = PAGE, tag: str = "", warmup: int = 0) -> dict[str, Any]:
     """One in-process run of method m; the driver's JSON (kept as workdir/<method><tag>.json).
-    prefix: e.g. valgrind's or perf's command."""
+    prefix: e.g. valgrind's or perf's command; warmup: reads before the measured ones."""
     mb = item_mb(cfg.records)
     workdir.mkdir(parents=True, exist_ok=True)
     out = workdir / f"{m.name}{tag}.json"
     out.unlink(missing_ok=True)
     spill = workdir / f"spill-{m.name}"
     cmd = server.driver_cmd(mb, 1, options(m, spill, cfg.records, granule),
-                            str(paths.top() / "experiments/workloads/workloadc"), out, workload_props(cfg, theta, reads))
+                            str(paths.top() / "experiments/workloads/workloadc"), out,
+                            workload_props(cfg, theta, reads, warmup))
     cmd[1:1] = ["-c", str(MAXCONNS)]
     cmd = (prefix or []) + cmd
     try:
@@ -419,9 +423,14 @@ def callgrind_run(m: Method, cfg: Config, theta: float, workdir: Path, granule: 
     # vma resumes the faulting access after its SIGSEGV handler changed the page's protection:
     # valgrind's manual (§2.9, "Signals") asks for every register to be exact at a memory access
     # then (by default only the program counter and stack pointers are). Every method gets the same.
+    # The load runs uninstrumented (--instr-atstart=no; at 1M records it would take most of the
+    # callgrind run's time): the driver switches instrumentation on at the warm-up, whose
+    # CG_WARMUP reads fill the simulated caches, and zeroes the counts when the measured reads
+    # begin (ycsb-driver/inproc/inproc.c, ip_phase_begin).
     prefix = ["valgrind", "-q", "--tool=callgrind", "--vex-iropt-register-updates=allregs-at-mem-access",
-              "--cache-sim=yes", f"--toggle-collect={COLLECT}", *CACHE_MODEL, f"--callgrind-out-file={cgout}"]
-    run_once(m, cfg, theta, cfg.cg_reads, workdir, prefix, granule, "-callgrind")
+              "--instr-atstart=no", "--cache-sim=yes", f"--toggle-collect={COLLECT}", *CACHE_MODEL,
+              f"--callgrind-out-file={cgout}"]
+    run_once(m, cfg, theta, cfg.cg_reads, workdir, prefix, granule, "-callgrind", warmup=CG_WARMUP)
     ev = parse_callgrind(cgout)
     if ev.get("Ir", 0) == 0:
         raise Fig2Error(f"{m.name}: callgrind collected nothing inside {COLLECT} (is memcached-ac stripped?)")
@@ -489,7 +498,7 @@ def measure(cfg: Config, workdir: Path, callgrind: bool = True, progress: Callab
     rows: list[dict[str, Any]] = []
     meta = {"records": cfg.records, "reads": cfg.reads, "cg_reads": cfg.cg_reads if callgrind else 0,
             "repeats": cfg.repeats, "distribution": cfg.distribution, "item_mb": mb,
-            "counter_source": (f"{CACHE_TEXT} ({vg})" if callgrind else "none"),
+            "counter_source": (f"{CACHE_TEXT} ({vg}), after {CG_WARMUP:,} warm-up reads" if callgrind else "none"),
             "hardware_counters": counters, **sysinfo.machine(), "date": sysinfo.now()}
     for theta in cfg.thetas:
         wd = theta_dir(workdir, theta)

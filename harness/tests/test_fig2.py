@@ -72,6 +72,21 @@ def test_rows_and_overheads(tiny: tuple[Path, subprocess.CompletedProcess, str])
     assert (out / "fig2.png").stat().st_size > 0 and (out / "fig2.pdf").stat().st_size > 0
 
 
+def test_callgrind_counts_the_measured_reads_only(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The callgrind run's load is uninstrumented and its warm-up zeroed by the driver thread itself
+    (callgrind keeps counts per thread): a warm-up 20 times the measured reads leaves the instructions
+    per read where a run without one has them (a warm-up counted would make them ~21 times as many)."""
+    cfg = fig2.Config(records=2000, reads=1000, cg_reads=2000, repeats=1)
+    m = next(x for x in fig2.METHODS if x.name == "lru")
+    per_read = {}
+    for warm in (0, 40_000):
+        monkeypatch.setattr(fig2, "CG_WARMUP", warm)
+        per_read[warm] = fig2.callgrind_run(m, cfg, 0.99, tmp_path / f"w{warm}")["instructions_per_access"]
+        js = json.loads((tmp_path / f"w{warm}" / "lru-callgrind.json").read_text())
+        assert js["warmup"]["reads"]["total"] == warm and js["run"]["reads"]["total"] == 2000
+    assert math.isclose(per_read[40_000], per_read[0], rel_tol=0.05), per_read
+
+
 def test_kernel_time_and_perf_columns(tiny: tuple[Path, subprocess.CompletedProcess, str], perf_why: str) -> None:
     out, cp, _ = tiny
     assert cp.returncode == 0, cp.stderr

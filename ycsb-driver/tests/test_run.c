@@ -43,6 +43,9 @@ struct store {
     struct rec *log[4];
     size_t nlog[4], caplog[4];
     char calls[256];       /* phase_begin and server_stats calls, with the ops seen then */
+    /* atomic: thread_phase_begin calls per phase (load, warmup, run), and
+     * those made after an operation of that phase had run */
+    long thread_phases[3], thread_phases_late;
 };
 struct tctx {
     struct store *s;
@@ -264,8 +267,24 @@ static int t_resident(void *b, double *items, double *bytes)
     return 0;
 }
 
+/* per thread: each phase counted before any operation of it (the load's
+ * 100 records, the warm-up's 200 operations come first in these tests) */
+static void t_thread_phase_begin(void *p, const char *phase)
+{
+    struct store *s = ((struct tctx *)p)->s;
+    static const char *const names[3] = {"load", "warmup", "run"};
+    static const long starts[3] = {0, 100, 300};
+    for (int i = 0; i < 3; i++)
+        if (strcmp(phase, names[i]) == 0) {
+            __atomic_add_fetch(&s->thread_phases[i], 1, __ATOMIC_RELAXED);
+            if (__atomic_load_n(&s->ops, __ATOMIC_RELAXED) != starts[i])
+                __atomic_add_fetch(&s->thread_phases_late, 1, __ATOMIC_RELAXED);
+        }
+}
+
 static struct ycsb_backend_ops mem_ops = {"memory", t_init, t_fini, t_read, t_update, t_insert,
-                                          NULL, t_error, t_stats, NULL, t_resident, t_phase_begin, NULL};
+                                          NULL, t_error, t_stats, NULL, t_resident, t_phase_begin, NULL,
+                                          t_thread_phase_begin};
 
 static void store_free(struct store *s)
 {
@@ -950,7 +969,8 @@ static void test_resources(void)
 }
 
 /* phase_begin: each phase named before its server_stats snapshot, while no
- * operation of it has run (the threads wait at its gate) */
+ * operation of it has run (the threads wait at its gate); thread_phase_begin:
+ * in each of the two threads, before any operation of the phase */
 static void test_phase_begin(void)
 {
     const char *kvs[] = {"recordcount=100", "operationcount=300", "warmupoperations=200",
@@ -962,6 +982,9 @@ static void test_phase_begin(void)
     CHECK(strcmp(s->calls, "load@0 stats@0 warmup@100 stats@100 run@300 stats@300 stats@600") == 0);
     if (strcmp(s->calls, "load@0 stats@0 warmup@100 stats@100 run@300 stats@300 stats@600") != 0)
         fprintf(stderr, "calls: %s\n", s->calls);
+    for (int i = 0; i < 3; i++)
+        CHECK_EQ_I(s->thread_phases[i], 2);
+    CHECK_EQ_I(s->thread_phases_late, 0);
     outcome_free(&o);
     store_free(s);
 }
