@@ -1,5 +1,6 @@
 """Sensitivity sweeps: the cells of approach variants NAME{option=value} (approaches.variant)
-that set one option of one base approach, read as a sweep of that option: per cell of the grid
+that set one option of one base approach (and the base's own rows, when it sets that option),
+read as a sweep of that option: per cell of the grid
 (workload, θ, M/D) the loss against OPT at each value, the best value and how far the loss moves
 across the values. A spec sweeps by listing one variant per value (experiments/effpaging-lock.toml);
 `acbench plot` draws each sweep (sweep-BASE-OPTION-WORKLOAD) and writes its table (.md)."""
@@ -11,6 +12,7 @@ from pathlib import Path
 import matplotlib.pyplot as plt
 import pandas as pd
 
+from acbench.approaches import APPROACHES
 from acbench.figures import save_figure
 from acplot.style import approach_styles, legend_above, plot_line, scale_title
 
@@ -27,7 +29,9 @@ def _value(text: str) -> float | str:
 
 def sweep_rows(df: pd.DataFrame) -> pd.DataFrame:
     """The finished rows of one-option variants, with columns base, option, value (a number when
-    it reads as one); empty without any."""
+    it reads as one); empty without any. The base approach's own rows join its sweep of an option
+    that the base itself sets (approaches.py; logging-buffer's ac_log_hot_fill): they are the
+    sweep's point at that value, unless a variant of the same value ran too."""
     ok = df[df["status"].fillna("ok") == "ok"] if "status" in df.columns else df
     parts = ok["approach"].astype(str).str.extract(_ONE)
     rows = ok[parts[0].notna()].copy()
@@ -36,7 +40,16 @@ def sweep_rows(df: pd.DataFrame) -> pd.DataFrame:
     parts = parts[parts[0].notna()]
     rows["base"], rows["option"] = parts[0], parts[1]
     rows["value"] = [_value(v) for v in parts[2]]
-    return rows
+    own = []
+    for (base, option), g in rows.groupby(["base", "option"], sort=True):
+        a = APPROACHES.get(base)
+        value = a.options.get(option) if a is not None else None
+        if value is None or _value(value) in set(g["value"]):
+            continue
+        b = ok[ok["approach"] == base].copy()
+        b["base"], b["option"], b["value"] = base, option, _value(value)
+        own.append(b)
+    return pd.concat([rows, *own], ignore_index=True) if own else rows
 
 
 def sweep_table(df: pd.DataFrame) -> pd.DataFrame:

@@ -58,6 +58,27 @@ def test_sweep_table_best_and_spread() -> None:
     assert (t.loc[0.5, "best_value"], t.loc[0.5, "worst_loss_pp"], t.loc[0.5, "values"]) == (0.5, 25.0, 3)
 
 
+def test_the_base_approachs_own_setting_is_a_point_of_its_sweep() -> None:
+    """logging-buffer sets ac_log_hot_fill=1 itself: its rows are the sweep's value 1 beside the
+    variants' 0.9; a base that does not set the swept option (effpaging and ac_eff_lock) stays out."""
+    rows = []
+    for approach, losses in (("logging-buffer", (5.0, 30.0)), ("logging-buffer{ac_log_hot_fill=0.9}", (6.0, 20.0)),
+                             ("effpaging", (1.0, 1.0)), ("effpaging{ac_eff_lock=0.5}", (2.0, 2.0))):
+        for theta, loss in zip((0.99, 0.25), losses):
+            rows.append({"approach": approach, "workload": "readonly", "zipf_theta": theta, "mem_ratio": 0.5,
+                         "repetition": 0, "loss_pp": loss, "status": "ok"})
+    df = pd.DataFrame(rows)
+    got = sweep_rows(df)
+    assert sorted(set(zip(got["base"], got["value"]))) == [("effpaging", 0.5), ("logging-buffer", 0.9),
+                                                          ("logging-buffer", 1.0)]
+    t = sweep_table(df).set_index(["base", "zipf_theta"])
+    assert t.loc[("logging-buffer", 0.99), "best_value"] == 1.0 and t.loc[("logging-buffer", 0.99), "spread_pp"] == 1.0
+    assert t.loc[("logging-buffer", 0.25), "best_value"] == 0.9 and t.loc[("logging-buffer", 0.25), "values"] == 2
+    # a variant of the base's own value: the base's rows are not counted twice
+    df2 = pd.concat([df, df[df["approach"] == "logging-buffer"].assign(approach="logging-buffer{ac_log_hot_fill=1}")])
+    assert len(sweep_rows(df2)) == len(got)
+
+
 def test_plot_sweeps(tmp_path: Path) -> None:
     paths = plot_sweeps(_rows(), tmp_path)
     assert sorted(p.name for p in paths) == ["sweep-effpaging-ac_eff_lock-readonly.md",
