@@ -524,9 +524,16 @@ def measure(cfg: Config, workdir: Path, callgrind: bool = True, progress: Callab
             row = _method_row(m, theta, cfg, [r for r in runs if r["tracking_method"] == m.name
                                               and r["zipf_theta"] == theta], perf_why, setting[m.name])
             if callgrind:
-                with tracking(m) as vs:
-                    row.update(callgrind_run(m, cfg, theta, wd, vs.granule if vs else PAGE))
-                progress(f"θ {theta:g} {m.name} callgrind: {row['instructions_per_access']:.0f} instructions per read")
+                # a callgrind run that fails (valgrind's mapping table full with vma's open granules)
+                # leaves this row's counts empty, says why in callgrind_error, and the rest runs on
+                try:
+                    with tracking(m) as vs:
+                        row.update(callgrind_run(m, cfg, theta, wd, vs.granule if vs else PAGE))
+                    progress(f"θ {theta:g} {m.name} callgrind: {row['instructions_per_access']:.0f} instructions per read")
+                except Fig2Error as e:
+                    row["callgrind_error"] = str(e)
+                    progress(f"θ {theta:g} {m.name} callgrind failed, its instruction and cache columns stay "
+                             f"empty: {e}")
             rows.append({**row, **meta})
     return overheads(rows), runs
 
@@ -567,7 +574,7 @@ def _method_row(m: Method, theta: float, cfg: Config, mine: list[dict[str, Any]]
             "faults_per_access": per_read("page_faults"), "ctx_switches_per_access": per_read("context_switches"),
             "kernel_time_source": KERNEL_TIME_SOURCE, "perf_source": perf_why or PERF_SOURCE,
             "instructions_per_access": float("nan"), "l1i_misses_per_access": float("nan"),
-            "l1d_misses_per_access": float("nan"),
+            "l1d_misses_per_access": float("nan"), "callgrind_error": "",
             # vma's protection unit as its server reported it, and vm.max_map_count while it ran
             "vma_granule_bytes": timed[0]["vma_granule_bytes"] if is_vma(m) else None,
             "vma_max_map_count": vs.map_count if vs is not None else None}

@@ -124,6 +124,12 @@ def run_fig2(
     typer.echo(table(rows, MISS_FLOOR))
     for p in [outdir / "fig2.csv", outdir / "fig2-runs.csv", *figs]:
         typer.echo(str(p))
+    failed = [f"{r['tracking_method']} at θ {r['zipf_theta']:g}" for r in rows if r.get("callgrind_error")]
+    if failed:
+        _err.print(f"acbench fig2: error: the callgrind run of {', '.join(failed)} failed (fig2.csv "
+                   "callgrind_error says why): those rows have no instruction or cache counts; everything "
+                   "else was measured and written", markup=False)
+        raise typer.Exit(1)
 
 
 def register(app: typer.Typer) -> None:

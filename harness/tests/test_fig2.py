@@ -87,6 +87,33 @@ def test_callgrind_counts_the_measured_reads_only(tmp_path: Path, monkeypatch: p
     assert math.isclose(per_read[40_000], per_read[0], rel_tol=0.05), per_read
 
 
+def test_a_failed_callgrind_run_leaves_its_row_without_counts(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """valgrind stopping on one method (its mapping table full: vma's open granules at 1M records)
+    costs that row's counts, not the other methods' runs; the command writes everything, then fails
+    naming the row."""
+    from typer.testing import CliRunner
+
+    from acbench.cli import app
+
+    def fake(m: fig2.Method, cfg: fig2.Config, theta: float, workdir: Path, granule: int = fig2.PAGE) -> dict:
+        if m.name == "lru":
+            raise fig2.Fig2Error("lru: memcached-ac exited with status 1: VG_N_SEGMENTS is too low")
+        return {"instructions_per_access": 700.0, "l1i_misses_per_access": 0.5, "l1d_misses_per_access": 17.0}
+
+    monkeypatch.setattr(fig2, "callgrind_run", fake)
+    out = tmp_path / "f2"
+    r = CliRunner().invoke(app, ["fig2", "--out", str(out), "--records", "2000", "--reads", "20000",
+                                 "--cg-reads", "1000", "--repeats", "1", "--theta", "0.99",
+                                 "--methods", "none-flat,lru,alru"])
+    assert r.exit_code == 1, r.output
+    assert "the callgrind run of lru at θ 0.99 failed" in " ".join(r.output.split())
+    df = pd.read_csv(out / "fig2.csv").set_index("tracking_method")
+    assert list(df.index) == ["none-flat", "lru", "alru"]
+    assert "VG_N_SEGMENTS" in df.loc["lru", "callgrind_error"] and df["callgrind_error"].isna().sum() == 2
+    assert math.isnan(df.loc["lru", "instructions_per_access"]) and df.loc["alru", "instructions_per_access"] == 700.0
+    assert df.loc["lru", "ns_per_access"] > 0 and (out / "fig2-runs.csv").exists()
+
+
 def test_kernel_time_and_perf_columns(tiny: tuple[Path, subprocess.CompletedProcess, str], perf_why: str) -> None:
     out, cp, _ = tiny
     assert cp.returncode == 0, cp.stderr
