@@ -10,7 +10,7 @@ run with now. They are, flat (`name -> value`):
     workload, workload.sha256     the workload file's name and its contents
     trace, trace.sha256           [fixed] trace: the replayed file and its contents (trace cells only)
     mem_ratio, repetition
-    run.<k>                       every [run] setting but timeout_s, as the cell gets it (mode
+    run.<k>                       every [run] setting but timeout_s and order, as the cell gets it (mode
                                   after --mode, spill_device after the approach's own rule,
                                   perf as used)
     memory.<k>                    every [memory] setting
@@ -34,7 +34,7 @@ from acbench.approaches import get_approach
 from acbench.spec import server_threads_of
 
 # [run] settings that do not change what a cell measures
-NOT_IDENTITY_RUN = ("timeout_s",)
+NOT_IDENTITY_RUN = ("timeout_s", "order")
 BINARY_PREFIX = "binary."
 
 

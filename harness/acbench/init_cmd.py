@@ -66,6 +66,7 @@ hdd_iops = {hdd_iops}                # regime hdd: reads and writes per second t
 hdd_from = "{hdd_from}"              # regime hdd: from the measured run (load, warm-up at full speed) or the load
 perf = {perf_toml}                    # perf stat's software counters per cell (when perf is installed)
 timeout_s = {timeout_s}             # a cell running longer fails
+order = "{order}"                 # grid (approach after approach) or interleaved (per repetition, each cell's approaches back to back)
 
 # [memory]: the memory plan (defaults: measured and calibrated; see harness/README.md).
 # [memory]

@@ -55,7 +55,13 @@ GRID_KEYS = ("approach", "zipf_theta", "mem_ratio", "workload", "repetition")
 RUN_DEFAULTS: dict[str, Any] = {"mode": "in-process", "server_threads": "threads", "perf": True,
                                 "timeout_s": 3600, "network_conns": 1, "network_depth": 1,
                                 "driver_depth": 1, "io_engine": "uring", "io_direct": False,
-                                "spill_device": "disk", "regime": "native", "hdd_iops": 150, "hdd_from": "run"}
+                                "spill_device": "disk", "regime": "native", "hdd_iops": 150, "hdd_from": "run",
+                                "order": "grid"}
+# the order the cells run in: "grid" (approach after approach, each one's cells in grid order, its
+# repetitions back to back) or "interleaved" (repetition after repetition; within one, each
+# (workload, θ, M/D) with every approach back to back): where run time is a verdict's measure, the
+# machine's drift then falls on every approach alike instead of on the one that ran last
+ORDERS = ("grid", "interleaved")
 # -o ac_io of the approaches that spill (policies/README.md "I/O engines")
 IO_ENGINES = ("sync", "threads", "aio", "uring")
 # where the cells' spill directories and swap files live: the disk under /var/tmp, or a RAM device
@@ -141,6 +147,11 @@ class Spec:
                 wname, wfile = wl
                 out.append(Cell(self.name, approach, wname, wfile, theta, ratio, rep,
                                 base_seed + rep, props, ex, self.trace))
+        if self.run.get("order") == "interleaved":
+            # out is in grid order: approach-major, each approach's cells alike, repetitions innermost
+            per_approach = len(out) // len(self.grid["approach"])
+            out = [out[a * per_approach + i] for rep in range(self.repetitions)
+                   for i in range(rep, per_approach, self.repetitions) for a in range(len(self.grid["approach"]))]
         ids = [c.cell_id for c in out]
         dup = sorted({i for i in ids if ids.count(i) > 1})
         if dup:
@@ -333,6 +344,9 @@ def parse_spec(data: dict[str, Any], path: Path) -> Spec:
     if run["hdd_from"] not in ("run", "load"):
         raise _err(path, "[run] hdd_from", f"{run['hdd_from']!r}; accepted: run (load and warm-up at the disk's own "
                    "speed, the measured run on the emulated disk) or load (the whole cell on it)")
+    if run["order"] not in ORDERS:
+        raise _err(path, "[run] order", f"{run['order']!r}; accepted: grid (approach after approach) or "
+                   "interleaved (per repetition, every approach of a cell back to back)")
     if run["regime"] == "hdd" and run["spill_device"] != "disk":
         raise _err(path, "[run] regime", "hdd emulates a slow disk and needs spill_device = \"disk\" (a RAM "
                    "device has no disk to limit)")

@@ -56,6 +56,24 @@ def test_extra_grid_property(tmp_path: Path) -> None:
     assert len(ids) == 16
 
 
+def test_interleaved_order(tmp_path: Path) -> None:
+    """[run] order = "interleaved": repetition after repetition, each cell's approaches back to
+    back; the same cells as grid order, and the order is not part of a cell's identity."""
+    from acbench import cellkey
+    grid = load_spec(write(tmp_path, GOOD)).cells()
+    spec = load_spec(write(tmp_path, GOOD + '[run]\norder = "interleaved"\n', "i.toml"))
+    ids = [c.cell_id for c in spec.cells()]
+    assert ids[:5] == ["memcached_readonly_z0.99_m0.5_r0", "lru_readonly_z0.99_m0.5_r0",
+                       "memcached_readonly_z0.99_m0.25_r0", "lru_readonly_z0.99_m0.25_r0",
+                       "memcached_readonly_z0.5_m0.5_r0"]
+    assert ids[7] == "lru_readonly_z0.5_m0.25_r0" and ids[8] == "memcached_readonly_z0.99_m0.5_r1"
+    assert ids[-1] == "lru_readonly_z0.5_m0.25_r1"
+    assert sorted(ids) == sorted(c.cell_id for c in grid)
+    assert "order" in cellkey.NOT_IDENTITY_RUN
+    assert "[run] order: 'random'; accepted: grid (approach after approach) or interleaved" in err(
+        tmp_path, GOOD + '[run]\norder = "random"\n')
+
+
 @pytest.mark.parametrize("old,new,message", [
     ('approach = ["memcached", "lru"]', 'approach = ["memcached", "nope"]',
      "s.toml: [grid] approach: unknown approach 'nope'; accepted: memcached, memcached-static, lru, alru-hstore"),
