@@ -9,7 +9,7 @@ import typer
 from rich.console import Console
 
 from acbench.figures import PlotError, plot_decomposition, plot_fig3, plot_fig4
-from acbench.results import ResultsError, load_results
+from acbench.results import ResultsError, RunDir, load_results
 from acbench.scaling import plot_scaling
 from acbench.sweep import plot_sweeps
 
@@ -35,8 +35,11 @@ def plot(run_dir: Path = typer.Argument(..., help="A run directory of `acbench r
                                + ", ".join(f"{n} {s}" for s, n in counts.items())
                                + " (each cell's error.txt under cells/ says why)")
         outdir = out or (run_dir if run_dir.is_dir() else run_dir.parent) / "figures"
+        # the settings each cell ran with (run.json), for a sweep's base approach rows
+        settings = RunDir(run_dir if run_dir.is_dir() else run_dir.parent).read_meta().get("cell_settings")
         paths = (plot_fig3(df, outdir) + plot_decomposition(df, outdir) + plot_fig4(df, outdir)
-                 + plot_sweeps(df, outdir) + plot_scaling(df, outdir))
+                 + plot_sweeps(df, outdir, settings if isinstance(settings, dict) else None)
+                 + plot_scaling(df, outdir))
     except (ResultsError, PlotError, AcplotError) as e:
         _err.print(f"acbench plot: error: {e}", markup=False)
         raise typer.Exit(2)

@@ -27,11 +27,12 @@ def _value(text: str) -> float | str:
         return text
 
 
-def sweep_rows(df: pd.DataFrame) -> pd.DataFrame:
+def sweep_rows(df: pd.DataFrame, cell_settings: dict[str, dict] | None = None) -> pd.DataFrame:
     """The finished rows of one-option variants, with columns base, option, value (a number when
     it reads as one); empty without any. The base approach's own rows join its sweep of an option
-    that the base itself sets (approaches.py; logging-buffer's ac_log_hot_fill): they are the
-    sweep's point at that value, unless a variant of the same value ran too."""
+    that the base itself sets: they are the sweep's point at that value, unless a variant of the
+    same value ran too. The value is the one the cell ran with (cell_settings: run.json's, by
+    cell_id), else the one approaches.py gives the base today (logging-buffer's ac_log_hot_fill)."""
     ok = df[df["status"].fillna("ok") == "ok"] if "status" in df.columns else df
     parts = ok["approach"].astype(str).str.extract(_ONE)
     rows = ok[parts[0].notna()].copy()
@@ -43,19 +44,24 @@ def sweep_rows(df: pd.DataFrame) -> pd.DataFrame:
     own = []
     for (base, option), g in rows.groupby(["base", "option"], sort=True):
         a = APPROACHES.get(base)
-        value = a.options.get(option) if a is not None else None
-        if value is None or _value(value) in set(g["value"]):
-            continue
+        today = a.options.get(option) if a is not None else None
         b = ok[ok["approach"] == base].copy()
-        b["base"], b["option"], b["value"] = base, option, _value(value)
+        if b.empty:
+            continue
+        # a cell that ran without the option set (the server's default, unknown here) is left out
+        ran = [cell_settings[str(c)].get(f"approach.option.{option}") if cell_settings and str(c) in cell_settings
+               else today for c in (b["cell_id"] if "cell_id" in b.columns else [None] * len(b))]
+        b["value"] = [_value(v) if v is not None else None for v in ran]
+        b = b[b["value"].notna() & ~b["value"].isin(set(g["value"]))]
+        b["base"], b["option"] = base, option
         own.append(b)
     return pd.concat([rows, *own], ignore_index=True) if own else rows
 
 
-def sweep_table(df: pd.DataFrame) -> pd.DataFrame:
+def sweep_table(df: pd.DataFrame, cell_settings: dict[str, dict] | None = None) -> pd.DataFrame:
     """Per sweep and grid cell: values swept, the best (least mean loss over repetitions), its loss,
     the worst loss and the spread (worst − best, pp)."""
-    rows = sweep_rows(df)
+    rows = sweep_rows(df, cell_settings)
     cols = ["base", "option", *GRID, "values", "best_value", "best_loss_pp", "worst_loss_pp", "spread_pp"]
     if rows.empty:
         return pd.DataFrame(columns=cols)
@@ -66,10 +72,10 @@ def sweep_table(df: pd.DataFrame) -> pd.DataFrame:
     return pd.DataFrame(out, columns=cols)
 
 
-def plot_sweeps(df: pd.DataFrame, outdir: Path) -> list[Path]:
+def plot_sweeps(df: pd.DataFrame, outdir: Path, cell_settings: dict[str, dict] | None = None) -> list[Path]:
     """One figure per (base, option, workload): a panel per θ, loss vs OPT against the option's
     value, a line per M/D (mean over repetitions), the best value of each line marked."""
-    rows = sweep_rows(df)
+    rows = sweep_rows(df, cell_settings)
     paths: list[Path] = []
     if rows.empty:
         return paths
@@ -93,7 +99,7 @@ def plot_sweeps(df: pd.DataFrame, outdir: Path) -> list[Path]:
         legend_above(fig, handles, hl, title=f"{scale_title(g, wl)}: {base}, {option} swept (circle: best)")
         stem = f"sweep-{base}-{option}-{wl}"
         paths += save_figure(fig, outdir, stem)
-        table = sweep_table(g)
+        table = sweep_table(g, cell_settings)
         md = outdir / f"{stem}.md"
         md.write_text(_markdown(table) + "\n")
         paths.append(md)

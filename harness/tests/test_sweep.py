@@ -59,10 +59,10 @@ def test_sweep_table_best_and_spread() -> None:
 
 
 def test_the_base_approachs_own_setting_is_a_point_of_its_sweep() -> None:
-    """logging-buffer sets ac_log_hot_fill=1 itself: its rows are the sweep's value 1 beside the
-    variants' 0.9; a base that does not set the swept option (effpaging and ac_eff_lock) stays out."""
+    """logging-buffer sets ac_log_hot_fill=0.9 itself: its rows are the sweep's value 0.9 beside the
+    variants' 1; a base that does not set the swept option (effpaging and ac_eff_lock) stays out."""
     rows = []
-    for approach, losses in (("logging-buffer", (5.0, 30.0)), ("logging-buffer{ac_log_hot_fill=0.9}", (6.0, 20.0)),
+    for approach, losses in (("logging-buffer", (6.0, 20.0)), ("logging-buffer{ac_log_hot_fill=1}", (5.0, 30.0)),
                              ("effpaging", (1.0, 1.0)), ("effpaging{ac_eff_lock=0.5}", (2.0, 2.0))):
         for theta, loss in zip((0.99, 0.25), losses):
             rows.append({"approach": approach, "workload": "readonly", "zipf_theta": theta, "mem_ratio": 0.5,
@@ -74,8 +74,13 @@ def test_the_base_approachs_own_setting_is_a_point_of_its_sweep() -> None:
     t = sweep_table(df).set_index(["base", "zipf_theta"])
     assert t.loc[("logging-buffer", 0.99), "best_value"] == 1.0 and t.loc[("logging-buffer", 0.99), "spread_pp"] == 1.0
     assert t.loc[("logging-buffer", 0.25), "best_value"] == 0.9 and t.loc[("logging-buffer", 0.25), "values"] == 2
+    # the value the cells ran with (run.json's cell settings) wins over today's table
+    df3 = df.assign(cell_id=[f"c{i}" for i in range(len(df))])
+    ran = {f"c{i}": {"approach.option.ac_log_hot_fill": "0.8"} for i in range(len(df))}
+    got3 = sweep_rows(df3, ran)
+    assert sorted(set(got3.loc[got3["base"] == "logging-buffer", "value"])) == [0.8, 1.0]
     # a variant of the base's own value: the base's rows are not counted twice
-    df2 = pd.concat([df, df[df["approach"] == "logging-buffer"].assign(approach="logging-buffer{ac_log_hot_fill=1}")])
+    df2 = pd.concat([df, df[df["approach"] == "logging-buffer"].assign(approach="logging-buffer{ac_log_hot_fill=0.9}")])
     assert len(sweep_rows(df2)) == len(got)
 
 
