@@ -73,8 +73,9 @@ def test_figure_draws_the_shown_bars_only() -> None:
 
 
 def test_old_table_still_draws(tmp_path: Path) -> None:
-    # the committed 100k-record table: one θ, baseline none, no CPU time columns
-    df = load_fig2(TOP / "experiments/results/fig2/fig2.csv")
+    # the table committed before the paper-scale run (100k records: one θ, baseline none, no CPU time
+    # columns), kept as test data
+    df = load_fig2(Path(__file__).parent / "data" / "fig2-100k.csv")
     assert baseline_of(df) == "none" and thetas_of(df) == [0.99]
     b = bar_table(df)
     assert set(b["metric"]) == {"instructions_overhead_pct", "l1i_overhead_pct", "l1d_overhead_pct",
