@@ -10,7 +10,6 @@ import pandas as pd
 
 from acplot.fig2 import MISS_FLOOR, bar_table, baseline_of, draw_fig2, load_fig2, plot_fig2, thetas_of
 
-TOP = Path(__file__).resolve().parents[2]
 
 
 def rows() -> pd.DataFrame:
