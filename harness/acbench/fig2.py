@@ -425,8 +425,8 @@ def callgrind_run(m: Method, cfg: Config, theta: float, workdir: Path, granule: 
     # then (by default only the program counter and stack pointers are). Every method gets the same.
     # The load runs uninstrumented (--instr-atstart=no; at 1M records it would take most of the
     # callgrind run's time): the driver switches instrumentation on at the warm-up, whose
-    # CG_WARMUP reads fill the simulated caches, and zeroes the counts when the measured reads
-    # begin (ycsb-driver/inproc/inproc.c, ip_phase_begin).
+    # CG_WARMUP reads fill the simulated caches, and the reading thread zeroes its counts when the
+    # measured reads begin (ycsb-driver/inproc/inproc.c, ip_phase_begin, ip_thread_phase_begin).
     prefix = ["valgrind", "-q", "--tool=callgrind", "--vex-iropt-register-updates=allregs-at-mem-access",
               "--instr-atstart=no", "--cache-sim=yes", f"--toggle-collect={COLLECT}", *CACHE_MODEL,
               f"--callgrind-out-file={cgout}"]

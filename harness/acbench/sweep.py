@@ -61,7 +61,11 @@ def sweep_rows(df: pd.DataFrame, cell_settings: dict[str, dict] | None = None) -
 def sweep_table(df: pd.DataFrame, cell_settings: dict[str, dict] | None = None) -> pd.DataFrame:
     """Per sweep and grid cell: values swept, the best (least mean loss over repetitions), its loss,
     the worst loss and the spread (worst − best, pp)."""
-    rows = sweep_rows(df, cell_settings)
+    return _table(sweep_rows(df, cell_settings))
+
+
+def _table(rows: pd.DataFrame) -> pd.DataFrame:
+    """sweep_table of rows sweep_rows made."""
     cols = ["base", "option", *GRID, "values", "best_value", "best_loss_pp", "worst_loss_pp", "spread_pp"]
     if rows.empty:
         return pd.DataFrame(columns=cols)
@@ -99,7 +103,7 @@ def plot_sweeps(df: pd.DataFrame, outdir: Path, cell_settings: dict[str, dict] |
         legend_above(fig, handles, hl, title=f"{scale_title(g, wl)}: {base}, {option} swept (circle: best)")
         stem = f"sweep-{base}-{option}-{wl}"
         paths += save_figure(fig, outdir, stem)
-        table = sweep_table(g, cell_settings)
+        table = _table(g)
         md = outdir / f"{stem}.md"
         md.write_text(_markdown(table) + "\n")
         paths.append(md)

@@ -31,8 +31,8 @@
 /* callgrind's client requests (no-ops natively): acbench fig2 runs valgrind
  * with --instr-atstart=no; the warm-up (or, without one, the measured run)
  * switches instrumentation on and each driver thread zeroes what it was
- * counted before the measured run, so the load runs at valgrind's uninstrumented speed and the
- * run's simulated caches start warm */
+ * counted before the measured run, so the load runs at valgrind's
+ * uninstrumented speed and the run's simulated caches start warm */
 #if defined(__has_include)
 #if __has_include(<valgrind/callgrind.h>)
 #include <valgrind/callgrind.h>
