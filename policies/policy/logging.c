@@ -36,8 +36,9 @@
  * rings only, as the paper's Table II does (Siberia classifies offline, so
  * its table is not counted): the table then lives beside -m, and the process
  * holds that much more than the budget. metadata_bytes reports what is
- * allocated either way, including the victim lists (8 bytes per resident
- * item) and rings of further threads. */
+ * allocated either way, including the victim lists (16 bytes per resident
+ * item: a pointer and the item's CAS, victim_checks.h) and rings of further
+ * threads. */
 #include "memcached.h"
 #include "ac_policy.h"
 #include "ac_services.h"
@@ -50,7 +51,7 @@
 #define U(x) (unsigned long long)(x)
 
 struct victims {
-    item **it;
+    struct ac_listed *it;
     size_t n, next;
     unsigned epoch;          /* page epoch when the residents were collected */
 };
@@ -83,7 +84,7 @@ static void logging_on_insert(item *it) {
 }
 
 static void logging_on_remove(item *it) {
-    (void)it;          /* victim-list entries are re-validated when used */
+    (void)it;          /* victim-list entries are re-validated when used (CAS included) */
 }
 
 /* Called under the spill lock (a spill round, ac_make_room_locked). */
@@ -95,9 +96,9 @@ static int logging_pick_victims(unsigned int clsid, item **out, int max) {
     if (v->epoch != ac_page_epoch())
         v->next = v->n;      /* a slab page was freed since: the list may point into it */
     while (n < max && v->next < v->n) {
-        item *it = v->it[v->next++];
-        if (ac_is_resident(it, clsid))
-            out[n++] = it;
+        struct ac_listed e = v->it[v->next++];
+        if (ac_still_listed(e, clsid))
+            out[n++] = e.it;
     }
     if (n > 0)
         return n;
@@ -177,12 +178,12 @@ static void migrate_in_hot(void) {
     migrate_flush();
 }
 
-static void set_victims(unsigned int clsid, item **list, size_t m, unsigned epoch) {
+static void set_victims(unsigned int clsid, struct ac_listed *list, size_t m, unsigned epoch) {
     ac_spill_lock();
-    victim_bytes -= victims[clsid].n * sizeof(item *);
+    victim_bytes -= victims[clsid].n * sizeof(struct ac_listed);
     free(victims[clsid].it);
     victims[clsid] = (struct victims){ list, m, 0, epoch };
-    victim_bytes += m * sizeof(item *);
+    victim_bytes += m * sizeof(struct ac_listed);
     ac_spill_unlock();
 }
 
@@ -225,11 +226,11 @@ static void logging_round(void) {
             ac_hc_drain(&hc);
         }
         /* the hot residents, lowest estimate first, are the victims until the next round */
-        item **list = nhot > 0 ? malloc(nhot * sizeof(item *)) : NULL;
+        struct ac_listed *list = nhot > 0 ? malloc(nhot * sizeof(struct ac_listed)) : NULL;
         size_t m = 0;
         if (list != NULL)
             for (size_t j = ncold; j < n; j++)
-                list[m++] = res[j].it;
+                list[m++] = ac_listed_of(res[j].it);
         set_victims(clsid, list, m, epoch);
         st.victims_listed += m;
     }
