@@ -11,7 +11,7 @@ PY_PKGS := pytest pymemcache pytest-xdist
 # memcached's client tools (memccapable, memcaslap)
 TOOL_DEB_PKGS := netcat-openbsd libmemcached-tools
 
-.PHONY: all deps test test-full test-stage bench-builds bench-scaling test-times test-upstream test-upstream-none test-integration test-fuzz demo demo-server bench clean paper-smoke paper soak fuzz
+.PHONY: all deps test test-held bench-held test-full test-stage bench-builds bench-scaling test-times test-upstream test-upstream-none test-integration test-fuzz demo demo-server bench clean paper-smoke paper soak fuzz
 all: deps
 	$(MAKE) -C memcached all
 	@for d in $(COMPONENTS); do $(MAKE) -C $$d all || exit 1; done
@@ -31,7 +31,14 @@ deps:
 STAGES := $(BUILD)/test-stages.txt
 STAGE = $(MAKE) --no-print-directory test-stage STAGE_NAME=$(1) STAGE_TARGET="$(2)"
 
+# make test, bench, soak and fuzz hold the machine (harness/hold-machine): a grid running here
+# (`acbench run`, make paper) stops its cell and waits until they are done (harness/README.md
+# "Sharing the machine with a grid").
+HOLD := $(TOP)/harness/hold-machine
 test: all
+	@$(HOLD) $(MAKE) --no-print-directory test-held
+
+test-held:
 	@mkdir -p $(BUILD) && rm -f $(STAGES) && echo "start 0 $$(date +%s)" > $(STAGES)
 	@for d in $(COMPONENTS); do $(call STAGE,$$d,-C $$d test) || exit 1; done
 	@$(call STAGE,integration,test-integration)
@@ -75,14 +82,13 @@ test-fuzz: all
 # Not in CI: at least 10 million fuzz inputs (fuzz/README.md for the split and the duration).
 fuzz: all
 	$(MAKE) -C fuzz deps
-	$(MAKE) -C fuzz -j2 long
+	$(HOLD) $(MAKE) -C fuzz -j2 long
 
 # Not in CI: 30 minutes per approach of the mixed-size many-client load at 8x overcommit, all
 # approaches at once (memcached/soak/README.md), then memcaslap with verification against lru.
 SOAK_ARGS ?= --jobs 7
 soak: all
-	python3 memcached/soak/soak.py $(SOAK_ARGS)
-	memcached/soak/memcaslap.sh
+	$(HOLD) sh -c 'python3 memcached/soak/soak.py $(SOAK_ARGS) && memcached/soak/memcaslap.sh'
 
 # memcached's own suite (prove t/) on the fork: stock (ac_policy none) and under the policies
 # that spill and serve the network, as the binary lists them (-o ac_list: memcached/ac_list.py
@@ -144,6 +150,9 @@ bench-scaling: all
 
 bench: all
 	$(MAKE) -C memcached stock
+	@$(HOLD) $(MAKE) --no-print-directory bench-held
+
+bench-held:
 	memcached/bench.sh $(BUILD)/bin/memcached-ac $(BUILD)/bin/memcached-stock
 	@for d in $(COMPONENTS); do $(MAKE) -C $$d bench || exit 1; done
 

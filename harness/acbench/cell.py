@@ -18,10 +18,11 @@ import subprocess
 import tempfile
 import time
 from pathlib import Path
-from typing import Any
+from typing import Any, Callable
 
 from acbench import cellopt, collect, companions, extstore, leftovers, nvm, server
 from acbench.approaches import get_approach
+from acbench.machine import Yielded
 from acbench.cgroup import acg
 from acbench.memory import MemoryPlan
 from acbench.paging import PagingSetup
@@ -119,9 +120,12 @@ def _wait(proc: subprocess.Popen, timeout: float | None = None) -> tuple[int, di
 
 
 def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_dir: Path,
-             use_perf: bool, spill_root: Path = SPILL_PARENT, spill_device: str = "disk") -> dict[str, Any]:
+             use_perf: bool, spill_root: Path = SPILL_PARENT, spill_device: str = "disk",
+             interrupt: Callable[[], str | None] | None = None) -> dict[str, Any]:
     """spill_root: where the cell's spill directory and swap file go (the RAM device's mount
-    with [run] spill_device = "ram", runner.py); spill_device: which one it is (disk or ram)."""
+    with [run] spill_device = "ram", runner.py); spill_device: which one it is (disk or ram).
+    interrupt: asked every SAMPLE_S while the server runs; an answer (who wants the machine) stops
+    the cell, cleaned up as on any failure, with machine.Yielded."""
     approach = get_approach(cell.approach)
     cell_dir.mkdir(parents=True, exist_ok=True)
     gname = "acbench-" + hashlib.sha1(cell.cell_id.encode()).hexdigest()[:10]
@@ -182,11 +186,11 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
         props = {**cell.properties, **approach.driver}
         if device is not None:
             props["diskstats_device"] = device
+        watch = Watch(run["timeout_s"], pressure, interrupt)
         if mode == "in-process":
-            res = _in_process(cell, plan, props, run, cell_dir, opts, group, stderr, use_perf, pids, late_io,
-                              pressure)
+            res = _in_process(cell, plan, props, run, cell_dir, opts, group, stderr, use_perf, pids, watch, late_io)
         else:
-            res = _network(cell, plan, props, run, cell_dir, opts, group, stderr, use_perf, pids, late_io, pressure)
+            res = _network(cell, plan, props, run, cell_dir, opts, group, stderr, use_perf, pids, watch, late_io)
         out.update({f"cell_{k}": v for k, v in collect.disk_delta(disk0, collect.diskstats(device)).items()})
         out["disk_device"] = device
         cg = group.stats()
@@ -342,6 +346,27 @@ def _finish_common(out: dict[str, Any], sampler: Sampler, rusage: dict[str, floa
     out.update(collect.parse_perf(perf_file.read_text() if use_perf and perf_file.exists() else ""))
 
 
+class Watch:
+    """What a cell's wait loops check every SAMPLE_S: the memory-pressure controller, the timeout
+    ([run] timeout_s from the wait's start) and whether other work wants the machine (interrupt)."""
+
+    def __init__(self, timeout_s: float, pressure: PressureController | None,
+                 interrupt: Callable[[], str | None] | None) -> None:
+        self.timeout_s, self.pressure, self.interrupt = timeout_s, pressure, interrupt
+
+    def deadline(self) -> float:
+        return time.monotonic() + self.timeout_s
+
+    def poll(self, deadline: float, what: str) -> None:
+        if self.pressure is not None:
+            self.pressure.poll()
+        if time.monotonic() > deadline:
+            raise CellError(f"{what} ran longer than [run] timeout_s = {self.timeout_s} s")
+        who = self.interrupt() if self.interrupt is not None else None
+        if who:
+            raise Yielded(f"the machine is wanted by {who}; the cell runs again when it is free")
+
+
 class PhaseGate:
     """The harness's side of the driver's ac_driver_gate handshake (ycsb-driver/inproc/inproc.c):
     the driver names each phase in PREFIX.phase and waits for PREFIX.go to name it back. Before the
@@ -371,8 +396,8 @@ class PhaseGate:
 
 
 def _in_process(cell: Cell, plan: MemoryPlan, props: dict[str, Any], run: dict[str, Any], cell_dir: Path,
-                opts: list[str], group: Any, stderr: Any, use_perf: bool, pids: dict[str, Any],
-                late_io: Any = None, pressure: PressureController | None = None) -> dict[str, Any]:
+                opts: list[str], group: Any, stderr: Any, use_perf: bool, pids: dict[str, Any], watch: "Watch",
+                late_io: Any = None) -> dict[str, Any]:
     result = cell_dir / "driver.json"
     gate = PhaseGate(cell_dir / "gate", group, late_io) if late_io is not None else None
     if gate is not None:
@@ -381,16 +406,13 @@ def _in_process(cell: Cell, plan: MemoryPlan, props: dict[str, Any], run: dict[s
                             cell.trace)
     proc, spid = _start(group, cmd, cell_dir, stderr, use_perf, pids)
     sampler = Sampler()
-    deadline = time.monotonic() + run["timeout_s"]
+    deadline = watch.deadline()
     while not _exited(proc.pid):   # poll() would reap it and lose its rusage
         if gate is not None:
             gate.poll()
-        if pressure is not None:
-            pressure.poll()
+        watch.poll(deadline, "the cell")
         sampler.sample(spid)
         group.sample()
-        if time.monotonic() > deadline:
-            raise CellError(f"the cell ran longer than [run] timeout_s = {run['timeout_s']} s")
         time.sleep(SAMPLE_S)
     status, rusage = _wait(proc)
     if status != 0:
@@ -597,8 +619,8 @@ def run_window(res: dict[str, Any] | None) -> dict[str, Any]:
 
 
 def _network(cell: Cell, plan: MemoryPlan, props: dict[str, Any], run: dict[str, Any], cell_dir: Path,
-             opts: list[str], group: Any, stderr: Any, use_perf: bool, pids: dict[str, Any],
-             late_io: Any = None, pressure: PressureController | None = None) -> dict[str, Any]:
+             opts: list[str], group: Any, stderr: Any, use_perf: bool, pids: dict[str, Any], watch: "Watch",
+             late_io: Any = None) -> dict[str, Any]:
     port = server.free_port()
     cmd = server.server_cmd(plan.item_mb, server_threads_of(run, props), opts, port)
     proc, spid = _start(group, cmd, cell_dir, stderr, use_perf, pids)
@@ -619,14 +641,11 @@ def _network(cell: Cell, plan: MemoryPlan, props: dict[str, Any], run: dict[str,
         pids.setdefault("clients", []).append(cp.pid)
         _json(cell_dir / "pids.json", pids)
         try:
-            deadline = time.monotonic() + run["timeout_s"]
+            deadline = watch.deadline()
             while cp.poll() is None:
-                if pressure is not None:
-                    pressure.poll()
+                watch.poll(deadline, "ycsb-mc")
                 sampler.sample(spid)
                 group.sample()
-                if time.monotonic() > deadline:
-                    raise CellError(f"ycsb-mc ran longer than [run] timeout_s = {run['timeout_s']} s")
                 time.sleep(SAMPLE_S)
         finally:
             if cp.poll() is None:

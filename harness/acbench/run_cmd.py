@@ -1,5 +1,5 @@
 """`acbench run SPEC [--run-id ID] [--force] [--redo APPROACH ...] [--dry-run] [--results DIR] [--mode MODE]
-[--spill-device DEV] [--run-set KEY=VALUE ...] [--only APPROACH ...] [--allow-mixed] [--cluster ADDRESS]
+[--spill-device DEV] [--run-set KEY=VALUE ...] [--only APPROACH ...] [--repetitions N] [--allow-mixed] [--cluster ADDRESS]
 [--cells-per-host K]`."""
 from __future__ import annotations
 
@@ -45,6 +45,10 @@ def run(
                                              "(repeatable), e.g. after a change that concerns only it."),
     only: Optional[list[str]] = typer.Option(None, "--only", help="Run only the cells of this approach "
                                              "(repeatable); a later run of the same run id can add the others."),
+    repetitions: Optional[int] = typer.Option(None, "--repetitions", help="Run only the first N repetitions of "
+                                              "each cell (1 to the spec's [grid] repetition); a later run of the "
+                                              "same run id adds the others, e.g. one repetition of every grid "
+                                              "first."),
     dry_run: bool = typer.Option(False, "--dry-run", help="List the cells and their memory plan; run nothing."),
     results: Optional[Path] = typer.Option(None, "--results", help="Results root (default: build/results)."),
     mode: Optional[Mode] = typer.Option(None, "--mode", help="Override [run] mode of the spec."),
@@ -81,7 +85,7 @@ def run(
         rc = run_spec(spec, results or paths.default_results(), run_id, force, dry_run,
                       mode.value if mode else None, console,
                       spill_device.value if spill_device else None, redo or [], overrides, only or [],
-                      allow_mixed, placement)
+                      allow_mixed, placement, repetitions)
     except (SpecError, RunError, RamDeviceError) as e:
         _err.print(f"acbench run: error: {e}", markup=False)
         raise typer.Exit(2)

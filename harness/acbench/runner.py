@@ -25,6 +25,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
 from rich.table import Table
 
 from acbench import calibrate, cellkey, core, decompose, leftovers, paths, ramdev, server, sysinfo
+from acbench import machine as machine_turn
 from acbench.approaches import get_approach
 from acbench.cell import OomKilled, opt_columns, run_cell
 from acbench.memory import MemoryPlan, plan
@@ -281,13 +282,18 @@ def check_tools() -> None:
                        "directory that has the tools, ACOPT_LIB at libacopt.so)")
 
 
-def select_cells(spec: Spec, only: list[str], redo: list[str]) -> list[Cell]:
+def select_cells(spec: Spec, only: list[str], redo: list[str], repetitions: int | None = None) -> list[Cell]:
+    """repetitions: only the cells of the first that many repetitions (--repetitions)."""
     for flag, names in (("--redo", redo), ("--only", only)):
         unknown = sorted(set(names) - set(spec.grid["approach"]))
         if unknown:
             raise RunError(f"{flag} {', '.join(unknown)}: not an approach of {spec.path.name}; accepted: "
                            f"{', '.join(spec.grid['approach'])}")
-    return [c for c in spec.cells() if not only or c.approach in only]
+    if repetitions is not None and not 1 <= repetitions <= spec.repetitions:
+        raise RunError(f"--repetitions {repetitions}: {spec.path.name} has {spec.repetitions} "
+                       f"(accepted: 1 to {spec.repetitions})")
+    return [c for c in spec.cells() if (not only or c.approach in only)
+            and (repetitions is None or c.repetition < repetitions)]
 
 
 @dataclass
@@ -346,12 +352,16 @@ class CellOutcome:
     row: dict[str, Any] | None
     failed: bool
     message: str = ""
+    yielded: bool = False        # stopped for other work (machine.py): runs again, nothing recorded
 
 
 def execute_cell(spec: Spec, c: Cell, cdir: Path, run_id: str, mode: str, use_perf: bool, machine: dict[str, Any],
-                 ram_root: Path | None, settings: dict[str, Any]) -> CellOutcome:
+                 ram_root: Path | None, settings: dict[str, Any],
+                 interrupt: Callable[[], str | None] | None = None) -> CellOutcome:
     """Runs one cell into cdir (its logs, trace.txt, row.json or error.txt); never raises: a failed
-    cell is an outcome. The local loop (run_one) and a cluster worker (cluster.py) both call it."""
+    cell is an outcome. The local loop (run_one) and a cluster worker (cluster.py) both call it.
+    interrupt: asked during the cell; a non-empty answer (who wants the machine) stops it, cleaned
+    up, as an outcome with `yielded` (machine.py)."""
     if cdir.exists():
         shutil.rmtree(cdir)
     try:
@@ -359,7 +369,9 @@ def execute_cell(spec: Spec, c: Cell, cdir: Path, run_id: str, mode: str, use_pe
         spill_root = ram_root if dev == "ram" and ram_root is not None else SPILL_PARENT
         p = plan_for(spec, c, spill_root=spill_root)
         try:
-            metrics = run_cell(c, p, spec.run, mode, cdir, use_perf, spill_root, dev)
+            metrics = run_cell(c, p, spec.run, mode, cdir, use_perf, spill_root, dev, interrupt)
+        except machine_turn.Yielded as e:
+            return CellOutcome(c.cell_id, None, False, f"cell {c.cell_id} stopped: {e}", yielded=True)
         except OomKilled as e:
             (cdir / "error.txt").write_text(str(e) + "\n")
             return CellOutcome(c.cell_id, failed_row(spec, c, p, e, run_id, machine), True, f"cell {c.cell_id}: {e}")
@@ -396,11 +408,39 @@ def record(out: CellOutcome, rd: RunDir, settings: dict[str, Any], session: Sess
 
 
 def run_one(spec: Spec, c: Cell, rd: RunDir, run_id: str, mode: str, use_perf: bool, machine: dict[str, Any],
-            ram_root: Path | None, settings: dict[str, Any], session: Session, tally: Tally,
+            turn: machine_turn.Turn, ram: "RamHold", settings: dict[str, Any], session: Session, tally: Tally,
             console: Console) -> None:
-    """Runs one cell here and appends its row (or its failure); one failed cell never stops the run."""
-    out = execute_cell(spec, c, rd.cell_dir(c.cell_id), run_id, mode, use_perf, machine, ram_root, settings)
+    """Runs one cell here and appends its row (or its failure); one failed cell never stops the run.
+    Work that asks for the machine (turn.wanted) gets it first, before the cell or during it (the
+    cell then runs again whole, machine.py)."""
+    while True:
+        who = turn.wanted()
+        if who:
+            turn.give_way(who, ram.stop, ram.start)
+        out = execute_cell(spec, c, rd.cell_dir(c.cell_id), run_id, mode, use_perf, machine, ram.root, settings,
+                           turn.wanted)
+        if not out.yielded:
+            break
+        console.print(out.message, highlight=False)
     record(out, rd, settings, session, tally, console)
+
+
+class RamHold:
+    """The run's RAM device (None: no cell of it on the RAM device), stopped while the grid has given
+    the machine up and started again after."""
+
+    def __init__(self, size_bytes: int | None) -> None:
+        self.device = ramdev.RamDevice(size_bytes) if size_bytes is not None else None
+        self.root: Path | None = None
+
+    def start(self) -> None:
+        if self.device is not None:
+            self.root = self.device.start()
+
+    def stop(self) -> None:
+        if self.device is not None:
+            self.root = None
+            self.device.stop()
 
 
 class Placement(Protocol):
@@ -419,13 +459,15 @@ class Placement(Protocol):
 def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dry_run: bool,
              mode: str | None, console: Console, spill_device: str | None = None,
              redo: list[str] | None = None, run_overrides: dict[str, Any] | None = None,
-             only: list[str] | None = None, allow_mixed: bool = False, cluster: Placement | None = None) -> int:
-    """cluster: where the cells run instead of here, one by one (cluster.Cluster: a Dask cluster)."""
+             only: list[str] | None = None, allow_mixed: bool = False, cluster: Placement | None = None,
+             repetitions: int | None = None) -> int:
+    """cluster: where the cells run instead of here, one by one (cluster.Cluster: a Dask cluster);
+    repetitions: only the first that many of each cell (a later run of the run id adds the others)."""
     spec = load_spec(spec_path, run_overrides)
     if spill_device is not None:
         spec.run["spill_device"] = spill_device
     check_tools()
-    cells = select_cells(spec, only or [], redo or [])
+    cells = select_cells(spec, only or [], redo or [], repetitions)
     if cluster is not None:
         cluster.check(cells)
     run_id = run_id or default_run_id()
@@ -463,11 +505,15 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
                       "binary_sha256 says which[/yellow]", markup=True, highlight=False)
     # a cluster's cells on the RAM device each get one on their worker (cluster.cell_task)
     on_ram = [c for c in status.todo if cell_device(spec, c) == "ram"] if cluster is None else []
-    device = ramdev.RamDevice(ram_device_bytes(spec, on_ram)) if on_ram else None
+    ram = RamHold(ram_device_bytes(spec, on_ram) if on_ram else None)
+    # the machine is the grid's from its first cell to its last, unless work asks for it (machine.py)
+    turn = machine_turn.Turn(lambda text: console.print(f"acbench run: {text}", highlight=False))
     old = signal.signal(signal.SIGTERM, _sigterm)
     tally = Tally()
     try:
-        ram_root = device.start() if device is not None else None
+        if cluster is None and status.todo:
+            turn.take()
+        ram.start()
         with Progress(TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                       TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(),
                       console=console, transient=False) as bar:
@@ -478,7 +524,7 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
             elif cluster is None:
                 for c in status.todo:
                     bar.update(task, description=f"{spec.name}: {c.cell_id}")
-                    run_one(spec, c, rd, run_id, mode, use_perf, machine, ram_root, ident[c.cell_id], session, tally,
+                    run_one(spec, c, rd, run_id, mode, use_perf, machine, turn, ram, ident[c.cell_id], session, tally,
                             console)
                     bar.advance(task)
     except KeyboardInterrupt:
@@ -488,12 +534,12 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
     finally:
         signal.signal(signal.SIGTERM, old)
         session.close(tally.finished, len(tally.failed))
-        if device is not None:
-            try:
-                device.stop()
-            except ramdev.RamDeviceError as e:
-                console.print(f"[red]acbench run: {e}[/red]", markup=True, highlight=False)
-                tally.failed.append("RAM device")
+        try:
+            ram.stop()
+        except ramdev.RamDeviceError as e:
+            console.print(f"[red]acbench run: {e}[/red]", markup=True, highlight=False)
+            tally.failed.append("RAM device")
+        turn.release()
     console.print(f"{tally.finished} cells run, {len(status.kept)} skipped, {len(tally.failed)} failed; "
                   f"results: {rd.path}")
     if tally.refused:

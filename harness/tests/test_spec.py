@@ -74,6 +74,20 @@ def test_interleaved_order(tmp_path: Path) -> None:
         tmp_path, GOOD + '[run]\norder = "random"\n')
 
 
+def test_first_repetitions_selected(tmp_path: Path) -> None:
+    """acbench run --repetitions N: the cells of the first N repetitions, in the spec's order; a
+    count outside 1..[grid] repetition is refused, naming what is accepted."""
+    from acbench.runner import RunError, select_cells
+    spec = load_spec(write(tmp_path, GOOD + '[run]\norder = "interleaved"\n', "i.toml"))
+    first = [c.cell_id for c in select_cells(spec, [], [], 1)]
+    assert first == [c.cell_id for c in spec.cells()][:8] and all(i.endswith("_r0") for i in first)
+    assert [c.cell_id for c in select_cells(spec, ["lru"], [], 2)] == \
+        [c.cell_id for c in spec.cells() if c.approach == "lru"]
+    for bad in (0, 3):
+        with pytest.raises(RunError, match=rf"^--repetitions {bad}: i.toml has 2 \(accepted: 1 to 2\)$"):
+            select_cells(spec, [], [], bad)
+
+
 @pytest.mark.parametrize("old,new,message", [
     ('approach = ["memcached", "lru"]', 'approach = ["memcached", "nope"]',
      "s.toml: [grid] approach: unknown approach 'nope'; accepted: memcached, memcached-static, lru, alru-hstore"),
