@@ -542,6 +542,40 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
                                                    (ph.get("server_start") or {}).get("anticache") or {})
     out.update(resident_avg(driver, phase))
     out.update(fault_attribution(out.get("major_faults"), ac, (ph.get("server_start") or {}).get("anticache") or {}))
+    out.update(spill_read_latency(ac, (ph.get("server_start") or {}).get("anticache")))
+    return out
+
+
+IO_READ_HIST = "io_read_ns_hist_"
+
+
+def spill_read_latency(end: dict[str, Any], start: dict[str, Any] | None) -> dict[str, Any]:
+    """The run window's spill-file reads: how many the I/O engine completed and the median and 99th
+    percentile of their latency (µs, each the lower bound of its 1/8-octave bucket, numpy's "lower"
+    quantile), from the server's read-latency histogram (stats io_read_ns_hist_<lower ns>) at the
+    run's end less at its start. None without a start snapshot; the quantiles None when nothing was
+    read (the kernel-paged approaches read through page faults, not the engine)."""
+    out: dict[str, Any] = {"spill_reads": None, "spill_read_us_p50": None, "spill_read_us_p99": None}
+    if start is None:
+        return out
+    window: list[tuple[int, int]] = []
+    for k, v in end.items():
+        if k.startswith(IO_READ_HIST):
+            n = int(v) - int(start.get(k) or 0)
+            if n > 0:
+                window.append((int(k[len(IO_READ_HIST):]), n))
+    window.sort()
+    total = sum(n for _, n in window)
+    out["spill_reads"] = total
+    for q in (50, 99):
+        if total == 0:
+            continue
+        want, seen = int(q / 100 * (total - 1)) + 1, 0
+        for lower, n in window:
+            seen += n
+            if seen >= want:
+                out[f"spill_read_us_p{q}"] = lower / 1000
+                break
     return out
 
 

@@ -167,6 +167,12 @@ _RUN = [
     _c("ctx_switches_per_op", "float", "ratio", "(vol + invol context switches) / operations", HARNESS),
     _c("read_amplification", "float", "ratio", "bytes the device read per byte of record or block the core asked "
        "the tier for", HARNESS),
+    _c("spill_reads", "int", "count", "spill-file reads the I/O engine completed in the run (every tier's: records, "
+       "blocks, uvmm's pages; 0 for the kernel-paged approaches, which read through page faults)", HARNESS),
+    _c("spill_read_us_p50", "float", "us", "median latency of those reads, submission to completion (the lower bound "
+       "of its 1/8-octave bucket; Fig 4's I/O latency)", HARNESS),
+    _c("spill_read_us_p99", "float", "us", "99th percentile of the same (numpy's \"lower\": of 100 reads the 99th)",
+       HARNESS),
     _c("resident_items_avg", "float", "items", "R: items in RAM over the run (in-process: the time average of "
        "resident_samples samples; network: the mean of its start and end; paging approaches: "
        "resident_bytes_avg / item_footprint)", HARNESS),

@@ -1,5 +1,5 @@
 """read_amplification (acbench/cell.py): device bytes read in the run window per byte the core
-asked the tier for in it; and the runner's refusal of an in-process-only approach in network
+asked the tier for in it; the run window's spill-read latency quantiles; and the runner's refusal of an in-process-only approach in network
 mode, before any cell starts."""
 from __future__ import annotations
 
@@ -39,3 +39,21 @@ def test_network_mode_refuses_vma(tmp_path: Path) -> None:
     assert ("approach(es) vma run only in-process (policy vma protects the slab memory and a socket "
             "touching a protected page gets EFAULT)") in cp.stderr
     assert not list((tmp_path / "res").glob("v/*/cells/*")), "a cell started"
+
+
+def test_spill_read_latency_of_the_run_window() -> None:
+    """The run's reads are the histogram at its end less at its start; quantiles by numpy's "lower"
+    rule over the buckets' lower bounds."""
+    from acbench.cell import spill_read_latency
+    start = {"io_read_ns_hist_61440": 500, "io_read_ns_hist_999999": 0, "io_reads": 500}
+    # the run: 97 reads in the 57344 bucket, 2 in 61440's, 1 of 8 ms (the warm-up's 500 at 61440 subtracted)
+    end = {"io_read_ns_hist_57344": 97, "io_read_ns_hist_61440": 502, "io_read_ns_hist_8388608": 1,
+           "io_read_ns_p50": 61440, "io_reads": 600}
+    got = spill_read_latency(end, start)
+    assert got == {"spill_reads": 100, "spill_read_us_p50": 57.344, "spill_read_us_p99": 61.44}
+    end["io_read_ns_hist_8388608"] = 3                      # 102 reads: the 99th of them is now 8 ms
+    assert spill_read_latency(end, start)["spill_read_us_p99"] == 8388.608
+    assert spill_read_latency(start, start) == {"spill_reads": 0, "spill_read_us_p50": None,
+                                                "spill_read_us_p99": None}
+    assert spill_read_latency(end, None) == {"spill_reads": None, "spill_read_us_p50": None,
+                                             "spill_read_us_p99": None}

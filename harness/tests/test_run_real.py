@@ -101,8 +101,8 @@ def test_rows(run: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
 # logging and effpaging).
 MAY_BE_EMPTY = {"lat_update_mean_us", "lat_update_p50_us", "lat_update_p99_us", "cell_disk_read_latency_mean_us",
                 "ac_merge", "ac_block_size", "ac_bloom_bytes", "ac_log_ring_bytes", "ac_vma_granule_bytes",
-                # nothing asked of a tier (the stock cache): no ratio
-                "read_amplification",
+                # nothing asked of a tier (the stock cache): no ratio, no spill-read latency
+                "read_amplification", "spill_read_us_p50", "spill_read_us_p99",
                 # a cell over before the harness's first /proc sample: no system-call counts
                 "proc_syscr", "proc_syscw",
                 # the I/O engine's and the driver's reads in flight: spilling tiers only
@@ -158,6 +158,11 @@ def test_every_column_filled_and_plausible(run: tuple[Path, Path, subprocess.Com
     # the page cache held what was asked: 16000 records fit in it at M/D 1/2)
     amp = df[df["approach"] == "lru"]["read_amplification"]
     assert amp.notna().all() and (amp >= 0).all()
+    # every disk hit of lru is a spill read the I/O engine timed; the stock cache read none
+    lru = df[df["approach"] == "lru"]
+    assert (lru["spill_reads"] >= lru["disk_hits"]).all() and (lru["disk_hits"] > 0).all()
+    assert (0 < lru["spill_read_us_p50"]).all() and (lru["spill_read_us_p50"] <= lru["spill_read_us_p99"]).all()
+    assert (df[df["approach"] == "memcached"]["spill_reads"] == 0).all()
     for cid, row in df.iterrows():
         assert 0 <= row["hit_rate"] <= row["opt_hit_rate"] <= 1, cid
         # CPU time comes in clock ticks: a run window of a few ms may hold none; the cell holds some

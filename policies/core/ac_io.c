@@ -98,5 +98,18 @@ void ac_io_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("io_short_transfers", "%llu", (unsigned long long)s.short_transfers);
     APPEND_STAT("io_failed_transfers", "%llu", (unsigned long long)s.errors);
     APPEND_STAT("io_faults_injected", "%llu", (unsigned long long)s.faults_injected);
+    /* every completed read's latency: quantiles of the whole life, and the nonzero buckets (by their
+     * lower bound in ns) for quantiles of a window (two snapshots subtracted) */
+    const struct ac_lathist *h = ac_io_read_latency();
+    APPEND_STAT("io_read_ns_p50", "%llu", (unsigned long long)ac_lathist_quantile(h, 0.50));
+    APPEND_STAT("io_read_ns_p99", "%llu", (unsigned long long)ac_lathist_quantile(h, 0.99));
+    for (unsigned b = 0; b < AC_LATHIST_N; b++) {
+        uint64_t n = __atomic_load_n(&h->n[b], __ATOMIC_RELAXED);
+        if (n > 0) {
+            char name[48];
+            snprintf(name, sizeof(name), "io_read_ns_hist_%llu", (unsigned long long)ac_lathist_value(b));
+            APPEND_STAT(name, "%llu", (unsigned long long)n);
+        }
+    }
     APPEND_STAT("io_ring_fallbacks", "%llu", (unsigned long long)s.ring_fallbacks);
 }

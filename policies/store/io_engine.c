@@ -2,6 +2,7 @@
  * injection, the counters, and the sync engine. See io_engine.h. */
 #define _GNU_SOURCE
 #include "io_engine.h"
+#include "clock.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <pthread.h>
@@ -114,6 +115,7 @@ void ac_io_stop(void) {
 
 /* --- counters and faults --------------------------------------------------- */
 static struct ac_io_stats st;
+static struct ac_lathist read_ns;
 static enum ac_io_fault fault_kind;
 static uint64_t fault_left;
 
@@ -162,9 +164,14 @@ static void completed(struct ac_io_req *q) {
     } else {
         ADD(reads, 1);
         ADD(read_bytes, (uint64_t)q->res);
+        ac_lathist_add(&read_ns, ac_now_ns() - q->t0);
     }
     if ((size_t)q->res < q->len)
         ADD(short_transfers, 1);
+}
+
+const struct ac_lathist *ac_io_read_latency(void) {
+    return &read_ns;
 }
 
 void ac_io_get_stats(struct ac_io_stats *out) {
@@ -223,6 +230,7 @@ int ac_io_submit(struct ac_io_ring *r, struct ac_io_req *req) {
         return -EAGAIN;
     req->res = 0;
     req->next = NULL;
+    req->t0 = ac_now_ns();
     int rc = h->eng->submit(r, req);
     if (rc == 0)
         h->inflight++;

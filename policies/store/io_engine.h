@@ -23,6 +23,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include "lathist.h"
 #include <sys/types.h>
 
 enum ac_io_kind { AC_IO_SYNC, AC_IO_THREADS, AC_IO_AIO, AC_IO_URING, AC_IO_KINDS };
@@ -38,6 +39,7 @@ struct ac_io_req {
     size_t skip;               /* a read widened for direct I/O (ac_io_widen): the bytes asked for start at buf + skip */
     struct ac_io_req *next;    /* the engine's, while in flight */
     void *priv;                /* the engine's, while in flight */
+    uint64_t t0;               /* the engine's: when it was submitted (ac_now_ns; the read latency) */
 };
 
 /* One submitter's queue: used by one thread at a time. */
@@ -183,5 +185,9 @@ struct ac_io_stats {
     uint64_t direct_files;                              /* spill files read with O_DIRECT now */
 };
 void ac_io_get_stats(struct ac_io_stats *out);
+/* The latency of every completed read, from its submission to its completion
+ * as its submitter reaped it (the sync engine: the pread itself), whole life:
+ * stats io_read_ns_p50/p99 and the histogram's nonzero buckets (ac_lathist.h). */
+const struct ac_lathist *ac_io_read_latency(void);
 
 #endif

@@ -4,7 +4,9 @@
  * depth enforced, reads past the end of the file, concurrent threads, each
  * injected fault (read EIO, write EIO and ENOSPC, short transfers resubmitted)
  * and the counters; direct reads (O_DIRECT) widened to the file system's
- * alignment, byte-exact at any offset, on rings and with faults. */
+ * alignment, byte-exact at any offset, on rings and with faults; every read's
+ * latency in the engine's histogram (a slowed read at its 1 s, the others
+ * fast), and the histogram's buckets and quantiles (store/lathist.h). */
 #define _GNU_SOURCE
 #include "check.h"
 #include "../store/io_engine.h"
@@ -178,6 +180,52 @@ static void test_faults(int fd) {
     CHECK_EQ(after.write_bytes - before.write_bytes, 4 * CHUNK);
 }
 
+/* The histogram itself: a value lies in [lower bound, 1.125 x lower bound) of
+ * its bucket, buckets grow with the value, quantiles of a known sample. */
+static void test_lathist(void) {
+    unsigned last = 0;
+    bool within = true, monotonic = true;
+    for (uint64_t v = 1; v < (1ull << 41); v = v + v / 7 + 1) {
+        unsigned b = ac_lathist_bucket(v);
+        uint64_t lo = ac_lathist_value(b);
+        within &= lo <= v && (double)v < (double)lo * 1.125 + 1;
+        monotonic &= b >= last;
+        last = b;
+    }
+    CHECK(within);
+    CHECK(monotonic);
+    static struct ac_lathist h;
+    for (int i = 0; i < 99; i++)
+        ac_lathist_add(&h, 1000);
+    ac_lathist_add(&h, 1000000);
+    CHECK_EQ(ac_lathist_count(&h), 100);
+    CHECK_EQ(ac_lathist_quantile(&h, 0.5), 960);          /* 1000 lies in [960, 1024) */
+    CHECK_EQ(ac_lathist_quantile(&h, 0.99), 960);         /* the 99th of 100 */
+    CHECK_EQ(ac_lathist_quantile(&h, 1.0), 983040);       /* 10^6 lies in [983040, 1048576) */
+}
+
+/* Nine reads and one slowed by AC_FAULT_SLOW_READ (1 s): the window of the
+ * engine's read histogram holds ten, its median and 0.9-quantile fast, its
+ * maximum the slow one. */
+static void test_read_latency(int fd) {
+    unsigned char buf[CHUNK];
+    static struct ac_lathist before, window;
+    memcpy(&before, ac_io_read_latency(), sizeof(before));
+    for (int i = 0; i < 9; i++)
+        CHECK_EQ(spill_file_read(fd, buf, CHUNK, (uint64_t)i * CHUNK), 0);
+    ac_io_set_fault(AC_FAULT_SLOW_READ, 1);
+    CHECK_EQ(spill_file_read(fd, buf, CHUNK, 0), 0);
+    ac_io_set_fault(AC_FAULT_NONE, 0);
+    const struct ac_lathist *now = ac_io_read_latency();
+    for (unsigned b = 0; b < AC_LATHIST_N; b++)
+        window.n[b] = now->n[b] - before.n[b];
+    CHECK_EQ(ac_lathist_count(&window), 10);
+    CHECK(ac_lathist_quantile(&window, 0.5) < 100000000);                  /* page-cache reads: under 0.1 s */
+    CHECK(ac_lathist_quantile(&window, 0.9) < 100000000);                  /* the 9th of 10 */
+    uint64_t slow = ac_lathist_quantile(&window, 1.0);
+    CHECK(slow >= 888000000 && slow < 2000000000);                          /* 1 s in its bucket */
+}
+
 /* Direct reads of the file at dpath (its last 300 bytes short of a whole
  * unit): through a spill_reader, at unaligned offsets and lengths, up to the
  * end of the file, past it, on a ring, with short transfers, after a buffered
@@ -345,6 +393,7 @@ int main(void) {
         test_ring(fd);
         test_threads(fd);
         test_faults(fd);
+        test_read_latency(fd);
         char dpath[] = "/tmp/ac-test-direct.XXXXXX";
         int dfd = mkstemp(dpath);
         CHECK(dfd >= 0);
@@ -357,6 +406,7 @@ int main(void) {
         CHECK_EQ(ac_io_kind(), AC_IO_SYNC);
     }
     CHECK(strcmp(ac_io_name(AC_IO_URING), "uring") == 0);
+    test_lathist();
     close(fd);
     return check_report("test_io");
 }

@@ -40,6 +40,7 @@
 #include "uvmm.h"
 #include "store/compress.h"
 #include "store/clock.h"
+#include "store/lathist.h"
 #include <errno.h>
 #include <fcntl.h>
 #include <linux/userfaultfd.h>
@@ -155,9 +156,7 @@ size_t uvmm_low_water(void) {
 
 /* --- the fault thread ---------------------------------------------------- */
 
-#define HIST_SUB 8                       /* buckets per power of two */
-#define HIST_N (40 * HIST_SUB)
-static uint64_t fetch_hist[HIST_N];
+static struct ac_lathist fetch_hist;      /* read, check, place */
 static pthread_t faulter;
 static bool faulter_running;
 static int stop_pipe[2] = { -1, -1 };
@@ -165,40 +164,6 @@ static int stop_pipe[2] = { -1, -1 };
 #define PENDING_MAX 256
 static struct { size_t p; int tid; } pending[PENDING_MAX];
 static int npending;
-
-static void hist_add(uint64_t ns) {
-    unsigned b = 0;
-    if (ns >= HIST_SUB) {
-        unsigned lg = 63u - (unsigned)__builtin_clzll(ns);
-        b = (lg - 2) * HIST_SUB + (unsigned)((ns >> (lg - 3)) & (HIST_SUB - 1));
-    } else {
-        b = (unsigned)ns;
-    }
-    __atomic_add_fetch(&fetch_hist[b < HIST_N ? b : HIST_N - 1], 1, __ATOMIC_RELAXED);
-}
-
-/* The bucket's lower bound in ns. */
-static uint64_t hist_value(unsigned b) {
-    if (b < HIST_SUB)
-        return b;
-    unsigned lg = b / HIST_SUB + 2, sub = b % HIST_SUB;
-    return (1ull << lg) + ((uint64_t)sub << (lg - 3));
-}
-
-static uint64_t hist_quantile(double q) {
-    uint64_t total = 0, seen = 0;
-    for (unsigned b = 0; b < HIST_N; b++)
-        total += __atomic_load_n(&fetch_hist[b], __ATOMIC_RELAXED);
-    if (total == 0)
-        return 0;
-    uint64_t want = (uint64_t)(q * (double)(total - 1)) + 1;
-    for (unsigned b = 0; b < HIST_N; b++) {
-        seen += __atomic_load_n(&fetch_hist[b], __ATOMIC_RELAXED);
-        if (seen >= want)
-            return hist_value(b);
-    }
-    return 0;
-}
 
 static void remember_unreadable(size_t p, int tid) {
     for (int i = 0; i < npending; i++)
@@ -267,7 +232,7 @@ static int bring_in(size_t p, int tid, struct tid_slot *slot, char *buf) {
         uv.c.zero_fills++;
     pthread_mutex_unlock(&uv.lock);
     if (fetch) {
-        hist_add(ac_now_ns() - t0);
+        ac_lathist_add(&fetch_hist, ac_now_ns() - t0);
         struct tid_slot *s = slot != NULL ? slot : slot_of(tid);
         if (s != NULL)
             __atomic_add_fetch(&s->fetched, 1, __ATOMIC_RELAXED);
@@ -637,8 +602,8 @@ void uvmm_stats(ADD_STAT add_stats, void *c) {
     APPEND_STAT("uvmm_pinned_pages", "%llu", U(__atomic_load_n(&uv.pinned, __ATOMIC_RELAXED)));
     APPEND_STAT("uvmm_pin_skips", "%llu", U(k.pin_skips));
     APPEND_STAT("uvmm_pin_overrides", "%llu", U(k.pin_overrides));
-    APPEND_STAT("uvmm_fetch_ns_p50", "%llu", U(hist_quantile(0.50)));
-    APPEND_STAT("uvmm_fetch_ns_p99", "%llu", U(hist_quantile(0.99)));
+    APPEND_STAT("uvmm_fetch_ns_p50", "%llu", U(ac_lathist_quantile(&fetch_hist, 0.50)));
+    APPEND_STAT("uvmm_fetch_ns_p99", "%llu", U(ac_lathist_quantile(&fetch_hist, 0.99)));
 }
 
 const char *const uvmm_files[] = { "uvmm.pages", NULL };
