@@ -11,8 +11,9 @@
 # %% [markdown]
 # # Fig 4 — throughput, CPU and I/O
 #
-# Zhang et al. (ICDE 2015), §IV-F, Fig 4: throughput of each approach (log axis), CPU time per operation and disk
-# reads per operation against memory/data M/D, one row of panels per skew θ, one figure per
+# Zhang et al. (ICDE 2015), §IV-F, Fig 4: throughput of each approach (log axis), CPU time per operation, disk
+# reads per operation, the disk's read requests per second and their mean latency, and the median and 99th
+# percentile of the spill reads' latency against memory/data M/D, one row of panels per skew θ, one figure per
 # workload. Every per-operation figure covers the measured run only (harness/README.md).
 # Only cells whose spill directory and swap file were on the disk are drawn: a grid on the RAM
 # device (`spill_device` = ram, e.g. fig3-paper) measures hit rates, not the disk's throughput.
@@ -62,3 +63,11 @@ tables["disk_read_ops_s"].round(0) if tables else None
 
 # %%
 tables["disk_read_latency_us"].round(1) if tables else None
+
+# %% [markdown]
+# Spill reads (the I/O engine's: records, blocks, uvmm's pages), median and 99th percentile of their latency in
+# the run; empty for the kernel-paged approaches (their reads are page faults) and for rows older than the
+# measurement.
+
+# %%
+pd.concat({q: tables[f"spill_read_us_{q}"].round(1) for q in ("p50", "p99")}, axis=1) if tables else None

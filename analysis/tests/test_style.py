@@ -95,6 +95,28 @@ def test_fig3_and_fig4_of_one_theta(tmp_path: Path, monkeypatch: pytest.MonkeyPa
     plt.close("all")
 
 
+def test_fig4_spill_read_panels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Fig 4 has the spill reads' p50 and p99 panels (p99 on a log axis): lines of the approaches that read
+    through the I/O engine, none of one whose reads are page faults; rows older than the measurement get
+    empty panels."""
+    from acbench.figures import FIG4_PANELS, fig4_frame, plot_fig4
+    kept = _figures(monkeypatch)
+    df = _frame([0.99], [0.25, 0.5])
+    assert fig4_frame(df)[["spill_read_us_p50", "spill_read_us_p99"]].isna().all().all()
+    paging = df["approach"].isin(["ospaging", "ospaging-file", "effpaging", "vma", "memcached"])
+    df["spill_read_us_p50"] = df["spill_read_us_p99"] = float("nan")
+    df.loc[~paging, "spill_read_us_p50"], df.loc[~paging, "spill_read_us_p99"] = 70.0, 900.0
+    plot_fig4(df, tmp_path)
+    (fig,) = kept
+    cols = [c for c, _ in FIG4_PANELS]
+    p50, p99 = fig.axes[cols.index("spill_read_us_p50")], fig.axes[cols.index("spill_read_us_p99")]
+    assert p50.get_ylabel() == "spill read latency p50 (µs)" and p99.get_yscale() == "log"
+    drawn = [ln for ln in p99.get_lines() if not pd.isna(ln.get_ydata()).all()]
+    assert sorted(ln.get_label() for ln in drawn) == ["alru", "alru-hstore", "logging", "lru"]
+    assert all(list(ln.get_ydata()) == [900.0, 900.0] for ln in drawn)
+    plt.close("all")
+
+
 def test_no_backend_forced_on_import() -> None:
     code = ("import matplotlib; matplotlib.use('svg'); import acbench.figures, acplot.grid, acplot.fig2, acplot; "
             "print(matplotlib.get_backend())")

@@ -64,7 +64,7 @@ IDS = sorted(f"{a}_readonly_z{t}_m0.5_r0" for a in ("lru", "alru-hstore") for t 
 # local:2, these differed between runs; io_write_bytes by a page, memcached's LRU crawler by when it ran)
 TIMED_PREFIXES = ("cpu_", "disk_read", "disk_write", "lat_", "proc_", "loadavg_", "cell_cpu_", "cell_minor_",
                   "cell_vol_", "cell_invol_", "cell_block_", "cell_disk_", "cg_peak_", "cg_pgfault", "cg_pgmaj",
-                  "cg_usage_max_", "cg_io_", "swap_", "resident_", "perf_", "ac_write_")
+                  "cg_usage_max_", "cg_io_", "swap_", "resident_", "perf_", "ac_write_", "spill_read_us_")
 TIMED_PARTS = ("major_faults",)
 TIMED = {"run_id", "date", "run_duration_s", "throughput_ops_s", "load_duration_s", "minor_faults",
          "vol_ctx_switches", "invol_ctx_switches", "ctx_switches_per_op", "read_amplification",
