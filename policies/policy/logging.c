@@ -178,12 +178,17 @@ static void migrate_in_hot(void) {
     migrate_flush();
 }
 
-static void set_victims(unsigned int clsid, struct ac_listed *list, size_t m, unsigned epoch) {
-    ac_spill_lock();
+/* Under the spill lock. */
+static void set_victims_locked(unsigned int clsid, struct ac_listed *list, size_t m, unsigned epoch) {
     victim_bytes -= victims[clsid].n * sizeof(struct ac_listed);
     free(victims[clsid].it);
     victims[clsid] = (struct victims){ list, m, 0, epoch };
     victim_bytes += m * sizeof(struct ac_listed);
+}
+
+static void set_victims(unsigned int clsid, struct ac_listed *list, size_t m, unsigned epoch) {
+    ac_spill_lock();
+    set_victims_locked(clsid, list, m, epoch);
     ac_spill_unlock();
 }
 
@@ -225,13 +230,23 @@ static void logging_round(void) {
             st.migrated_out += (uint64_t)ac_spill_items(clsid, batch, k, epoch);
             ac_hc_drain(&hc);
         }
-        /* the hot residents, lowest estimate first, are the victims until the next round */
+        /* the hot residents, lowest estimate first, are the victims until the next round. Each
+         * is listed with its CAS, read under the spill lock while the page epoch is still the
+         * one they were collected in: a slab page released since is freed only once the epoch
+         * has moved on under that lock, so every pointer still leads into a live page (a chunk
+         * freed meanwhile gives a CAS that ac_still_listed will not match). */
         struct ac_listed *list = nhot > 0 ? malloc(nhot * sizeof(struct ac_listed)) : NULL;
         size_t m = 0;
-        if (list != NULL)
+        ac_spill_lock();
+        if (list != NULL && ac_page_epoch() == epoch)
             for (size_t j = ncold; j < n; j++)
                 list[m++] = ac_listed_of(res[j].it);
-        set_victims(clsid, list, m, epoch);
+        if (m == 0) {
+            free(list);
+            list = NULL;
+        }
+        set_victims_locked(clsid, list, m, epoch);
+        ac_spill_unlock();
         st.victims_listed += m;
     }
     free(res);
