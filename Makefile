@@ -31,7 +31,7 @@ deps:
 STAGES := $(BUILD)/test-stages.txt
 STAGE = $(MAKE) --no-print-directory test-stage STAGE_NAME=$(1) STAGE_TARGET="$(2)"
 
-# make test, bench, soak and fuzz hold the machine (harness/hold-machine): a grid running here
+# make test, bench, soak, fuzz, demo and paper-smoke hold the machine (harness/hold-machine): a grid running here
 # (`acbench run`, make paper) stops its cell and waits until they are done (harness/README.md
 # "Sharing the machine with a grid").
 HOLD := $(TOP)/harness/hold-machine
@@ -118,13 +118,14 @@ test-upstream-%: all
 	memcached/upstream-suite.sh $(SRC) $*
 
 # A small real experiment: experiments/demo.toml (every approach, a few minutes) and its figures.
+# demo and paper-smoke are short: they hold the machine (a long grid running here waits for them)
 demo: all
-	$(MAKE) -C harness demo
+	$(HOLD) $(MAKE) -C harness demo
 
 # Not in CI (about 10 minutes: 9 min 58 s on the 2-core VM, 2026-11-28, its memory calibrations included): every approach once at the paper's scale (1M records), calibrated
 # memory plan, no OOM kill allowed (experiments/paper-smoke.toml).
 paper-smoke: all
-	$(MAKE) -C harness paper-smoke
+	$(HOLD) $(MAKE) -C harness paper-smoke
 
 # Not in CI (hours): the paper-scale grids (experiments/fig3-paper, fig4-paper, inmemory-paper,
 # blocks-paper and compression-paper .toml, in that order; each resumes where it stopped), their

@@ -14,7 +14,8 @@
 # Zhang et al. (ICDE 2015), §IV-F, Fig 4: throughput of each approach (log axis), CPU time per operation, disk
 # reads per operation, the disk's read requests per second and their mean latency, and the median and 99th
 # percentile of the spill reads' latency against memory/data M/D, one row of panels per skew θ, one figure per
-# workload. Every per-operation figure covers the measured run only (harness/README.md).
+# workload and regime (native: the disk as it is; hdd: the paper's hard disk emulated, fig4-paper-hdd; the
+# tables name it beside the workload). Every per-operation figure covers the measured run only (harness/README.md).
 # Only cells whose spill directory and swap file were on the disk are drawn: a grid on the RAM
 # device (`spill_device` = ram, e.g. fig3-paper) measures hit rates, not the disk's throughput.
 # Input: `ACBENCH_RESULTS` (a run directory, or several separated by ':'); output: `ACBENCH_FIGURES`.
@@ -23,7 +24,7 @@
 import pandas as pd
 from IPython.display import Image, Markdown, display
 
-from acbench.figures import FIG4_PANELS, fig4_frame, plot_fig4
+from acbench.figures import FIG4_PANELS, fig4_tables_frame, plot_fig4
 from acplot.cells import by_cell
 from acplot.runs import describe_run, disk_rows, figure_rows, figures_dir, load_run, require
 
@@ -48,7 +49,7 @@ for p in plot_fig4(df, out) if not df.empty else []:
 # %%
 tables = {}
 for col, label in FIG4_PANELS if not df.empty else []:
-    tables[col] = by_cell(fig4_frame(df), col)
+    tables[col] = by_cell(fig4_tables_frame(df), col)
     tables[col].to_csv(out / f"fig4-{col}.csv")
 tables["throughput_ops_s"].round(0) if tables else None
 

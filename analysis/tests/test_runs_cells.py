@@ -111,6 +111,9 @@ def test_hit_rate_rows_one_per_cell() -> None:
     both = hit_rate_rows(pd.concat([disk, ram], ignore_index=True))
     assert sorted(zip(both["cell_id"], both["hits"])) == [("a", 1), ("b", 2), ("c", 30)]
     assert hit_rate_rows(disk).equals(disk) and hit_rate_rows(rows()).equals(rows())
+    # the emulated hard disk's rows serve times only; rows without a regime ran native
+    hdd = disk.assign(regime=["native", None, "hdd"])
+    assert list(hit_rate_rows(hdd)["cell_id"]) == ["a", "b"]
 
 
 def test_shortage_rows_leave_the_in_memory_cells_out() -> None:

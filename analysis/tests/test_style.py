@@ -117,6 +117,26 @@ def test_fig4_spill_read_panels(tmp_path: Path, monkeypatch: pytest.MonkeyPatch)
     plt.close("all")
 
 
+def test_fig4_one_figure_per_regime(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Rows of the native disk and of the emulated hard disk (regime hdd) are drawn apart, each figure
+    named and titled by its regime; the tables keep them apart too; rows without a regime are native."""
+    from acbench.figures import fig4_tables_frame, plot_fig4
+    kept = _figures(monkeypatch)
+    native, hdd = _frame([0.99], [0.5]), _frame([0.99], [0.5])
+    hdd["regime"], hdd["throughput_ops_s"] = "hdd", 150.0
+    paths = plot_fig4(pd.concat([native, hdd], ignore_index=True), tmp_path)
+    assert sorted(p.name for p in paths) == ["fig4-readonly-hdd.pdf", "fig4-readonly-hdd.png",
+                                             "fig4-readonly.pdf", "fig4-readonly.png"]
+    titles = sorted(fig.legends[0].get_title().get_text() for fig in kept)
+    assert titles == ["workload readonly, 20,000 records of 1,000 B",
+                      "workload readonly, hdd regime, 20,000 records of 1,000 B"]
+    tput = [sorted({float(y) for ln in fig.axes[0].get_lines() for y in ln.get_ydata()}) for fig in kept]
+    assert sorted(tput) == [[150.0], [1e5]]                      # no mean across the regimes
+    frame = fig4_tables_frame(pd.concat([native, hdd], ignore_index=True))
+    assert sorted(frame["workload"].unique()) == ["readonly", "readonly, hdd regime"]
+    plt.close("all")
+
+
 def test_no_backend_forced_on_import() -> None:
     code = ("import matplotlib; matplotlib.use('svg'); import acbench.figures, acplot.grid, acplot.fig2, acplot; "
             "print(matplotlib.get_backend())")

@@ -5,17 +5,21 @@ machine while the other runs.
 
 One lock file (default /run/lock/acbench-machine.lock, $ACBENCH_MACHINE_LOCK), an exclusive flock:
 - the grid holds it from its first cell to its last;
-- work that wants the machine runs under `harness/hold-machine CMD...`, which first writes a
-  request file LOCK.want.PID, then waits for the flock, removes the request once it holds the lock
-  and runs CMD with $ACBENCH_MACHINE_HELD set to the lock's path;
+- work that wants the machine runs under `harness/hold-machine CMD...`, which first puts a request
+  file LOCK.want.PID in place, flocked by itself as long as it waits (created under another name,
+  locked, then renamed: a request is never seen unlocked), then waits for the lock, removes the
+  request once it holds the lock and runs CMD with $ACBENCH_MACHINE_HELD set to the lock's path;
 - the grid looks for a request of a live process between cells and every SAMPLE_S during one;
   seeing one, it stops the running cell (its processes killed, its cgroup, swap file and spill
   directory removed: cell.py's usual clean-up; the cell is not recorded and runs again whole
   later), stops its RAM device, lets the lock go and waits for it (Turn.give_way).
 A process started under a holder ($ACBENCH_MACHINE_HELD is this lock: the acbench runs of the
 test suites) takes no lock of its own: its holder has the machine.
-The lock is a flock: a holder that dies lets it go with its file descriptors; a request file of a
-dead process is ignored (and removed)."""
+Both are flocks: a holder that dies lets them go with its file descriptors, so a request file
+nobody holds locked is stale (its holder was killed before it could remove it): it is ignored and
+removed. Paths are compared resolved (realpath), in hold-machine as here. A holder may wait for
+what the grid does outside a cell's wait loops (a calibration probe, OPT's count): seconds to
+minutes at the paper's scale."""
 from __future__ import annotations
 
 import fcntl
@@ -36,17 +40,22 @@ class Yielded(Exception):
 
 
 def lock_path() -> Path:
-    return Path(os.environ.get(LOCK_ENV) or DEFAULT_LOCK)
+    return Path(os.path.realpath(os.environ.get(LOCK_ENV) or DEFAULT_LOCK))
 
 
-def _alive(pid: int) -> bool:
+def _held(f: Path) -> bool:
+    """Some process holds a flock on f (a waiting holder's request); False when f is gone."""
     try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
+        fd = os.open(f, os.O_RDONLY)
+    except OSError:
         return False
-    except PermissionError:
+    try:
+        fcntl.flock(fd, fcntl.LOCK_SH | fcntl.LOCK_NB)
+    except BlockingIOError:
         return True
-    return True
+    finally:
+        os.close(fd)          # closing lets go of the lock taken, if one was
+    return False
 
 
 def _command(pid: int) -> str:
@@ -57,17 +66,20 @@ def _command(pid: int) -> str:
 
 
 def requests(path: Path) -> list[int]:
-    """The PIDs of live processes asking for the machine (request files of dead ones removed)."""
+    """The PIDs of the holders waiting for the machine (stale request files removed)."""
     pids = []
     for f in path.parent.glob(path.name + WANT + "*"):
         try:
             pid = int(f.name[len(path.name + WANT):])
         except ValueError:
             continue
-        if _alive(pid):
+        if _held(f):
             pids.append(pid)
         else:
-            f.unlink(missing_ok=True)
+            try:
+                f.unlink(missing_ok=True)
+            except PermissionError:   # another user's, in a sticky directory: ignored all the same
+                pass
     return sorted(pids)
 
 
@@ -76,9 +88,10 @@ class Turn:
     between cells and during one, give_way() when wanted, release() at the end."""
 
     def __init__(self, say: Callable[[str], None] = print, path: Optional[Path] = None) -> None:
-        self.path = path or lock_path()
+        self.path = Path(os.path.realpath(path)) if path is not None else lock_path()
         self.say = say
-        self.under_holder = os.environ.get(HELD_ENV) == str(self.path)
+        held = os.environ.get(HELD_ENV)
+        self.under_holder = held is not None and os.path.realpath(held) == str(self.path)
         self.f: Any = None
         self.gave_way = 0
 
@@ -88,7 +101,8 @@ class Turn:
             return
         try:
             self.path.parent.mkdir(parents=True, exist_ok=True)
-            f = open(self.path, "a")
+            # read-only: a lock file another user created (mode 0644) locks all the same
+            f = os.fdopen(os.open(self.path, os.O_RDONLY | os.O_CREAT, 0o666), "rb")
         except OSError as e:
             raise OSError(f"the machine lock {self.path} cannot be opened ({e}): set ${LOCK_ENV} to a "
                           "writable path") from None

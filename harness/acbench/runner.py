@@ -414,8 +414,7 @@ def run_one(spec: Spec, c: Cell, rd: RunDir, run_id: str, mode: str, use_perf: b
     Work that asks for the machine (turn.wanted) gets it first, before the cell or during it (the
     cell then runs again whole, machine.py)."""
     while True:
-        who = turn.wanted()
-        if who:
+        while who := turn.wanted():      # (another may have asked while the grid waited for the first)
             turn.give_way(who, ram.stop, ram.start)
         out = execute_cell(spec, c, rd.cell_dir(c.cell_id), run_id, mode, use_perf, machine, ram.root, settings,
                            turn.wanted)

@@ -101,17 +101,46 @@ def test_nested_holder_and_grid_under_a_holder_take_no_lock(lock: Path, monkeypa
         turn.release()
 
 
-def test_request_of_a_dead_process_is_ignored_and_removed(lock: Path) -> None:
+def test_request_nobody_holds_is_stale_and_removed(lock: Path) -> None:
+    """A request counts while its holder keeps it flocked: one left by a killed holder does not, even
+    when its PID now names a live process (ours here)."""
     dead = subprocess.Popen(["true"])
     dead.wait()
-    stale = lock.parent / f"machine.lock.want.{dead.pid}"
-    stale.write_text(f"{dead.pid}\n")
+    stale = [lock.parent / f"machine.lock.want.{pid}" for pid in (dead.pid, os.getpid())]
+    for f in stale:
+        f.write_text("x\n")
     (lock.parent / "machine.lock.want.notapid").write_text("x\n")
     turn = machine.Turn(lambda text: None)
     turn.take()
     try:
         assert turn.wanted() is None
-        assert not stale.exists()
+        assert not any(f.exists() for f in stale)
+        # a holder SIGKILLed while it waits leaves its request file: stale at once
+        holder = subprocess.Popen([str(HOLD), "true"], env=_env(lock), stderr=subprocess.DEVNULL,
+                                  start_new_session=True)
+        _wait_for(lambda: turn.wanted() is not None, "the holder's request")
+        os.killpg(holder.pid, 9)
+        holder.wait()
+        _wait_for(lambda: turn.wanted() is None, "the killed holder's request to turn stale")
+        assert [f.name for f in lock.parent.glob("machine.lock.want*")] == ["machine.lock.want.notapid"]
+    finally:
+        turn.release()
+
+
+def test_lock_paths_compared_resolved(lock: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """$ACBENCH_MACHINE_LOCK and $ACBENCH_MACHINE_HELD spelled differently for the same file: a nested
+    holder and a grid under the holder still see that they run under it (else they would wait for
+    their own holder's lock)."""
+    odd = f"{lock.parent}/./{lock.name}"
+    monkeypatch.setenv(machine.LOCK_ENV, odd)
+    turn = machine.Turn(lambda text: None)
+    turn.take()
+    try:
+        env = dict(os.environ, **{machine.HELD_ENV: f"{lock.parent}//{lock.name}"})
+        cp = subprocess.run([str(HOLD), "echo", "nested"], env=env, capture_output=True, text=True, timeout=5)
+        assert cp.returncode == 0 and cp.stdout == "nested\n"
+        monkeypatch.setenv(machine.HELD_ENV, f"{lock.parent}//{lock.name}")
+        assert machine.Turn(lambda text: None).under_holder
     finally:
         turn.release()
 

@@ -152,6 +152,7 @@ size_t ac_hc_collect(struct ac_hotcold *h, unsigned int clsid, struct ac_residen
             }
         }
         (*res)[n].it = it;
+        (*res)[n].cas = ITEM_get_cas(it);
         (*res)[n].est = est;
         hot += is_hot;
         n++;

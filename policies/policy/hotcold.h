@@ -55,9 +55,11 @@ struct ac_hotcold {
 
 enum { AC_HC_ONLINE, AC_HC_HISTORY };
 
-/* A resident item and its estimate (-1: not in the hot set). */
+/* A resident item, its CAS when collected and its estimate (-1: not in the
+ * hot set). */
 struct ac_resident {
     item *it;
+    uint64_t cas;
     double est;
 };
 
@@ -99,7 +101,7 @@ void ac_hc_want_early(struct ac_hotcold *h);
  * (its key unknown: estimate 0, ranked after every known key) counts as hot
  * with estimate 0 while its size fits what is left of *room, which it takes.
  * *res grows as needed (free it). Takes the class's LRU lock; the items are
- * hints (re-validate before moving one). */
+ * hints (re-validate before moving one); their CAS is read under that lock. */
 size_t ac_hc_collect(struct ac_hotcold *h, unsigned int clsid, struct ac_resident **res, size_t *cap,
                      size_t *nhot, uint64_t *room);
 /* The log_* lines of `stats anticache`. */

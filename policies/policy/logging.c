@@ -178,17 +178,12 @@ static void migrate_in_hot(void) {
     migrate_flush();
 }
 
-/* Under the spill lock. */
-static void set_victims_locked(unsigned int clsid, struct ac_listed *list, size_t m, unsigned epoch) {
+static void set_victims(unsigned int clsid, struct ac_listed *list, size_t m, unsigned epoch) {
+    ac_spill_lock();
     victim_bytes -= victims[clsid].n * sizeof(struct ac_listed);
     free(victims[clsid].it);
     victims[clsid] = (struct victims){ list, m, 0, epoch };
     victim_bytes += m * sizeof(struct ac_listed);
-}
-
-static void set_victims(unsigned int clsid, struct ac_listed *list, size_t m, unsigned epoch) {
-    ac_spill_lock();
-    set_victims_locked(clsid, list, m, epoch);
     ac_spill_unlock();
 }
 
@@ -230,23 +225,15 @@ static void logging_round(void) {
             st.migrated_out += (uint64_t)ac_spill_items(clsid, batch, k, epoch);
             ac_hc_drain(&hc);
         }
-        /* the hot residents, lowest estimate first, are the victims until the next round. Each
-         * is listed with its CAS, read under the spill lock while the page epoch is still the
-         * one they were collected in: a slab page released since is freed only once the epoch
-         * has moved on under that lock, so every pointer still leads into a live page (a chunk
-         * freed meanwhile gives a CAS that ac_still_listed will not match). */
+        /* the hot residents, lowest estimate first, are the victims until the next round, each
+         * with the CAS it had when collected (under the class's LRU lock: nothing here reads an
+         * item, which the spill above may have freed, or its page) */
         struct ac_listed *list = nhot > 0 ? malloc(nhot * sizeof(struct ac_listed)) : NULL;
         size_t m = 0;
-        ac_spill_lock();
-        if (list != NULL && ac_page_epoch() == epoch)
+        if (list != NULL)
             for (size_t j = ncold; j < n; j++)
-                list[m++] = ac_listed_of(res[j].it);
-        if (m == 0) {
-            free(list);
-            list = NULL;
-        }
-        set_victims_locked(clsid, list, m, epoch);
-        ac_spill_unlock();
+                list[m++] = (struct ac_listed){ res[j].it, res[j].cas };
+        set_victims(clsid, list, m, epoch);
         st.victims_listed += m;
     }
     free(res);

@@ -33,6 +33,7 @@ struct ac_listed {
     uint64_t cas;
 };
 
+/* An entry for a resident item (read under a lock that keeps it resident). */
 static inline struct ac_listed ac_listed_of(item *it) {
     return (struct ac_listed){ it, ITEM_get_cas(it) };
 }
