@@ -538,11 +538,11 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
               "ext_read_aborts", "ext_read_oom", "ext_recached", "ext_objects_written", "ext_bytes_written",
               "ext_bytes_read", "ext_bytes_used", "ext_bytes_fragmented", "ext_page_evictions", "ext_pages"):
         out[f"ac_{k}"] = ac.get(k)
-    out["read_amplification"] = read_amplification(out.get("disk_read_bytes"), ac,
-                                                   (ph.get("server_start") or {}).get("anticache") or {})
+    start = (ph.get("server_start") or {}).get("anticache")      # the server's figures as the run began
+    out["read_amplification"] = read_amplification(out.get("disk_read_bytes"), ac, start or {})
     out.update(resident_avg(driver, phase))
-    out.update(fault_attribution(out.get("major_faults"), ac, (ph.get("server_start") or {}).get("anticache") or {}))
-    out.update(spill_read_latency(ac, (ph.get("server_start") or {}).get("anticache")))
+    out.update(fault_attribution(out.get("major_faults"), ac, start or {}))
+    out.update(spill_read_latency(ac, start))
     return out
 
 
@@ -551,8 +551,8 @@ IO_READ_HIST = "io_read_ns_hist_"
 
 def spill_read_latency(end: dict[str, Any], start: dict[str, Any] | None) -> dict[str, Any]:
     """The run window's spill-file reads: how many the I/O engine completed and the median and 99th
-    percentile of their latency (µs, each the lower bound of its 1/8-octave bucket, numpy's "lower"
-    quantile), from the server's read-latency histogram (stats io_read_ns_hist_<lower ns>) at the
+    percentile of their latency (µs, each the lower bound of its 1/8-octave bucket; the quantile by
+    nearest rank, ceil(q n), as the driver's lat_* columns), from the server's read-latency histogram (stats io_read_ns_hist_<lower ns>) at the
     run's end less at its start. None without a start snapshot; the quantiles None when nothing was
     read (the kernel-paged approaches read through page faults, not the engine)."""
     out: dict[str, Any] = {"spill_reads": None, "spill_read_us_p50": None, "spill_read_us_p99": None}
@@ -567,10 +567,8 @@ def spill_read_latency(end: dict[str, Any], start: dict[str, Any] | None) -> dic
     window.sort()
     total = sum(n for _, n in window)
     out["spill_reads"] = total
-    for q in (50, 99):
-        if total == 0:
-            continue
-        want, seen = int(q / 100 * (total - 1)) + 1, 0
+    for q in (50, 99) if total > 0 else ():
+        want, seen = -(-q * total // 100), 0          # ceil(q/100 · total), in integers
         for lower, n in window:
             seen += n
             if seen >= want:

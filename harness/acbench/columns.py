@@ -171,8 +171,7 @@ _RUN = [
        "blocks, uvmm's pages; 0 for the kernel-paged approaches, which read through page faults)", HARNESS),
     _c("spill_read_us_p50", "float", "us", "median latency of those reads, submission to completion (the lower bound "
        "of its 1/8-octave bucket; Fig 4's I/O latency)", HARNESS),
-    _c("spill_read_us_p99", "float", "us", "99th percentile of the same (numpy's \"lower\": of 100 reads the 99th)",
-       HARNESS),
+    _c("spill_read_us_p99", "float", "us", "99th percentile of the same (nearest rank, as lat_*_p99)", HARNESS),
     _c("resident_items_avg", "float", "items", "R: items in RAM over the run (in-process: the time average of "
        "resident_samples samples; network: the mean of its start and end; paging approaches: "
        "resident_bytes_avg / item_footprint)", HARNESS),

@@ -93,7 +93,6 @@ class Turn:
         held = os.environ.get(HELD_ENV)
         self.under_holder = held is not None and os.path.realpath(held) == str(self.path)
         self.f: Any = None
-        self.gave_way = 0
 
     def take(self) -> None:
         """Blocks until the machine is this grid's (at once when nobody holds it)."""
@@ -133,7 +132,6 @@ class Turn:
         self.say(f"giving the machine up to {who}; the grid goes on when it is done")
         before()
         self.release()
-        self.gave_way += 1
         # the holder removes its request once it holds the lock: until then the lock is left to it
         while [p for p in requests(self.path) if p != os.getpid()]:
             time.sleep(POLL_S)

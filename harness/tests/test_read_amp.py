@@ -42,8 +42,8 @@ def test_network_mode_refuses_vma(tmp_path: Path) -> None:
 
 
 def test_spill_read_latency_of_the_run_window() -> None:
-    """The run's reads are the histogram at its end less at its start; quantiles by numpy's "lower"
-    rule over the buckets' lower bounds."""
+    """The run's reads are the histogram at its end less at its start; quantiles by nearest rank
+    (ceil(q n), as the driver's lat_* columns) over the buckets' lower bounds."""
     from acbench.cell import spill_read_latency
     start = {"io_read_ns_hist_61440": 500, "io_read_ns_hist_999999": 0, "io_reads": 500}
     # the run: 97 reads in the 57344 bucket, 2 in 61440's, 1 of 8 ms (the warm-up's 500 at 61440 subtracted)
@@ -53,6 +53,10 @@ def test_spill_read_latency_of_the_run_window() -> None:
     assert got == {"spill_reads": 100, "spill_read_us_p50": 57.344, "spill_read_us_p99": 61.44}
     end["io_read_ns_hist_8388608"] = 3                      # 102 reads: the 99th of them is now 8 ms
     assert spill_read_latency(end, start)["spill_read_us_p99"] == 8388.608
+    # ten reads, one slow: the 99th percentile by nearest rank is the 10th, the slow one
+    ten = {"io_read_ns_hist_57344": 9, "io_read_ns_hist_8388608": 1}
+    assert spill_read_latency(ten, {}) == {"spill_reads": 10, "spill_read_us_p50": 57.344,
+                                           "spill_read_us_p99": 8388.608}
     assert spill_read_latency(start, start) == {"spill_reads": 0, "spill_read_us_p50": None,
                                                 "spill_read_us_p99": None}
     assert spill_read_latency(end, None) == {"spill_reads": None, "spill_read_us_p50": None,

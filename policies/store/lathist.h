@@ -44,13 +44,16 @@ static inline uint64_t ac_lathist_count(const struct ac_lathist *h) {
 }
 
 /* The lower bound of the bucket holding the q-quantile: the value of rank
- * floor(q (n - 1)) + 1 of n, numpy's "lower" percentile (of 100 values the
- * 0.99-quantile is the 99th); 0 when empty. */
+ * ceil(q n) of n (nearest rank, at least 1), as the driver's latency
+ * quantiles (ycsb-driver/ycsb_hist.c); 0 when empty. */
 static inline uint64_t ac_lathist_quantile(const struct ac_lathist *h, double q) {
     uint64_t total = ac_lathist_count(h), seen = 0;
     if (total == 0)
         return 0;
-    uint64_t want = (uint64_t)(q * (double)(total - 1)) + 1;
+    double rank = q * (double)total;
+    uint64_t want = (uint64_t)rank + ((double)(uint64_t)rank < rank);
+    if (want == 0)
+        want = 1;
     for (unsigned b = 0; b < AC_LATHIST_N; b++) {
         seen += __atomic_load_n(&h->n[b], __ATOMIC_RELAXED);
         if (seen >= want)

@@ -201,12 +201,14 @@ static void test_lathist(void) {
     CHECK_EQ(ac_lathist_count(&h), 100);
     CHECK_EQ(ac_lathist_quantile(&h, 0.5), 960);          /* 1000 lies in [960, 1024) */
     CHECK_EQ(ac_lathist_quantile(&h, 0.99), 960);         /* the 99th of 100 */
+    CHECK_EQ(ac_lathist_quantile(&h, 0.995), 983040);     /* the 100th: rank ceil(99.5) */
+    CHECK_EQ(ac_lathist_quantile(&h, 0.0), 960);          /* rank at least 1 */
     CHECK_EQ(ac_lathist_quantile(&h, 1.0), 983040);       /* 10^6 lies in [983040, 1048576) */
 }
 
 /* Nine reads and one slowed by AC_FAULT_SLOW_READ (1 s): the window of the
  * engine's read histogram holds ten, its median and 0.9-quantile fast, its
- * maximum the slow one. */
+ * 0.99-quantile (the 10th by nearest rank) and maximum the slow one. */
 static void test_read_latency(int fd) {
     unsigned char buf[CHUNK];
     static struct ac_lathist before, window;
@@ -224,6 +226,7 @@ static void test_read_latency(int fd) {
     CHECK(ac_lathist_quantile(&window, 0.9) < 100000000);                  /* the 9th of 10 */
     uint64_t slow = ac_lathist_quantile(&window, 1.0);
     CHECK(slow >= 888000000 && slow < 2000000000);                          /* 1 s in its bucket */
+    CHECK_EQ(ac_lathist_quantile(&window, 0.99), slow);
 }
 
 /* Direct reads of the file at dpath (its last 300 bytes short of a whole
