@@ -175,10 +175,13 @@ def test_damaged_cold_record_is_an_error(server):
     assert st["checksum_errors"] == 3
     got, e = raw.get(other)
     assert e is None and got[other][0] == vals[other]
-    # set replaces it: the damaged record is dropped
+    # set replaces it: the damaged record is dropped. The set may first spill others to make room
+    # (whether its slab class has a free chunk depends on memcached's page mover): each adds a record
     assert raw.store("set", k, b"fresh") == b"STORED"
     assert raw.get(k)[0][k][0] == b"fresh"
-    assert srv.ac()["cold_records"] == st["cold_records"] - 1
+    after = srv.ac()
+    moved = (after["spilled_items"] - st["spilled_items"]) - (after["fetched_items"] - st["fetched_items"])
+    assert after["cold_records"] == st["cold_records"] - 1 + moved
 
 
 
