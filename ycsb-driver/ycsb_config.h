@@ -15,6 +15,9 @@
  *   seed threads warmupoperations target valuekind (ycsb|text|zeros)
  *   lookaside (true|false: refill a missed read with its load value)
  *   diskstats_device (a /proc/diskstats device name, or empty)  (ours)
+ *   runwindows (ours: the run phase done that many times in a row, 1 to
+ *   YCSB_RUN_WINDOWS_MAX; window w draws its requests as a run with seed
+ *   seed + w would, ycsb_run.h; not with inserts)
  * Every value is validated when it is set; ycsb_config_finish() checks the
  * combination (proportions sum to 1, no scans, insert range).  Errors are
  * written to err as one line naming the property and what is accepted. */
@@ -29,6 +32,8 @@
  * within YCSB_THETA_NOT_ONE of 1 */
 #define YCSB_THETA_MAX 10.0
 #define YCSB_THETA_NOT_ONE 1e-9
+/* runwindows: at most this many measured windows in one run */
+#define YCSB_RUN_WINDOWS_MAX 8
 
 enum ycsb_dist {
     YCSB_DIST_UNIFORM,
@@ -51,6 +56,7 @@ struct ycsb_config {
     int64_t loadcount;                  /* ours; -1: insertcount */
     int64_t fieldcount, fieldlength, zeropadding;
     int64_t warmupoperations, threads, minscanlength, maxscanlength;
+    int64_t runwindows;                 /* ours: measured windows of the run (ycsb_run.h) */
     double readproportion, updateproportion, insertproportion;
     double readmodifywriteproportion, scanproportion;
     double zipfianconstant, hotspotdatafraction, hotspotopnfraction, target;

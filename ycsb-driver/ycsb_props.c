@@ -78,6 +78,7 @@ static const struct prop props[] = {
     {"target", K_NUM, OFF(target), 0, 1e12, 0, 0, NULL, 0},
     {"valuekind", K_ENUM, OFF(valuekind), 0, 0, 0, 0, kind_names, 0},
     {"lookaside", K_BOOL, OFF(lookaside), 0, 0, 0, 0, NULL, 0},
+    {"runwindows", K_INT, OFF(runwindows), 1, YCSB_RUN_WINDOWS_MAX, 0, 0, NULL, 0},
     {"diskstats_device", K_STR, OFF(diskstats_device), 0, 0, 0, 0, NULL, STRSZ(diskstats_device)},
 };
 #define NPROPS (sizeof(props) / sizeof(props[0]))
@@ -119,6 +120,7 @@ void ycsb_config_defaults(struct ycsb_config *c)
     c->writeallfields = 0;
     c->valuekind = YCSB_VALUE_YCSB;
     c->seed = 1;
+    c->runwindows = 1;
     snprintf(c->workload, sizeof(c->workload), "site.ycsb.workloads.CoreWorkload");
 }
 
@@ -387,6 +389,10 @@ int ycsb_config_finish(struct ycsb_config *c, char *err, size_t errlen)
                     "loadcount <= insertcount (the load inserts keys insertstart .. "
                     "insertstart + loadcount - 1, reads choose among insertcount keys)",
                     (long long)c->loadcount, (long long)c->insertcount);
+    if (c->runwindows > 1 && c->insertproportion > 0)
+        return fail(err, errlen, "runwindows=%lld with insertproportion %g: a window's inserts would take "
+                    "keys after the previous window's, not those of a run with its seed; accepted: "
+                    "runwindows=1, or insertproportion=0", (long long)c->runwindows, c->insertproportion);
     if (c->minscanlength > c->maxscanlength)
         return fail(err, errlen, "minscanlength (%lld) exceeds maxscanlength (%lld); accepted: "
                     "1 <= minscanlength <= maxscanlength (a scan reads that many consecutive keys)",

@@ -66,6 +66,8 @@ static void phase_json(const struct ycsb_phase_result *p, struct ycsb_json *j, c
         ycsb_resources_json(&p->resources, j, "resources");
     if (p->server_start != NULL)
         ycsb_json_rawvalue(j, "server_start", p->server_start);
+    if (p->server_end != NULL)
+        ycsb_json_rawvalue(j, "server_end", p->server_end);
     if (p->resident_samples > 0 && p->resident_time_s > 0) {
         ycsb_json_begin_object(j, "resident");
         ycsb_json_u64(j, "samples", p->resident_samples);
@@ -118,6 +120,12 @@ void ycsb_result_json(const struct ycsb_workload *w, const struct ycsb_run_opts 
         phase_json(&res->warmup, j, "warmup", failed);
     if (res->run.ran)
         phase_json(&res->run, j, "run", failed);
+    ycsb_json_i64(j, "run_windows", res->windows_run);
+    for (unsigned k = 1; k < res->windows_run; k++) {
+        char key[16];
+        snprintf(key, sizeof(key), "run_%u", k);
+        phase_json(&res->windows[k - 1], j, key, failed);
+    }
     if (o->ops->server_stats != NULL) {
         char err[256] = "";
         ycsb_json_begin_object(j, "server");

@@ -27,11 +27,29 @@ void ycsb_result_free(struct ycsb_result *r)
     free(r->load.server_start);
     free(r->warmup.server_start);
     free(r->run.server_start);
+    for (int k = 0; k < YCSB_RUN_WINDOWS_MAX - 1; k++)
+        free(r->windows[k].server_start);
+    for (int k = 0; k < YCSB_RUN_WINDOWS_MAX; k++)
+        free(k == 0 ? r->run.server_end : r->windows[k - 1].server_end);
     free(r);
 }
 
 /* what phase_begin() names each phase (as the results do) */
 static const char *const phase_names[3] = {"load", "warmup", "run"};
+
+/* The steps of a run: load, warm-up, then the run's windows (runwindows,
+ * window w the run as seed + w draws it); counters are kept per step. */
+#define STEPS (2 + YCSB_RUN_WINDOWS_MAX)
+
+static int step_phase(int step)
+{
+    return step < YCSB_PHASE_RUN ? step : YCSB_PHASE_RUN;
+}
+
+static int steps_of(const struct ycsb_workload *w)
+{
+    return YCSB_PHASE_RUN + (int)w->cfg.runwindows;
+}
 
 /* the backend's server counters as one JSON object's text, or NULL */
 static char *server_snapshot(const struct ycsb_run_opts *o)
@@ -148,8 +166,8 @@ struct shared {
     const struct ycsb_run_opts *o;
     unsigned threads, batch;
     struct gate barrier;
-    uint64_t next_chunk[3];     /* per phase, atomic */
-    uint64_t issued[3];         /* per phase: ops started, atomic (throttling) */
+    uint64_t next_chunk[STEPS]; /* per step, atomic */
+    uint64_t issued[STEPS];     /* per step: ops started, atomic (throttling) */
     uint64_t phase_start_ns;    /* written by the main thread between barriers */
     int abort;                  /* atomic */
     pthread_mutex_t err_lock;
@@ -162,7 +180,7 @@ struct worker {
     pthread_t tid;
     void *tctx;
     struct ycsb_opgen gen;
-    struct ycsb_phase_result res[3];
+    struct ycsb_phase_result res[STEPS];
     /* one batch, or two when batches are pipelined (ops->prepare): batch b's
      * requests are at [b * batch, (b + 1) * batch) of each */
     char *keys;                 /* YCSB_KEY_MAX each */
@@ -200,12 +218,12 @@ static void fatal(struct worker *wk)
 
 /* target ops/s over all threads: every op takes a ticket k from the phase's
  * shared counter and does not start before phase start + k / target */
-static void throttle(struct worker *wk, int phase, size_t n)
+static void throttle(struct worker *wk, int step, size_t n)
 {
     double target = wk->sh->w->cfg.target;
     if (target <= 0)
         return;
-    uint64_t k = __atomic_fetch_add(&wk->sh->issued[phase], n, __ATOMIC_RELAXED);
+    uint64_t k = __atomic_fetch_add(&wk->sh->issued[step], n, __ATOMIC_RELAXED);
     uint64_t due = wk->sh->phase_start_ns + (uint64_t)((double)k * 1e9 / target);
     if (ycsb_now_ns() >= due)
         return;
@@ -431,9 +449,9 @@ static int batch_exec(struct worker *wk, size_t at, size_t n, struct ycsb_phase_
  * scan among them is executed there and then, one read after another (so
  * ahead of the batch it was drawn in), and left out: returns how many
  * requests the batch holds. A scan that fails fatally stops the run. */
-static size_t batch_gen(struct worker *wk, int phase, size_t at, size_t n, struct ycsb_phase_result *r)
+static size_t batch_gen(struct worker *wk, int step, size_t at, size_t n, struct ycsb_phase_result *r)
 {
-    throttle(wk, phase, n);
+    throttle(wk, step, n);
     size_t kept = 0;
     for (size_t k = 0; k < n; k++) {
         ycsb_opgen_next(&wk->gen, &wk->opsbuf[at + kept]);
@@ -456,13 +474,13 @@ static void batch_done(struct worker *wk, size_t at, size_t n)
 
 /* The chunk's next batch [*i, last) into the buffers at `at`, generated and
  * filled: its size (0 at the chunk's end). */
-static size_t batch_next(struct worker *wk, int phase, size_t at, uint64_t *i, uint64_t last,
+static size_t batch_next(struct worker *wk, int step, size_t at, uint64_t *i, uint64_t last,
                          struct ycsb_phase_result *r)
 {
     while (*i < last) {
         size_t n = last - *i < wk->sh->batch ? (size_t)(last - *i) : wk->sh->batch;
         *i += n;
-        size_t kept = batch_gen(wk, phase, at, n, r);
+        size_t kept = batch_gen(wk, step, at, n, r);
         if (kept > 0) {
             batch_fill(wk, at, kept);
             return kept;
@@ -475,13 +493,13 @@ static size_t batch_next(struct worker *wk, int phase, size_t at, uint64_t *i, u
  * next one has been generated and handed to ops->prepare, in the other half
  * of the buffers (the chunk's first batch is not prepared). Returns
  * YCSB_ERR_FATAL or YCSB_OK. */
-static int run_pipelined(struct worker *wk, int phase, uint64_t i, uint64_t last, struct ycsb_phase_result *r)
+static int run_pipelined(struct worker *wk, int step, uint64_t i, uint64_t last, struct ycsb_phase_result *r)
 {
     struct shared *sh = wk->sh;
-    size_t cur = 0, n = aborted(sh) ? 0 : batch_next(wk, phase, cur, &i, last, r);
+    size_t cur = 0, n = aborted(sh) ? 0 : batch_next(wk, step, cur, &i, last, r);
     while (n > 0) {
         size_t next = cur == 0 ? sh->batch : 0;
-        size_t nn = batch_next(wk, phase, next, &i, last, r);
+        size_t nn = batch_next(wk, step, next, &i, last, r);
         if (nn > 0)
             sh->o->ops->prepare(wk->tctx, &wk->reqs[next], nn);
         int rc = batch_exec(wk, cur, n, r);
@@ -494,16 +512,18 @@ static int run_pipelined(struct worker *wk, int phase, uint64_t i, uint64_t last
     return YCSB_OK;
 }
 
-static void run_phase(struct worker *wk, int phase)
+static void run_phase(struct worker *wk, int step)
 {
     struct shared *sh = wk->sh;
-    struct ycsb_phase_result *r = &wk->res[phase];
+    struct ycsb_phase_result *r = &wk->res[step];
+    int phase = step_phase(step);
+    wk->gen.window = (uint64_t)(step - phase);
     uint64_t total = ycsb_opgen_phase_ops(&wk->gen, phase);
     int batched = sh->batch > 1;
     uint64_t own = 0;   /* a trace split by key: each thread walks its own requests */
     while (!aborted(sh)) {
         uint64_t chunk = ycsb_workload_partitioned(sh->w)
-                             ? own++ : __atomic_fetch_add(&sh->next_chunk[phase], 1, __ATOMIC_RELAXED);
+                             ? own++ : __atomic_fetch_add(&sh->next_chunk[step], 1, __ATOMIC_RELAXED);
         uint64_t first = chunk * YCSB_CHUNK_OPS;
         if (first >= total)
             break;
@@ -511,7 +531,7 @@ static void run_phase(struct worker *wk, int phase)
         ycsb_opgen_chunk(&wk->gen, phase, chunk);
         uint64_t i = first;
         if (batched && sh->o->ops->prepare != NULL) {
-            if (run_pipelined(wk, phase, i, last, r) == YCSB_ERR_FATAL) {
+            if (run_pipelined(wk, step, i, last, r) == YCSB_ERR_FATAL) {
                 fatal(wk);
                 return;
             }
@@ -524,14 +544,14 @@ static void run_phase(struct worker *wk, int phase)
             i += n;
             int rc = YCSB_OK;
             if (batched) {
-                size_t kept = batch_gen(wk, phase, 0, n, r);
+                size_t kept = batch_gen(wk, step, 0, n, r);
                 if (kept > 0) {
                     batch_fill(wk, 0, kept);
                     rc = batch_exec(wk, 0, kept, r);
                 }
                 batch_done(wk, 0, kept);
             } else {
-                throttle(wk, phase, 1);
+                throttle(wk, step, 1);
                 ycsb_opgen_next(&wk->gen, &wk->opsbuf[0]);
                 rc = do_sync(wk, &wk->opsbuf[0], r);
                 batch_done(wk, 0, 1);
@@ -600,14 +620,15 @@ static void *worker_main(void *arg)
     if (!ok)
         set_error(sh, "backend thread_init failed: %s", err);
     gate_wait(&sh->barrier);              /* ready */
-    for (int phase = 0; phase < 3; phase++) {
+    for (int step = 0; step < steps_of(sh->w); step++) {
+        int phase = step_phase(step);
         if (phase == YCSB_PHASE_LOAD ? !o->do_load : !o->do_run)
             continue;
         if (ok && o->ops->thread_phase_begin != NULL)
             o->ops->thread_phase_begin(wk->tctx, phase_names[phase]);
         gate_wait(&sh->barrier);          /* phase start */
         if (ok)
-            run_phase(wk, phase);
+            run_phase(wk, step);
         gate_wait(&sh->barrier);          /* phase end */
     }
     if (ok)
@@ -627,12 +648,20 @@ int ycsb_run(struct ycsb_workload *w, const struct ycsb_run_opts *o, struct ycsb
     phase_result_init(&res->load);
     phase_result_init(&res->warmup);
     phase_result_init(&res->run);
+    for (int k = 0; k < YCSB_RUN_WINDOWS_MAX - 1; k++)
+        phase_result_init(&res->windows[k]);
     res->threads = sh.threads;
     res->batch = sh.batch;
 
     res->error[0] = '\0';
     if (w->replay != NULL && w->replay->deletes > 0 && o->ops->del == NULL) {
         snprintf(err, errlen, "the trace has deletes and backend %s cannot delete", o->ops->name);
+        snprintf(res->error, sizeof(res->error), "%s", err);
+        return -1;
+    }
+    if (w->replay != NULL && w->cfg.runwindows > 1) {
+        snprintf(err, errlen, "runwindows=%lld with a replayed trace: its run is its requests after the "
+                 "warm-up, once; accepted: runwindows=1", (long long)w->cfg.runwindows);
         snprintf(res->error, sizeof(res->error), "%s", err);
         return -1;
     }
@@ -657,7 +686,7 @@ int ycsb_run(struct ycsb_workload *w, const struct ycsb_run_opts *o, struct ycsb
         wk->index = t;
         ycsb_opgen_init(&wk->gen, w);
         wk->gen.part = t;
-        for (int p = 0; p < 3; p++)
+        for (int p = 0; p < STEPS; p++)
             phase_result_init(&wk->res[p]);
         size_t slots = (size_t)sh.batch * (sh.batch > 1 && o->ops->prepare != NULL ? 2 : 1);
         wk->keys = malloc(slots * YCSB_KEY_MAX);
@@ -689,29 +718,39 @@ int ycsb_run(struct ycsb_workload *w, const struct ycsb_run_opts *o, struct ycsb
             gate_set_parties(&sh.barrier, started + 1);
         }
         gate_wait(&sh.barrier);           /* ready */
-        struct ycsb_phase_result *out[3] = {&res->load, &res->warmup, &res->run};
-        for (int phase = 0; phase < 3; phase++) {
+        struct ycsb_phase_result *out[STEPS] = {&res->load, &res->warmup, &res->run};
+        for (int k = 0; k < YCSB_RUN_WINDOWS_MAX - 1; k++)
+            out[YCSB_PHASE_RUN + 1 + k] = &res->windows[k];
+        int steps = steps_of(w);
+        res->windows_run = 0;
+        for (int step = 0; step < steps; step++) {
+            int phase = step_phase(step);
             if (phase == YCSB_PHASE_LOAD ? !o->do_load : !o->do_run)
                 continue;
             struct ycsb_resources r0, r1;
             if (o->ops->phase_begin != NULL)
                 o->ops->phase_begin(o->backend, phase_names[phase]);
-            out[phase]->server_start = server_snapshot(o);   /* before the window opens */
+            out[step]->server_start = server_snapshot(o);   /* before the window opens */
             ycsb_resources_take(&r0, w->cfg.diskstats_device, 0);
             sh.phase_start_ns = ycsb_now_ns();
             gate_wait(&sh.barrier);       /* phase start */
-            sample_resident(&sh.barrier, o, out[phase]);
+            sample_resident(&sh.barrier, o, out[step]);
             gate_wait(&sh.barrier);       /* phase end */
-            out[phase]->duration_s = (double)(ycsb_now_ns() - sh.phase_start_ns) / 1e9;
+            out[step]->duration_s = (double)(ycsb_now_ns() - sh.phase_start_ns) / 1e9;
             ycsb_resources_take(&r1, w->cfg.diskstats_device, 1);
-            ycsb_resources_delta(&out[phase]->resources, &r1, &r0);
-            out[phase]->have_resources = 1;
-            out[phase]->ran = 1;
+            ycsb_resources_delta(&out[step]->resources, &r1, &r0);
+            out[step]->have_resources = 1;
+            out[step]->ran = 1;
+            if (phase == YCSB_PHASE_RUN) {
+                res->windows_run++;
+                if (steps > YCSB_PHASE_RUN + 1)      /* each window's own end: the next one's start is later */
+                    out[step]->server_end = server_snapshot(o);
+            }
         }
         for (unsigned t = 0; t < started; t++)
             pthread_join(wks[t].tid, NULL);
         for (unsigned t = 0; t < sh.threads; t++)
-            for (int p = 0; p < 3; p++)
+            for (int p = 0; p < steps; p++)
                 phase_result_merge(out[p], &wks[t].res[p]);
         if (sh.err[0] != '\0') {
             snprintf(err, errlen, "%s", sh.err);

@@ -3,7 +3,10 @@
  *   load    insert keys insertstart .. insertstart+loadcount-1 (loadcount
  *           defaults to insertcount)
  *   warm-up warmupoperations ops (results kept apart, not in "run")
- *   run     operationcount ops
+ *   run     operationcount ops, runwindows times in a row (window w draws
+ *           its requests as a run with seed + w would, so window w of a run
+ *           is the run of a process with that seed, but for the state the
+ *           earlier windows left: ycsb_config.h)
  * in `threads` threads, each phase starting and ending together (barrier).
  * target > 0 throttles every phase to that many ops/s in total: the k-th op
  * started in a phase (counted over all threads) waits until phase start +
@@ -66,6 +69,9 @@ struct ycsb_phase_result {
      * object text, malloc'd; NULL without server_stats): with the final
      * "server" object it brackets the phase, e.g. items resident at its start */
     char *server_start;
+    /* with runwindows > 1, a run window's server_stats() taken as it ended
+     * (else NULL: the results' final "server" object is the run's end) */
+    char *server_end;
     /* the backend's resident() sampled through the phase: samples, and the
      * integrals over time (s) of items and bytes, so mean = integral / time */
     uint64_t resident_samples;
@@ -74,7 +80,11 @@ struct ycsb_phase_result {
 };
 
 struct ycsb_result {
-    struct ycsb_phase_result load, warmup, run;
+    /* run is the first measured window; windows[k] the window k + 1 of
+     * runwindows (ycsb_config.h): the same run again, drawn as with seed +
+     * k + 1, the store as the previous window left it */
+    struct ycsb_phase_result load, warmup, run, windows[YCSB_RUN_WINDOWS_MAX - 1];
+    unsigned windows_run;     /* run windows completed (the JSON's run_windows) */
     unsigned threads, batch;
     char error[512];          /* why the run stopped ("" when it did not): the JSON's "error" */
 };

@@ -109,6 +109,11 @@ int ycsb_trace_generate(struct ycsb_workload *w, const char *path,
                         uint64_t *scan_reads, char *err,
                         size_t errlen)
 {
+    if (w->cfg.runwindows > 1) {
+        snprintf(err, errlen, "runwindows=%lld: a trace holds one warm-up and one run; accepted: "
+                 "runwindows=1 (window w's requests are the trace of seed + w)", (long long)w->cfg.runwindows);
+        return -1;
+    }
     if (counts != NULL)
         memset(counts, 0, YCSB_OP_TYPES * sizeof(counts[0]));
     FILE *f = fopen(path, "wb");

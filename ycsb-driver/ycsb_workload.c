@@ -145,7 +145,7 @@ void ycsb_opgen_chunk(struct ycsb_opgen *g, int phase, uint64_t chunk)
 {
     g->phase = phase;
     g->next_index = chunk * YCSB_CHUNK_OPS;
-    ycsb_rng_seed(&g->rng, g->w->cfg.seed, ((uint64_t)phase << 40) | chunk);
+    ycsb_rng_seed(&g->rng, g->w->cfg.seed + (phase == YCSB_PHASE_RUN ? g->window : 0), ((uint64_t)phase << 40) | chunk);
 }
 
 /* CoreWorkload.nextKeynum: redraw while the key is beyond the last

@@ -12,6 +12,9 @@
  *    shared insert counter and reads only choose keys whose insert was
  *    acknowledged, as in YCSB, so with threads > 1 the keys depend on timing.
  *    ycsb-trace is single-threaded and therefore always reproducible.
+ * Window w of runwindows (w >= 1) draws each chunk from the run's stream of
+ * seed + w, so it sends the requests of a run with that seed (op numbers
+ * included).
  * Op numbers continue from warm-up into run (run op i is op warmup+i), which
  * is what requestdistribution=sequential and value versions use.
  *
@@ -71,6 +74,7 @@ struct ycsb_opgen {
     int phase;
     uint64_t next_index;  /* op number of the next op in this phase */
     unsigned part;        /* a trace split over threads: this thread's share */
+    uint64_t window;      /* the run's window (runwindows): chunks draw with seed + window */
 };
 
 /* cfg must have passed ycsb_config_finish.  0, or -1 with err. */

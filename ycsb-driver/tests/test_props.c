@@ -74,7 +74,7 @@ static void test_errors(void)
                "insertorder, insertstart, insertcount, loadcount, hotspotdatafraction, "
                "hotspotopnfraction, readallfields, writeallfields, zeropadding, minscanlength, "
                "maxscanlength, scanlengthdistribution, seed, threads, threadcount, fieldlengthdistribution, "
-               "warmupoperations, target, valuekind, lookaside, diskstats_device (and YCSB's own "
+               "warmupoperations, target, valuekind, lookaside, runwindows, diskstats_device (and YCSB's own "
                "properties that mean nothing here, ignored with a warning: see README)");
     CHECK_EQ_S(set1("recordcount", "abc"),
                "property 'recordcount': 'abc' is not an integer; accepted: an integer from 1 to "
@@ -261,7 +261,7 @@ static void test_json(void)
     CHECK(strstr(t, "\"readproportion\":0.95,") != NULL);
     CHECK(strstr(t, "\"requestdistribution\":\"uniform\"") != NULL);
     CHECK(strstr(t, "\"insertcount\":10,") != NULL);
-    CHECK(strstr(t, "\"lookaside\":false,\"diskstats_device\":\"\"}") != NULL);
+    CHECK(strstr(t, "\"lookaside\":false,\"runwindows\":1,\"diskstats_device\":\"\"}") != NULL);
     CHECK(strstr(t, "\"esc\":\"a\\\"b\\\\c\\u000a\"}") != NULL);
     ycsb_json_free(&j);
 }

@@ -989,9 +989,87 @@ static void test_phase_begin(void)
     store_free(s);
 }
 
+/* runwindows=3: the run three times in a row, window w sending exactly the
+ * requests, in order, of a run with seed + w (one thread: the log is in
+ * order); each window counted apart, and its own server snapshots */
+static void test_run_windows(void)
+{
+    const char *kvs[] = {"recordcount=500", "operationcount=2000", "warmupoperations=700",
+                         "readproportion=1", "updateproportion=0", "requestdistribution=zipfian",
+                         "seed=5", "runwindows=3", NULL};
+    struct store *s = store_new();
+    struct outcome a;
+    run_once(kvs, 1, 1, s, &a);
+    CHECK_EQ_I(a.rc, 0);
+    CHECK_EQ_I(a.res->windows_run, 3);
+    CHECK_EQ_I(s->nlog[0], 500 + 700 + 3 * 2000);
+    const char *want = "load@0 stats@0 warmup@500 stats@500 run@1200 stats@1200 stats@3200 "
+                       "run@3200 stats@3200 stats@5200 run@5200 stats@5200 stats@7200 stats@7200";
+    CHECK(strcmp(s->calls, want) == 0);
+    if (strcmp(s->calls, want) != 0)
+        fprintf(stderr, "calls: %s\n", s->calls);
+    const struct ycsb_phase_result *win[3] = {&a.res->run, &a.res->windows[0], &a.res->windows[1]};
+    for (int w = 0; w < 3; w++) {
+        CHECK_EQ_I(win[w]->ops[YCSB_OP_READ], 2000);
+        CHECK_EQ_I(win[w]->read_hit, 2000);
+        CHECK(win[w]->ran && win[w]->server_end != NULL);
+        char seed[24];
+        snprintf(seed, sizeof(seed), "seed=%d", 5 + w);
+        const char *one[] = {"recordcount=500", "operationcount=2000", "warmupoperations=700",
+                             "readproportion=1", "updateproportion=0", "requestdistribution=zipfian",
+                             seed, NULL};
+        struct store *t = store_new();
+        struct outcome b;
+        run_once(one, 1, 1, t, &b);
+        CHECK_EQ_I(b.rc, 0);
+        CHECK_EQ_I(t->nlog[0], 500 + 700 + 2000);
+        CHECK(b.res->windows_run == 1 && b.res->run.server_end == NULL);
+        /* window w of a, in order, is the run of seed 5 + w */
+        int same = t->nlog[0] == 3200 && memcmp(&s->log[0][1200 + 2000 * (size_t)w], &t->log[0][1200],
+                                                 2000 * sizeof(struct rec)) == 0;
+        CHECK(same);
+        /* and not another window's */
+        if (w > 0)
+            CHECK(memcmp(&s->log[0][1200], &t->log[0][1200], 2000 * sizeof(struct rec)) != 0);
+        outcome_free(&b);
+        store_free(t);
+    }
+    CHECK(strstr(a.json, "\"run_windows\":3,\"run_1\":{") != NULL);
+    CHECK(strstr(a.json, "\"run_2\":{") != NULL && strstr(a.json, "\"run_3\"") == NULL);
+    CHECK(strstr(a.json, "\"server_end\":{\"ops_seen\":3200}") != NULL);
+    outcome_free(&a);
+    store_free(s);
+
+    /* two threads: every window complete */
+    const char *two[] = {"recordcount=500", "operationcount=3000", "readproportion=1",
+                         "updateproportion=0", "runwindows=2", NULL};
+    s = store_new();
+    run_once(two, 2, 1, s, &a);
+    CHECK_EQ_I(a.rc, 0);
+    CHECK(a.res->run.read_hit == 3000 && a.res->windows[0].read_hit == 3000);
+    outcome_free(&a);
+    store_free(s);
+
+    /* refused: more windows than the most, and windows with inserts */
+    struct ycsb_config c;
+    char err[512];
+    ycsb_config_defaults(&c);
+    CHECK(ycsb_config_set(&c, "runwindows", "9", err, sizeof(err)) != 0);
+    CHECK(strstr(err, "property 'runwindows'") != NULL && strstr(err, "from 1 to 8") != NULL);
+    CHECK(ycsb_config_set(&c, "runwindows", "0", err, sizeof(err)) != 0);
+    ycsb_config_defaults(&c);
+    CHECK(ycsb_config_set_kv(&c, "runwindows=2", err, sizeof(err)) == 0);
+    CHECK(ycsb_config_set_kv(&c, "readproportion=0.9", err, sizeof(err)) == 0);
+    CHECK(ycsb_config_set_kv(&c, "updateproportion=0", err, sizeof(err)) == 0);
+    CHECK(ycsb_config_set_kv(&c, "insertproportion=0.1", err, sizeof(err)) == 0);
+    CHECK(ycsb_config_finish(&c, err, sizeof(err)) != 0);
+    CHECK(strstr(err, "runwindows=2 with insertproportion 0.1") != NULL);
+}
+
 int main(void)
 {
     test_phase_begin();
+    test_run_windows();
     test_partial_load();
     test_disk_hits();
     test_thread_independence("requestdistribution=zipfian");
