@@ -22,7 +22,8 @@ that memcached's own extstore keeps its cold items, in a file of the cell's spil
 logging-buffer) is granted beside the cell's common limit, as the paper's Table II charges Siberia
 (provisioning "equal", calibrate.equal_for; column offline_bytes); `ram_device` that the RAM device of
 `[run] spill_device = "ram"` may stand in for the disk in its hit-rate runs (default: the approach is
-`deterministic`); `device_latency` that this RAM device stands for an NVM block device of that line latency
+`deterministic`); `windows` that its repetitions may be measured as windows of one process (`[run]
+repetition_mode = "windows"`; default: the approach is `deterministic`; `in_windows`); `device_latency` that this RAM device stands for an NVM block device of that line latency
 ("2x", "8x": times DRAM's; "300ns"), its bandwidth limited for the cell's processes (nvm.py:
 64 bytes per line latency), set as a variant, NAME{device_latency=8x}. Not for an approach whose hit rate depends on how many requests a second it
 serves: alru's 22-bit clock of 1 µs wraps every 4.2 s, alru-redis ages in whole seconds, logging
@@ -56,6 +57,9 @@ class Approach:
     figures: bool = True             # one of the paper's approaches (its figure specs run every one of these)
     in_process_only: bool = False    # refused in network mode (policy vma: a socket would see EFAULT)
     ram_device: bool | None = None   # its hit rate does not depend on the device's speed (None: = deterministic)
+    # its repetitions may be measured as windows of one process ([run] repetition_mode = "windows"): more
+    # requests before a window do not move what it measures (None: = deterministic)
+    windows: bool | None = None
     flags: tuple[str, ...] = ()      # bare -o flags of memcached's own (PAGING_FLAGS)
     # its classifier's memory is not charged to the cell (Siberia classifies offline: calibrate.equal_for)
     offline_classifier: bool = False
@@ -178,7 +182,7 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
                    " victims, over H-Store's blocks"),
     Approach("vma-tuples", "vma", {"ac_tier": "tuples"}, figures=False, in_process_only=True,
              about="VMA protection tracking over Siberia's cold store"),
-    Approach("ospaging", "ospaging", {"ac_os_backing": "anon"}, pages=True, swap=True, spills=False,
+    Approach("ospaging", "ospaging", {"ac_os_backing": "anon"}, pages=True, swap=True, spills=False, windows=True,
              resident="pages", fills_limit=True, flags=PAGING_FLAGS, about="OS paging: no eviction, slab memory in one anonymous mapping, the kernel swaps"),
     # the kernel's compressed swap (zram, lz4) instead of the disk: the modern offloading baseline. zswap
     # here accepts only lzo and deflate; zram offers lz4. Its RAM is charged to no cgroup: the rows
@@ -261,6 +265,15 @@ APPROACHES: dict[str, Approach] = {a.name: a for a in (
 
 class ApproachError(ValueError):
     pass
+
+
+def in_windows(a: Approach) -> bool:
+    """a's repetitions may be windows of one process (windows, else deterministic). Measured at the
+    paper's scale, θ 0.25 M/D 3/4 and θ 0.99 M/D 1/4 (experiments/windows-check-*.toml, harness/README.md
+    "Repetitions in windows"): lru and ospaging are; alru (1 µs clock) is not: its later windows read
+    1.3 and 3.5 pp below its separate repetitions at θ 0.99 M/D 1/4. Every approach not measured runs
+    its repetitions separately unless it is deterministic."""
+    return a.deterministic if a.windows is None else a.windows
 
 
 def on_ram_device(a: Approach) -> bool:

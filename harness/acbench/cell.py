@@ -121,11 +121,13 @@ def _wait(proc: subprocess.Popen, timeout: float | None = None) -> tuple[int, di
 
 def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_dir: Path,
              use_perf: bool, spill_root: Path = SPILL_PARENT, spill_device: str = "disk",
-             interrupt: Callable[[], str | None] | None = None) -> dict[str, Any]:
+             interrupt: Callable[[], str | None] | None = None, windows: int = 1) -> dict[str, Any]:
     """spill_root: where the cell's spill directory and swap file go (the RAM device's mount
     with [run] spill_device = "ram", runner.py); spill_device: which one it is (disk or ram).
     interrupt: asked every SAMPLE_S while the server runs; an answer (who wants the machine) stops
-    the cell, cleaned up as on any failure, with machine.Yielded."""
+    the cell, cleaned up as on any failure, with machine.Yielded. windows > 1 (in-process only): the
+    run measured that many times in the one process (the driver's runwindows); the result is the
+    first window's, with `windows` the run-window figures of the others (_in_process)."""
     approach = get_approach(cell.approach)
     cell_dir.mkdir(parents=True, exist_ok=True)
     gname = "acbench-" + hashlib.sha1(cell.cell_id.encode()).hexdigest()[:10]
@@ -184,9 +186,13 @@ def run_cell(cell: Cell, plan: MemoryPlan, run: dict[str, Any], mode: str, cell_
         pids: dict[str, Any] = {"group": str(group.path), "harness": os.getpid()}
         disk0 = collect.diskstats(device)
         props = {**cell.properties, **approach.driver}
+        if windows > 1:
+            if mode != "in-process":
+                raise CellError(f"{windows} run windows in {mode} mode: the windows are the in-process driver's")
+            props["runwindows"] = windows
         if device is not None:
             props["diskstats_device"] = device
-        watch = Watch(run["timeout_s"], pressure, interrupt)
+        watch = Watch(run["timeout_s"] * windows, pressure, interrupt)     # timeout_s is per repetition
         if mode == "in-process":
             res = _in_process(cell, plan, props, run, cell_dir, opts, group, stderr, use_perf, pids, watch, late_io)
         else:
@@ -428,6 +434,11 @@ def _in_process(cell: Cell, plan: MemoryPlan, props: dict[str, Any], run: dict[s
     out = _driver_metrics(driver, "run")
     _finish_common(out, sampler, rusage, cell_dir, use_perf)
     out["opt_skip_requests"] = int(cell.properties.get("warmupoperations", 0))
+    wanted = int(props.get("runwindows", 1))
+    if int(driver.get("run_windows", 1)) != wanted:
+        raise CellError(f"the in-process driver measured {driver.get('run_windows')} run windows of {wanted}")
+    if wanted > 1:
+        out["windows"] = [_driver_metrics(driver, f"run_{k}") for k in range(1, wanted)]
     return out
 
 
@@ -463,7 +474,7 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
     ph = driver.get(phase) or {}
     reads = ph.get("reads") or {}
     lat = (ph.get("latency_us") or {})
-    ac = (driver.get("server") or {}).get("anticache") or {}
+    ac = phase_end(driver, phase)
     out: dict[str, Any] = {
         "operations": ph.get("operations"), "run_duration_s": ph.get("duration_s"),
         "throughput_ops_s": ph.get("throughput_ops_per_s"),
@@ -549,6 +560,13 @@ def _driver_metrics(driver: dict[str, Any], phase: str) -> dict[str, Any]:
 IO_READ_HIST = "io_read_ns_hist_"
 
 
+def phase_end(driver: dict[str, Any], phase: str) -> dict[str, Any]:
+    """The server's anticache figures as the phase ended: a run window's own snapshot (runwindows > 1),
+    else the driver's final one (taken right after its last phase)."""
+    ph = driver.get(phase) or {}
+    return ((ph.get("server_end") or driver.get("server") or {}).get("anticache")) or {}
+
+
 def spill_read_latency(end: dict[str, Any], start: dict[str, Any] | None) -> dict[str, Any]:
     """The run window's spill-file reads: how many the I/O engine completed and the median and 99th
     percentile of their latency (µs, each the lower bound of its 1/8-octave bucket; the quantile by
@@ -604,7 +622,7 @@ def resident_avg(driver: dict[str, Any], phase: str) -> dict[str, Any]:
     if sampled.get("samples"):
         return {"resident_items_avg": float(sampled["items_mean"]), "resident_samples": int(sampled["samples"]),
                 "resident_bytes_avg": float(sampled["bytes_mean"]) if sampled.get("bytes_mean") else None}
-    end = (driver.get("server") or {}).get("anticache") or {}
+    end = phase_end(driver, phase)
     start = (ph.get("server_start") or {}).get("anticache") or {}
     return {"resident_items_avg": _mean2(start.get("resident_items"), end.get("resident_items")),
             "resident_samples": None,

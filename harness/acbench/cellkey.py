@@ -11,7 +11,7 @@ run with now. They are, flat (`name -> value`):
     trace, trace.sha256           [fixed] trace: the replayed file and its contents (trace cells only)
     mem_ratio, repetition
     run.<k>                       every [run] setting but timeout_s and order, as the cell gets it (mode
-                                  after --mode, spill_device after the approach's own rule,
+                                  after --mode, spill_device and repetition_mode after the approach's own rule,
                                   perf as used)
     memory.<k>                    every [memory] setting
     binary.<tool>                 SHA-256 of memcached-ac, ycsb-mc (network mode), ycsb-trace and

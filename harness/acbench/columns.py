@@ -367,7 +367,17 @@ _CELLWIDE = [
     _c("cell_disk_read_latency_mean_us", "float", "us", "its mean read latency over the whole cell", DISK),
     _c("cell_disk_write_ios", "int", "count", "writes it completed over the whole cell", DISK),
     _c("cell_disk_write_bytes", "int", "bytes", "bytes it wrote over the whole cell", DISK),
-    _c("cell_wall_s", "float", "s", "wall time of the whole cell (cgroup set-up to clean-up)", HARNESS),
+    _c("cell_wall_s", "float", "s", "wall time of the whole cell (cgroup set-up to clean-up); repetition_mode windows: "
+       "the row's share of its process's (a later window's row its run, the first window's row the rest)", HARNESS),
+    _c("repetition_mode", "str", "", "separate (a process per repetition) or windows (one process for a cell's "
+       "repetitions: one load and warm-up, then one measured run window per repetition; [run] repetition_mode). "
+       "With windows the whole-cell columns (cell_*, cg_*, proc_*, other_cpu_*) are the shared process's", HARNESS),
+    _c("run_window", "int", "count", "repetition_mode windows: which measured window of its process the row is "
+       "(0: the one right after the warm-up)", HARNESS),
+    _c("window_of", "str", "", "repetition_mode windows: the cell_id whose process measured the row (its "
+       "directory holds the process's files)", HARNESS),
+    _c("process_wall_s", "float", "s", "repetition_mode windows: wall time of the whole process that measured the "
+       "row's windows", HARNESS),
     _c("machine_busy_cpu_s", "float", "s", "CPU time the whole machine spent busy over the cell (/proc/stat)", HARNESS),
     _c("other_cpu_s", "float", "s", "of that, what was not the cell's (the harness and the processes it waited for: "
        "server, perf, ycsb-mc): other work beside the cell", HARNESS),

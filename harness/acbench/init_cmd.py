@@ -67,6 +67,7 @@ hdd_from = "{hdd_from}"              # regime hdd: from the measured run (load, 
 perf = {perf_toml}                    # perf stat's software counters per cell (when perf is installed)
 timeout_s = {timeout_s}             # a cell running longer fails
 order = "{order}"                 # grid (approach after approach) or interleaved (per repetition, each cell's approaches back to back)
+repetition_mode = "{repetition_mode}"   # separate (a process per repetition) or windows (one process, a window each, where the approach allows)
 
 # [memory]: the memory plan (defaults: measured and calibrated; see harness/README.md).
 # [memory]

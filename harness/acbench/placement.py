@@ -8,7 +8,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from acbench import measure
-from acbench.approaches import get_approach, on_ram_device
+from acbench.approaches import get_approach, in_windows, on_ram_device
 from acbench.memory import plan
 from acbench.spec import Cell, Spec
 
@@ -20,6 +20,13 @@ def cell_device(spec: Spec, cell: Cell) -> str:
     """"ram" when the spec asks for the RAM device and the approach's hit rate does not depend on
     the device's speed, else "disk"."""
     return "ram" if spec.run["spill_device"] == "ram" and on_ram_device(get_approach(cell.approach)) else "disk"
+
+
+def cell_repetition_mode(spec: Spec, cell: Cell) -> str:
+    """"windows" when the spec asks for them and the approach's repetitions may be windows of one
+    process (approaches.in_windows), else "separate"."""
+    return "windows" if spec.run["repetition_mode"] == "windows" and in_windows(get_approach(cell.approach)) \
+        else "separate"
 
 
 def footprint(spec: Spec, cell: Cell) -> int:

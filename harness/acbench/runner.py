@@ -27,9 +27,9 @@ from rich.table import Table
 from acbench import calibrate, cellkey, core, decompose, leftovers, paths, ramdev, server, sysinfo
 from acbench import machine as machine_turn
 from acbench.approaches import get_approach
-from acbench.cell import OomKilled, opt_columns, run_cell
+from acbench.cell import CellError, OomKilled, opt_columns, run_cell
 from acbench.memory import MemoryPlan, plan
-from acbench.placement import SPILL_PARENT, cell_device, footprint, ram_device_bytes
+from acbench.placement import SPILL_PARENT, cell_device, cell_repetition_mode, footprint, ram_device_bytes
 from acbench.results import ResultsError, RunDir
 from acbench.spec import Cell, Spec, load_spec
 
@@ -267,7 +267,8 @@ def resume_status(cells: list[Cell], identity: dict[str, dict[str, Any]], finish
 def identities(spec: Spec, cells: list[Cell], mode: str, use_perf: bool) -> dict[str, dict[str, Any]]:
     """Each cell's identity (cellkey.settings) as this run would run it."""
     bins = cellkey.binaries(mode)
-    return {c.cell_id: cellkey.settings(c, spec.run, spec.memory, mode=mode, spill_device=cell_device(spec, c),
+    return {c.cell_id: cellkey.settings(c, {**spec.run, "repetition_mode": cell_repetition_mode(spec, c)}, spec.memory,
+                                        mode=mode, spill_device=cell_device(spec, c),
                                         perf=use_perf, bins=bins, harness_version=HARNESS_VERSION)
             for c in cells}
 
@@ -362,30 +363,99 @@ def execute_cell(spec: Spec, c: Cell, cdir: Path, run_id: str, mode: str, use_pe
     cell is an outcome. The local loop (run_one) and a cluster worker (cluster.py) both call it.
     interrupt: asked during the cell; a non-empty answer (who wants the machine) stops it, cleaned
     up, as an outcome with `yielded` (machine.py)."""
-    if cdir.exists():
-        shutil.rmtree(cdir)
+    return execute_cells(spec, [c], [cdir], run_id, mode, use_perf, machine, ram_root, [settings], interrupt)[0]
+
+
+def execute_cells(spec: Spec, cells: list[Cell], cdirs: list[Path], run_id: str, mode: str, use_perf: bool,
+                  machine: dict[str, Any], ram_root: Path | None, settings: list[dict[str, Any]],
+                  interrupt: Callable[[], str | None] | None = None) -> list[CellOutcome]:
+    """Runs cells that share one process (one cell; or with repetition_mode windows, consecutive
+    repetitions of one cell: units()), the process's files in the first one's directory; one outcome
+    per cell, never raises. Repetition k's row is the process's run window k (run_window), its OPT
+    columns those of its own requests (seed + k after the warm-up of its own seed: opt_columns)."""
+    lead = cells[0]
+    for d in cdirs:
+        if d.exists():
+            shutil.rmtree(d)
     try:
-        dev = cell_device(spec, c)
+        dev = cell_device(spec, lead)
         spill_root = ram_root if dev == "ram" and ram_root is not None else SPILL_PARENT
-        p = plan_for(spec, c, spill_root=spill_root)
+        plans = [plan_for(spec, c, spill_root=spill_root) for c in cells]
+        p = plans[0]
+        if any(q.as_row() != p.as_row() for q in plans[1:]):
+            raise CellError(f"{lead.cell_id}: its repetitions' memory plans differ; they cannot share a process")
         try:
-            metrics = run_cell(c, p, spec.run, mode, cdir, use_perf, spill_root, dev, interrupt)
+            metrics = run_cell(lead, p, spec.run, mode, cdirs[0], use_perf, spill_root, dev, interrupt, len(cells))
         except machine_turn.Yielded as e:
-            return CellOutcome(c.cell_id, None, False, f"cell {c.cell_id} stopped: {e}", yielded=True)
+            return [CellOutcome(c.cell_id, None, False, f"cell {c.cell_id} stopped: {e}", yielded=True) for c in cells]
         except OomKilled as e:
-            (cdir / "error.txt").write_text(str(e) + "\n")
-            return CellOutcome(c.cell_id, failed_row(spec, c, p, e, run_id, machine), True, f"cell {c.cell_id}: {e}")
-        opt, hist = opt_columns(c, p, metrics.pop("opt_skip_requests"))
-        (cdir / "trace.txt").write_text(str(opt.pop("trace")) + "\n")   # the request trace OPT read (a cache file)
-        fp = p.data_bytes // int(c.properties["recordcount"])
-        row = build_row(spec, c, p, metrics, opt, run_id, machine, fp, hist)
-        row["cell_key"] = cellkey.key(settings)
-        (cdir / "row.json").write_text(json.dumps(row, indent=1, default=str) + "\n")
-        return CellOutcome(c.cell_id, row, False)
+            for d in cdirs:
+                d.mkdir(parents=True, exist_ok=True)
+                (d / "error.txt").write_text(str(e) + "\n")
+            return [CellOutcome(c.cell_id, failed_row(spec, c, p, e, run_id, machine), True, f"cell {c.cell_id}: {e}")
+                    for c in cells]
+        skip = metrics.pop("opt_skip_requests")
+        later = metrics.pop("windows", [])
+        if len(cells) > 1:
+            metrics.update(windows_wall(metrics, later))
+        out = []
+        for k, (c, cdir) in enumerate(zip(cells, cdirs)):
+            m = {**metrics, **later[k - 1]} if k else dict(metrics)
+            if len(cells) > 1:
+                m.update(run_window=k, window_of=lead.cell_id,
+                         cell_wall_s=metrics["cell_wall_s"] if k == 0 else m["run_duration_s"])
+            opt, hist = opt_columns(c, p, skip)
+            cdir.mkdir(parents=True, exist_ok=True)
+            (cdir / "trace.txt").write_text(str(opt.pop("trace")) + "\n")   # the request trace OPT read (a cache file)
+            fp = p.data_bytes // int(c.properties["recordcount"])
+            row = build_row(spec, c, p, m, opt, run_id, machine, fp, hist)
+            row["repetition_mode"] = cell_repetition_mode(spec, c)
+            row["cell_key"] = cellkey.key(settings[k])
+            (cdir / "row.json").write_text(json.dumps(row, indent=1, default=str) + "\n")
+            out.append(CellOutcome(c.cell_id, row, False))
+        return out
     except Exception as e:  # noqa: BLE001 - one failed cell must not stop the run
-        cdir.mkdir(parents=True, exist_ok=True)
-        (cdir / "error.txt").write_text(traceback.format_exc())
-        return CellOutcome(c.cell_id, None, True, f"cell {c.cell_id} failed: {e}")
+        text = traceback.format_exc()
+        for d in cdirs:
+            d.mkdir(parents=True, exist_ok=True)
+            (d / "error.txt").write_text(text)
+        return [CellOutcome(c.cell_id, None, True, f"cell {c.cell_id} failed: {e}") for c in cells]
+
+
+def windows_wall(first: dict[str, Any], later: list[dict[str, Any]]) -> dict[str, Any]:
+    """The process's wall time shared out over its windows' rows: each later window's row its run's
+    duration, the first window's row the rest (set-up, load, warm-up, its run, clean-up), so that
+    the rows' cell_wall_s sum to the process's (process_wall_s on every row)."""
+    total = first["cell_wall_s"]
+    return {"process_wall_s": total, "cell_wall_s": total - sum(w.get("run_duration_s") or 0 for w in later)}
+
+
+def units(spec: Spec, todo: list[Cell]) -> list[list[Cell]]:
+    """The cells to run, as the processes that run them, in the order of each one's first cell: one
+    cell each, or with [run] repetition_mode = "windows" and an approach whose repetitions may be
+    windows (placement.cell_repetition_mode) a cell's consecutive repetitions to run together (a
+    repetition already finished splits them: it is not run again)."""
+    groups: dict[tuple[Any, ...], list[Cell]] = {}
+    alone: list[list[Cell]] = []
+    for c in todo:
+        if cell_repetition_mode(spec, c) != "windows":
+            alone.append([c])
+            continue
+        key = (c.approach, c.workload, c.zipf_theta, c.mem_ratio, tuple(sorted(c.extra.items())))
+        groups.setdefault(key, []).append(c)
+    out: list[list[Cell]] = alone
+    for cells in groups.values():
+        cells.sort(key=lambda c: c.repetition)
+        run = [cells[0]]
+        for c in cells[1:]:
+            if c.repetition == run[-1].repetition + 1:
+                run.append(c)
+            else:
+                out.append(run)
+                run = [c]
+        out.append(run)
+    first = {c.cell_id: i for i, c in enumerate(todo)}
+    return sorted(out, key=lambda u: first[u[0].cell_id])
 
 
 def record(out: CellOutcome, rd: RunDir, settings: dict[str, Any], session: Session, tally: Tally,
@@ -407,21 +477,22 @@ def record(out: CellOutcome, rd: RunDir, settings: dict[str, Any], session: Sess
                       markup=True, highlight=False)
 
 
-def run_one(spec: Spec, c: Cell, rd: RunDir, run_id: str, mode: str, use_perf: bool, machine: dict[str, Any],
-            turn: machine_turn.Turn, ram: "RamHold", settings: dict[str, Any], session: Session, tally: Tally,
-            console: Console) -> None:
-    """Runs one cell here and appends its row (or its failure); one failed cell never stops the run.
-    Work that asks for the machine (turn.wanted) gets it first, before the cell or during it (the
-    cell then runs again whole, machine.py)."""
+def run_one(spec: Spec, unit: list[Cell], rd: RunDir, run_id: str, mode: str, use_perf: bool,
+            machine: dict[str, Any], turn: machine_turn.Turn, ram: "RamHold", ident: dict[str, dict[str, Any]],
+            session: Session, tally: Tally, console: Console) -> None:
+    """Runs the cells of one process here (units()) and appends their rows (or failures); one failed
+    cell never stops the run. Work that asks for the machine (turn.wanted) gets it first, before the
+    process or during it (it then runs again whole, machine.py)."""
     while True:
         while who := turn.wanted():      # (another may have asked while the grid waited for the first)
             turn.give_way(who, ram.stop, ram.start)
-        out = execute_cell(spec, c, rd.cell_dir(c.cell_id), run_id, mode, use_perf, machine, ram.root, settings,
-                           turn.wanted)
-        if not out.yielded:
+        outs = execute_cells(spec, unit, [rd.cell_dir(c.cell_id) for c in unit], run_id, mode, use_perf, machine,
+                             ram.root, [ident[c.cell_id] for c in unit], turn.wanted)
+        if not outs[0].yielded:
             break
-        console.print(out.message, highlight=False)
-    record(out, rd, settings, session, tally, console)
+        console.print(outs[0].message, highlight=False)
+    for c, out in zip(unit, outs):
+        record(out, rd, ident[c.cell_id], session, tally, console)
 
 
 class RamHold:
@@ -467,6 +538,12 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
         spec.run["spill_device"] = spill_device
     check_tools()
     cells = select_cells(spec, only or [], redo or [], repetitions)
+    if spec.run["repetition_mode"] == "windows" and cluster is not None:
+        raise RunError(f"{spec.path.name}: [run] repetition_mode = \"windows\" runs a cell's repetitions in one "
+                       "process here; accepted: without --cluster, or repetition_mode = \"separate\"")
+    if spec.run["repetition_mode"] == "windows" and (mode or spec.run["mode"]) != "in-process":
+        raise RunError(f"--mode {mode}: [run] repetition_mode = \"windows\" needs the in-process driver "
+                       "(its run windows); accepted: --mode in-process, or repetition_mode = \"separate\"")
     if cluster is not None:
         cluster.check(cells)
     run_id = run_id or default_run_id()
@@ -521,11 +598,11 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
                 cluster.run_cells(spec, status.todo, rd, run_id, mode, use_perf, ident, machine, session, tally,
                                   console, lambda cid: bar.update(task, advance=1, description=f"{spec.name}: {cid}"))
             elif cluster is None:
-                for c in status.todo:
-                    bar.update(task, description=f"{spec.name}: {c.cell_id}")
-                    run_one(spec, c, rd, run_id, mode, use_perf, machine, turn, ram, ident[c.cell_id], session, tally,
-                            console)
-                    bar.advance(task)
+                for unit in units(spec, status.todo):
+                    bar.update(task, description=f"{spec.name}: {unit[0].cell_id}"
+                               + (f" (+{len(unit) - 1} windows)" if len(unit) > 1 else ""))
+                    run_one(spec, unit, rd, run_id, mode, use_perf, machine, turn, ram, ident, session, tally, console)
+                    bar.advance(task, len(unit))
     except KeyboardInterrupt:
         console.print(f"interrupted: {tally.finished} cells finished in this run, "
                       f"{len(rd.finished())} kept in {rd.path}; nothing left running")

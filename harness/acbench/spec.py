@@ -13,7 +13,9 @@
               reads with O_DIRECT, -o ac_io_direct=on), spill_device (disk, or ram: a
               zram device for hit-rate-only runs, acbench/ramdev.py), regime (native, or hdd:
               the disk limited to hdd_iops reads and writes per second for each cell, the
-              paper's hard disk emulated)
+              paper's hard disk emulated), order (grid or interleaved), repetition_mode
+              (separate: a process per repetition; windows: one process per cell's
+              repetitions, one measured window each, see REPETITION_MODES)
     [memory]  item_footprint, allowance, allowance_margin, swap
 
 Every error names the table and field and says what is accepted.
@@ -56,12 +58,20 @@ RUN_DEFAULTS: dict[str, Any] = {"mode": "in-process", "server_threads": "threads
                                 "timeout_s": 3600, "network_conns": 1, "network_depth": 1,
                                 "driver_depth": 1, "io_engine": "uring", "io_direct": False,
                                 "spill_device": "disk", "regime": "native", "hdd_iops": 150, "hdd_from": "run",
-                                "order": "grid"}
+                                "order": "grid", "repetition_mode": "separate"}
 # the order the cells run in: "grid" (approach after approach, each one's cells in grid order, its
 # repetitions back to back) or "interleaved" (repetition after repetition; within one, each
 # (workload, θ, M/D) with every approach back to back): where run time is a verdict's measure, the
 # machine's drift then falls on every approach alike instead of on the one that ran last
 ORDERS = ("grid", "interleaved")
+# how a cell's repetitions run: "separate" (a process each: load, warm-up, run) or "windows" (one
+# process for all of them: one load and warm-up, then the run once per repetition, repetition r's
+# requests those of the run with seed + r; the driver's runwindows, ycsb-driver/README.md "Run windows").
+# windows saves a load and a warm-up per repetition; a repetition's store is then as the previous one
+# left it (harness/README.md "Repetitions in windows" has the equivalence check)
+REPETITION_MODES = ("separate", "windows")
+# the driver's most windows in one process (ycsb-driver/ycsb_config.h YCSB_RUN_WINDOWS_MAX)
+MAX_WINDOWS = 8
 # -o ac_io of the approaches that spill (policies/README.md "I/O engines")
 IO_ENGINES = ("sync", "threads", "aio", "uring")
 # where the cells' spill directories and swap files live: the disk under /var/tmp, or a RAM device
@@ -347,6 +357,7 @@ def parse_spec(data: dict[str, Any], path: Path) -> Spec:
     if run["order"] not in ORDERS:
         raise _err(path, "[run] order", f"{run['order']!r}; accepted: grid (approach after approach) or "
                    "interleaved (per repetition, every approach of a cell back to back)")
+    _check_windows(path, run, reps, trace, grid, fixed)
     if run["regime"] == "hdd" and run["spill_device"] != "disk":
         raise _err(path, "[run] regime", "hdd emulates a slow disk and needs spill_device = \"disk\" (a RAM "
                    "device has no disk to limit)")
@@ -489,6 +500,46 @@ def _grid(path: Path, t: Any, trace: str = "") -> tuple[dict[str, list[Any]], in
                     _count(path, f"[grid] {k}", x, 1)
     reps = _count(path, "[grid] repetition", t.get("repetition", 1), 1)
     return grid, reps
+
+
+def _check_windows(path: Path, run: dict[str, Any], reps: int, trace: str, grid: dict[str, list[Any]],
+                   fixed: dict[str, Any]) -> None:
+    """[run] repetition_mode: one of REPETITION_MODES; windows only where one process can stand for
+    every repetition (in-process, YCSB requests without inserts, at most MAX_WINDOWS)."""
+    mode = run["repetition_mode"]
+    if mode not in REPETITION_MODES:
+        raise _err(path, "[run] repetition_mode", f"{mode!r}; accepted: separate (a process per repetition) or "
+                   "windows (one process per cell: one load and warm-up, a measured window per repetition)")
+    if mode != "windows":
+        return
+    why = None
+    if run["mode"] != "in-process":
+        why = f"[run] mode is {run['mode']}: the windows are the in-process driver's (runwindows)"
+    elif trace:
+        why = "[fixed] trace replays one run: its repetitions are the same requests"
+    elif reps > MAX_WINDOWS:
+        why = f"[grid] repetition is {reps}: one process measures at most {MAX_WINDOWS} windows"
+    else:
+        for wname, wfile in grid["workload"]:
+            given = grid.get("insertproportion") or [fixed.get("insertproportion", _file_property(Path(wfile),
+                                                                                               "insertproportion"))]
+            ins = max((float(v) for v in given if v is not None), default=0.0)
+            if ins > 0:
+                why = (f"workload {wname} inserts (insertproportion {ins}): a window's inserts would follow the "
+                       "previous window's, not be those of its own seed")
+                break
+    if why:
+        raise _err(path, "[run] repetition_mode", f"windows: {why}; accepted: separate")
+
+
+def _file_property(path: Path, key: str) -> str | None:
+    """A workload file's `key=value` (or `key: value`), the last one given; None if it has none."""
+    found = None
+    for line in path.read_text().splitlines():
+        m = re.match(rf"\s*{re.escape(key)}\s*[=:]\s*(\S+)", line)
+        if m:
+            found = m.group(1)
+    return found
 
 
 def _memory(path: Path, t: dict[str, Any]) -> dict[str, Any]:

@@ -399,3 +399,52 @@ def test_hdd_regime_limits_the_spill_disk_and_leaves_no_group(run: tuple[Path, P
     cp = acbench("run", str(spec), "--run-id", "hdd", "--results", root, "--run-set", "regime=disk")
     assert cp.returncode == 2 and "[run] regime: 'disk'; accepted: native (the disk as it is) or hdd" in cp.stderr, \
         cp.stderr
+
+
+def test_repetitions_as_windows(run: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
+    """[run] repetition_mode = "windows": a cell's three repetitions measured in one process, one run window
+    each; window 0 is the separate run's repetition 0 exactly (the same process up to its end: lru's counts
+    repeat), window k has repetition k's requests (its OPT columns are those of the separate run's), the
+    rows share out the process's wall time; a run directory of the other mode is not resumed in this one."""
+    spec, rd, _ = run
+    root = rd.parent.parent
+    three = spec.with_name("three.toml")
+    three.write_text(SPEC.replace('name = "tiny"', 'name = "three"').replace('["memcached", "lru"]', '["lru"]')
+                     .replace('mem_ratio = ["1/2", "1/4"]', 'mem_ratio = ["1/4"]\nrepetition = 3'))
+    cp = acbench("run", str(three), "--run-id", "sep", "--results", str(root))
+    assert cp.returncode == 0, cp.stderr + cp.stdout
+    cp = acbench("run", str(three), "--run-id", "win", "--results", str(root), "--run-set", "repetition_mode=windows")
+    assert cp.returncode == 0, cp.stderr + cp.stdout
+    assert "3 cells run, 0 skipped, 0 failed" in cp.stdout
+    sep = pd.read_parquet(root / "three" / "sep" / "cells.parquet").set_index("repetition").sort_index()
+    win = pd.read_parquet(root / "three" / "win" / "cells.parquet").set_index("repetition").sort_index()
+    assert list(win["run_window"]) == [0, 1, 2] and list(win["seed"]) == [1, 2, 3]
+    assert set(win["window_of"]) == {"lru_readonly_z0.9_m0.25_r0"} and set(win["repetition_mode"]) == {"windows"}
+    assert set(sep["repetition_mode"]) == {"separate"} and "run_window" not in sep.columns
+    for r in range(3):
+        assert win.loc[r, "reads_total"] == 8000 and win.loc[r, "hits"] + win.loc[r, "disk_hits"] == 8000
+        assert win.loc[r, "ac_lost_items"] == 0 and win.loc[r, "disk_hits"] > 0
+        for col in ("opt_hits", "opt_requests", "lru_c_hit_rate"):
+            assert win.loc[r, col] == sep.loc[r, col], (r, col)
+    for col in ("hits", "disk_hits", "misses", "ac_spilled_items", "ac_fetched_items"):
+        assert win.loc[0, col] == sep.loc[0, col], col
+    # the server's counters are the process's at each window's end: they only grow
+    assert win.loc[0, "ac_fetched_items"] < win.loc[1, "ac_fetched_items"] < win.loc[2, "ac_fetched_items"]
+    assert win["process_wall_s"].nunique() == 1
+    assert win["cell_wall_s"].sum() == pytest.approx(win.loc[0, "process_wall_s"])
+    for r in (1, 2):
+        assert win.loc[r, "cell_wall_s"] == win.loc[r, "run_duration_s"]
+    cells = root / "three" / "win" / "cells"
+    assert (cells / "lru_readonly_z0.9_m0.25_r0" / "driver.json").exists()
+    for r in (1, 2):
+        d = cells / f"lru_readonly_z0.9_m0.25_r{r}"
+        assert (d / "row.json").exists() and not (d / "driver.json").exists()
+    # resuming one mode's run directory in the other: refused, saying what differs
+    cp = acbench("run", str(three), "--run-id", "sep", "--results", str(root), "--run-set", "repetition_mode=windows")
+    assert cp.returncode == 2
+    assert "run.repetition_mode: 'separate' then, 'windows' now (3 cells" in " ".join(cp.stderr.split()), cp.stderr
+    cp = acbench("run", str(three), "--run-id", "net", "--results", str(root), "--run-set", "repetition_mode=windows",
+                 "--mode", "network")
+    assert cp.returncode == 2
+    assert ("--mode network: [run] repetition_mode = \"windows\" needs the in-process driver (its run windows); "
+            "accepted: --mode in-process, or repetition_mode = \"separate\"") in " ".join(cp.stderr.split()), cp.stderr

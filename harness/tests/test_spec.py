@@ -74,6 +74,52 @@ def test_interleaved_order(tmp_path: Path) -> None:
         tmp_path, GOOD + '[run]\norder = "random"\n')
 
 
+def test_repetition_mode_windows(tmp_path: Path) -> None:
+    """[run] repetition_mode: separate (default) or windows, which is accepted only where one process can
+    stand for every repetition; it is part of a cell's identity; units() groups a cell's consecutive
+    repetitions to run (a finished one splits them), in the order of each group's first cell."""
+    from acbench import cellkey
+    from acbench.runner import units
+    spec = load_spec(write(tmp_path, GOOD + '[run]\norder = "interleaved"\nrepetition_mode = "windows"\n', "w.toml"))
+    assert spec.run["repetition_mode"] == "windows"
+    assert load_spec(write(tmp_path, GOOD)).run["repetition_mode"] == "separate"
+    assert "repetition_mode" not in cellkey.NOT_IDENTITY_RUN
+    todo = spec.cells()
+    got = units(spec, todo)
+    # lru's repetitions go together; memcached's may not be windows (approaches.in_windows): one each
+    assert [[c.cell_id for c in u] for u in got][:3] == [
+        ["memcached_readonly_z0.99_m0.5_r0"], ["lru_readonly_z0.99_m0.5_r0", "lru_readonly_z0.99_m0.5_r1"],
+        ["memcached_readonly_z0.99_m0.25_r0"]]
+    assert len(got) == 12 and sorted(c.cell_id for u in got for c in u) == sorted(c.cell_id for c in todo)
+    from acbench.approaches import get_approach, in_windows
+    from acbench.placement import cell_repetition_mode
+    assert [in_windows(get_approach(a)) for a in ("lru", "alru-hstore", "ospaging", "alru", "memcached")] == \
+        [True, True, True, False, False]
+    assert cell_repetition_mode(spec, todo[0]) == "separate" and cell_repetition_mode(spec, todo[1]) == "windows"
+    three = load_spec(write(tmp_path, GOOD.replace("repetition = 2", "repetition = 3")
+                            + '[run]\nrepetition_mode = "windows"\n', "t.toml"))
+    mine = [c for c in three.cells() if c.cell_id.startswith("lru_readonly_z0.5_m0.25_")]
+    assert [[c.repetition for c in u] for u in units(three, [mine[0], mine[2]])] == [[0], [2]]
+    assert [[c.repetition for c in u] for u in units(three, mine[1:])] == [[1, 2]]
+    sep = load_spec(write(tmp_path, GOOD, "s2.toml"))
+    assert units(sep, sep.cells()[:3]) == [[c] for c in sep.cells()[:3]]
+    w = '[run]\nrepetition_mode = "windows"\n'
+    assert ("[run] repetition_mode: 'once'; accepted: separate (a process per repetition) or windows (one process "
+            "per cell: one load and warm-up, a measured window per repetition)") in err(
+        tmp_path, GOOD + '[run]\nrepetition_mode = "once"\n')
+    assert ("[run] repetition_mode: windows: [run] mode is network: the windows are the in-process driver's "
+            "(runwindows); accepted: separate") in err(tmp_path, GOOD + w + 'mode = "network"\n')
+    assert ("[run] repetition_mode: windows: [grid] repetition is 9: one process measures at most 8 windows; "
+            "accepted: separate") in err(tmp_path, GOOD.replace("repetition = 2", "repetition = 9") + w)
+    (tmp_path / "workloadd").write_text((WORKLOADS / "workloadd").read_text())
+    assert ("[run] repetition_mode: windows: workload workloadd inserts (insertproportion 0.05): a window's inserts "
+            "would follow the previous window's, not be those of its own seed; accepted: separate") in err(
+        tmp_path, GOOD.replace('["readonly"]', '["workloadd"]') + w)
+    assert "workload readonly inserts (insertproportion 0.1)" in err(
+        tmp_path, GOOD.replace("operationcount = 2000", "operationcount = 2000\ninsertproportion = 0.1\n"
+                               "readproportion = 0.9\nupdateproportion = 0") + w)
+
+
 def test_first_repetitions_selected(tmp_path: Path) -> None:
     """acbench run --repetitions N: the cells of the first N repetitions, in the spec's order; a
     count outside 1..[grid] repetition is refused, naming what is accepted."""
