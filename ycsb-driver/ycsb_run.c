@@ -27,10 +27,12 @@ void ycsb_result_free(struct ycsb_result *r)
     free(r->load.server_start);
     free(r->warmup.server_start);
     free(r->run.server_start);
-    for (int k = 0; k < YCSB_RUN_WINDOWS_MAX - 1; k++)
+    free(r->run.server_end);
+    for (unsigned k = 0; k < r->windows_alloc; k++) {
         free(r->windows[k].server_start);
-    for (int k = 0; k < YCSB_RUN_WINDOWS_MAX; k++)
-        free(k == 0 ? r->run.server_end : r->windows[k - 1].server_end);
+        free(r->windows[k].server_end);
+    }
+    free(r->windows);
     free(r);
 }
 
@@ -180,7 +182,7 @@ struct worker {
     pthread_t tid;
     void *tctx;
     struct ycsb_opgen gen;
-    struct ycsb_phase_result res[STEPS];
+    struct ycsb_phase_result *res;     /* one per step (steps_of) */
     /* one batch, or two when batches are pipelined (ops->prepare): batch b's
      * requests are at [b * batch, (b + 1) * batch) of each */
     char *keys;                 /* YCSB_KEY_MAX each */
@@ -648,7 +650,17 @@ int ycsb_run(struct ycsb_workload *w, const struct ycsb_run_opts *o, struct ycsb
     phase_result_init(&res->load);
     phase_result_init(&res->warmup);
     phase_result_init(&res->run);
-    for (int k = 0; k < YCSB_RUN_WINDOWS_MAX - 1; k++)
+    int steps = steps_of(w);
+    if (steps - 1 > YCSB_PHASE_RUN && res->windows == NULL) {
+        res->windows = calloc((size_t)(steps - 1 - YCSB_PHASE_RUN), sizeof(*res->windows));
+        if (res->windows == NULL) {
+            snprintf(err, errlen, "out of memory for %d run windows", steps - YCSB_PHASE_RUN);
+            snprintf(res->error, sizeof(res->error), "%s", err);
+            return -1;
+        }
+        res->windows_alloc = (unsigned)(steps - 1 - YCSB_PHASE_RUN);
+    }
+    for (unsigned k = 0; k < res->windows_alloc; k++)
         phase_result_init(&res->windows[k]);
     res->threads = sh.threads;
     res->batch = sh.batch;
@@ -686,7 +698,13 @@ int ycsb_run(struct ycsb_workload *w, const struct ycsb_run_opts *o, struct ycsb
         wk->index = t;
         ycsb_opgen_init(&wk->gen, w);
         wk->gen.part = t;
-        for (int p = 0; p < STEPS; p++)
+        wk->res = calloc((size_t)steps, sizeof(*wk->res));
+        if (wk->res == NULL) {
+            snprintf(err, errlen, "out of memory for driver thread results");
+            rc = -1;
+            break;
+        }
+        for (int p = 0; p < steps; p++)
             phase_result_init(&wk->res[p]);
         size_t slots = (size_t)sh.batch * (sh.batch > 1 && o->ops->prepare != NULL ? 2 : 1);
         wk->keys = malloc(slots * YCSB_KEY_MAX);
@@ -719,9 +737,8 @@ int ycsb_run(struct ycsb_workload *w, const struct ycsb_run_opts *o, struct ycsb
         }
         gate_wait(&sh.barrier);           /* ready */
         struct ycsb_phase_result *out[STEPS] = {&res->load, &res->warmup, &res->run};
-        for (int k = 0; k < YCSB_RUN_WINDOWS_MAX - 1; k++)
+        for (unsigned k = 0; k < res->windows_alloc; k++)
             out[YCSB_PHASE_RUN + 1 + k] = &res->windows[k];
-        int steps = steps_of(w);
         res->windows_run = 0;
         for (int step = 0; step < steps; step++) {
             int phase = step_phase(step);
@@ -765,6 +782,7 @@ int ycsb_run(struct ycsb_workload *w, const struct ycsb_run_opts *o, struct ycsb
         free(wks[t].refill_values);
         free(wks[t].reqs2);
         free(wks[t].owner);
+        free(wks[t].res);
     }
     free(wks);
     gate_destroy(&sh.barrier);

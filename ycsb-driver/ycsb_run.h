@@ -83,7 +83,11 @@ struct ycsb_result {
     /* run is the first measured window; windows[k] the window k + 1 of
      * runwindows (ycsb_config.h): the same run again, drawn as with seed +
      * k + 1, the store as the previous window left it */
-    struct ycsb_phase_result load, warmup, run, windows[YCSB_RUN_WINDOWS_MAX - 1];
+    struct ycsb_phase_result load, warmup, run;
+    /* runwindows - 1 of them, allocated by ycsb_run (NULL with one window: a phase result holds
+     * latency histograms of ~100 KiB, which a run must not carry, and touch, for nothing) */
+    struct ycsb_phase_result *windows;
+    unsigned windows_alloc;   /* how many windows holds */
     unsigned windows_run;     /* run windows completed (the JSON's run_windows) */
     unsigned threads, batch;
     char error[512];          /* why the run stopped ("" when it did not): the JSON's "error" */
