@@ -401,9 +401,8 @@ def execute_cells(spec: Spec, cells: list[Cell], cdirs: list[Path], run_id: str,
         out = []
         for k, (c, cdir) in enumerate(zip(cells, cdirs)):
             m = {**metrics, **later[k - 1]} if k else dict(metrics)
-            if len(cells) > 1:
-                m.update(run_window=k, window_of=lead.cell_id,
-                         cell_wall_s=metrics["cell_wall_s"] if k == 0 else m["run_duration_s"])
+            if len(cells) > 1:      # a later window's row holds its run's time (windows_wall)
+                m.update(run_window=k, window_of=lead.cell_id, **({"cell_wall_s": m["run_duration_s"]} if k else {}))
             opt, hist = opt_columns(c, p, skip)
             cdir.mkdir(parents=True, exist_ok=True)
             (cdir / "trace.txt").write_text(str(opt.pop("trace")) + "\n")   # the request trace OPT read (a cache file)
