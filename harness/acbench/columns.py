@@ -433,7 +433,7 @@ _OPT = [
     _c("loss_policy_pp", "float", "pp", "LRU(R) − hit_rate: what the policy's choices cost", DECOMP),
 ]
 _MACHINE = [
-    _c("git_revision", "str", "", "git describe of the checkout (-dirty: uncommitted changes)", MACHINE),
+    _c("git_revision", "str", "", "git describe of the checkout (-dirty: uncommitted changes to tracked files outside experiments/results/, the published rows)", MACHINE),
     _c("binary_sha256", "str", "", "first 16 hex digits of memcached-ac's SHA-256", MACHINE),
     _c("kernel", "str", "", "uname -r", MACHINE),
     _c("cpu_model", "str", "", "the CPU's model name", MACHINE),

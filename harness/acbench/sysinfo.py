@@ -13,11 +13,25 @@ from pathlib import Path
 from acbench import diskprobe, paths
 
 
+# Published results are data, not code: `make paper` writes each finished grid to
+# experiments/results/<grid>/ before it runs the next, and the next grid's rows must not read as
+# measured by uncommitted code for that.
+PUBLISHED = "experiments/results"
+
+
 def git_revision() -> str:
+    """git describe of the checkout, with -dirty when its tracked files (staged or not) differ from
+    HEAD outside experiments/results/; "unknown" without git or outside a repository."""
+    top = str(paths.top())
     try:
-        r = subprocess.run(["git", "-C", str(paths.top()), "describe", "--always", "--dirty", "--abbrev=12"],
+        r = subprocess.run(["git", "-C", top, "describe", "--always", "--abbrev=12"],
                            capture_output=True, text=True, timeout=10)
-        return r.stdout.strip() or "unknown"
+        rev = r.stdout.strip()
+        if r.returncode != 0 or not rev:
+            return "unknown"
+        d = subprocess.run(["git", "-C", top, "diff", "--quiet", "HEAD", "--", ".", f":(exclude){PUBLISHED}"],
+                           capture_output=True, text=True, timeout=30)
+        return f"{rev}-dirty" if d.returncode != 0 else rev
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"
 
