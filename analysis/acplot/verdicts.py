@@ -4,7 +4,7 @@ by side, claim by claim, with whether its verdict moved. The closing list of a r
     python3 -m acplot.verdicts OLD NEW [--markdown]
 
 OLD and NEW are report.csv files, or GIT_REVISION:PATH (e.g. HEAD~3:experiments/results/paper/report.csv,
-read with `git show` in the current directory's repository). Claims are matched by source and
+read with `git show` in the current directory's repository; PATH is from the repository's root). Claims are matched by source and
 wording; a claim in one report only is listed as added or dropped. Each verdict's kind
 (acplot.claims.verdict_kind: reproduced, contradicted, not decided, regime-dependent, not testable)
 decides "moved"; its full text (fractions, margins, intervals) is printed under it. The reason a
@@ -28,9 +28,20 @@ COLUMNS = ("source", "claim", "verdict")
 def read_report(where: str) -> pd.DataFrame:
     """A report.csv from a file, or GIT_REVISION:PATH from git (a path that exists is a file)."""
     if os.path.exists(where):
-        text = open(where, encoding="utf-8").read()
+        if not os.path.isfile(where):
+            raise ResultsError(f"{where}: not a file (a report.csv, or GIT_REVISION:PATH)")
+        try:
+            with open(where, encoding="utf-8") as f:
+                text = f.read()
+        except (OSError, UnicodeDecodeError) as e:
+            raise ResultsError(f"{where}: cannot be read as a report.csv ({e})") from None
     elif ":" in where:
-        done = subprocess.run(["git", "show", where], capture_output=True, text=True)
+        try:
+            done = subprocess.run(["git", "show", where], capture_output=True, text=True, encoding="utf-8",
+                                  errors="replace")
+        except OSError as e:
+            raise ResultsError(f"{where}: not a file, and git cannot be run to read it as GIT_REVISION:PATH "
+                               f"({e})") from None
         if done.returncode != 0:
             raise ResultsError(f"{where}: neither a file nor a git revision:path git can show "
                                f"({done.stderr.strip() or 'git show failed'})")

@@ -55,6 +55,8 @@ def test_main_prints_and_counts(tmp_path: Path, capsys: pytest.CaptureFixture[st
 
 
 def test_git_revision_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+        monkeypatch.delenv(var, raising=False)
     repo = tmp_path / "repo"
     repo.mkdir()
     git = ["git", "-c", "user.name=t", "-c", "user.email=t@t", "-C", str(repo)]
@@ -73,6 +75,11 @@ def test_git_revision_path(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> N
 def test_bad_reports_refused(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     with pytest.raises(ResultsError, match=r"nothere.csv: no such file \(a report.csv, or GIT_REVISION:PATH\)"):
         read_report(str(tmp_path / "nothere.csv"))
+    with pytest.raises(ResultsError, match=r": not a file \(a report.csv, or GIT_REVISION:PATH\)"):
+        read_report(str(tmp_path))
+    (tmp_path / "latin1.csv").write_bytes("source,claim,verdict\n\u00a7,x,reproduced\n".encode("latin-1"))
+    with pytest.raises(ResultsError, match=r"latin1.csv: cannot be read as a report.csv \('utf-8' codec"):
+        read_report(str(tmp_path / "latin1.csv"))
     (tmp_path / "cells.csv").write_text("approach,zipf_theta\nlru,0.99\n")
     with pytest.raises(ResultsError, match=r"not a report.csv: it lacks the column\(s\) source, claim, verdict "
                                            r"\(it has approach, zipf_theta\)"):

@@ -21,7 +21,8 @@ PUBLISHED = "experiments/results"
 
 def git_revision() -> str:
     """git describe of the checkout, with -dirty when its tracked files (staged or not) differ from
-    HEAD outside experiments/results/; "unknown" without git or outside a repository."""
+    HEAD outside experiments/results/, or when that cannot be told (git's diff failed); "unknown"
+    without git, outside a repository or before its first commit."""
     top = str(paths.top())
     try:
         r = subprocess.run(["git", "-C", top, "describe", "--always", "--abbrev=12"],
@@ -29,11 +30,15 @@ def git_revision() -> str:
         rev = r.stdout.strip()
         if r.returncode != 0 or not rev:
             return "unknown"
-        d = subprocess.run(["git", "-C", top, "diff", "--quiet", "HEAD", "--", ".", f":(exclude){PUBLISHED}"],
-                           capture_output=True, text=True, timeout=30)
-        return f"{rev}-dirty" if d.returncode != 0 else rev
     except (OSError, subprocess.TimeoutExpired):
         return "unknown"
+    try:
+        d = subprocess.run(["git", "-C", top, "diff", "--quiet", "HEAD", "--", ".", f":(exclude){PUBLISHED}"],
+                           capture_output=True, text=True, timeout=30)
+        clean = d.returncode == 0
+    except (OSError, subprocess.TimeoutExpired):
+        clean = False
+    return rev if clean else f"{rev}-dirty"
 
 
 def cpu_model() -> str:

@@ -15,6 +15,13 @@ def _git(repo: Path, *args: str) -> str:
                           check=True, capture_output=True, text=True).stdout.strip()
 
 
+@pytest.fixture(autouse=True)
+def _own_git(monkeypatch: pytest.MonkeyPatch) -> None:
+    """git here must see the test's repository, also when the suite runs from a git hook."""
+    for var in ("GIT_DIR", "GIT_WORK_TREE", "GIT_INDEX_FILE"):
+        monkeypatch.delenv(var, raising=False)
+
+
 @pytest.fixture()
 def repo(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     r = tmp_path / "checkout"
@@ -53,7 +60,23 @@ def test_code_or_spec_changed_is_dirty(repo: Path, path: str) -> None:
     assert sysinfo.git_revision() == _git(repo, "rev-parse", "--short=12", "HEAD")
 
 
-def test_not_a_repository(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_not_a_repository_or_no_commit(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(paths, "top", lambda: tmp_path)
     monkeypatch.setenv("GIT_CEILING_DIRECTORIES", str(tmp_path.parent))
     assert sysinfo.git_revision() == "unknown"
+    _git(tmp_path, "init", "-q")
+    (tmp_path / "a.py").write_text("x\n")
+    assert sysinfo.git_revision() == "unknown"
+
+
+def test_diff_that_fails_is_dirty(repo: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """describe answers but the diff cannot: the revision is kept, and not claimed clean."""
+    head = _git(repo, "rev-parse", "--short=12", "HEAD")
+    run = subprocess.run
+
+    def failing_diff(args: list[str], **kw):  # type: ignore[no-untyped-def]
+        if "diff" in args:
+            raise subprocess.TimeoutExpired(args, 30)
+        return run(args, **kw)
+    monkeypatch.setattr(sysinfo.subprocess, "run", failing_diff)
+    assert sysinfo.git_revision() == f"{head}-dirty"
