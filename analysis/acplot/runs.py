@@ -3,6 +3,7 @@ cells.csv of `acbench run`, or a committed experiments/results/<name>/cells.csv)
 directory in ACBENCH_FIGURES. Every problem is a ResultsError that says what is wrong."""
 from __future__ import annotations
 
+import math
 import os
 from pathlib import Path
 from typing import Iterable
@@ -98,33 +99,49 @@ def figures_dir(path: str | os.PathLike[str] | None = None) -> Path:
     return out
 
 
-# A host's machine facts (rows of `acbench run`): throughput from hosts that differ in any of them is not
-# compared (disk_rows), nor when their disks' measured IOPS differ by more than IOPS_SPREAD.
+# A machine's facts (rows of `acbench run`): throughput from machines that differ in any of them is
+# not compared (disk_rows), nor when their disks' measured IOPS differ by more than IOPS_SPREAD. A
+# machine is its host name and these facts: a VM keeps its name when it starts on another host (this
+# project's rows name "vm" on an AMD EPYC and on an Intel Xeon).
 HOST_FACTS = ("kernel", "cpu_model", "cpus")
 IOPS_SPREAD = 0.25
 MIXED_HOSTS_ENV = "ACBENCH_MIXED_HOSTS"
 
 
 def check_hosts(df: pd.DataFrame, mixed_hosts: bool | None = None) -> None:
-    """ResultsError when the rows come from hosts whose machine facts differ (HOST_FACTS, or disk_iops
-    by more than IOPS_SPREAD), unless mixed_hosts (default: ACBENCH_MIXED_HOSTS=1) says to compare
-    them anyway. Rows without a host column (older runs) are one host."""
+    """ResultsError when the rows come from machines whose facts differ (HOST_FACTS, or disk_iops by
+    more than IOPS_SPREAD), unless mixed_hosts (default: ACBENCH_MIXED_HOSTS=1) says to compare them
+    anyway. Rows without a host column (older runs) are one host; rows without a fact's column say
+    nothing of it."""
     if mixed_hosts is None:
         mixed_hosts = os.environ.get(MIXED_HOSTS_ENV, "") == "1"
-    if mixed_hosts or "host" not in df.columns or df["host"].dropna().nunique() < 2:
-        return
     facts = [c for c in HOST_FACTS if c in df.columns]
-    per_host = df.groupby("host")[facts + (["disk_iops"] if "disk_iops" in df.columns else [])].first()
-    differ = [c for c in facts if per_host[c].astype(str).nunique() > 1]
-    if "disk_iops" in per_host.columns:
-        iops = per_host["disk_iops"].dropna().astype(float)
+    if mixed_hosts or df.empty or ("host" not in df.columns and not facts):
+        return
+    host = df["host"].fillna("?").astype(str) if "host" in df.columns else pd.Series("?", index=df.index)
+    keyed = df.assign(_host=host, **{f"_{c}": df[c].map(_fact) for c in facts})
+    key = ["_host"] + [f"_{c}" for c in facts]
+    per = keyed.groupby(key, sort=True)[["disk_iops"] if "disk_iops" in df.columns else []].first().reset_index()
+    if len(per) < 2:
+        return
+    differ = [c for c in facts if per.loc[per[f"_{c}"] != "?", f"_{c}"].nunique() > 1]   # a gap is no fact
+    if "disk_iops" in per.columns:
+        iops = per["disk_iops"].dropna().astype(float)
         if len(iops) > 1 and iops.max() > (1 + IOPS_SPREAD) * iops.min():
             differ.append("disk_iops")
     if differ:
-        hosts = "; ".join(f"{h}: " + ", ".join(f"{c} {per_host.loc[h, c]}" for c in differ) for h in per_host.index)
-        raise ResultsError(f"the throughput rows come from {len(per_host)} hosts whose machines differ in "
-                           f"{', '.join(differ)} ({hosts}): one host's throughput is not another's. Rerun on "
-                           f"hosts alike, or set {MIXED_HOSTS_ENV}=1 to compare them anyway")
+        machines = "; ".join(f"{r['_host']}: " + ", ".join(f"{c} {r[c] if c == 'disk_iops' else r[f'_{c}']}"
+                                                           for c in differ) for _, r in per.iterrows())
+        raise ResultsError(f"the throughput rows come from {len(per)} machines whose facts differ in "
+                           f"{', '.join(differ)} ({machines}): one machine's throughput is not another's. Rerun "
+                           f"on machines alike, or set {MIXED_HOSTS_ENV}=1 to compare them anyway")
+
+
+def _fact(v: object) -> str:
+    """A fact as text: a count read back as 2.0 (a column with gaps) is 2; a gap is '?'."""
+    if v is None or (isinstance(v, float) and math.isnan(v)):
+        return "?"
+    return str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
 
 
 def disk_rows(df: pd.DataFrame, mixed_hosts: bool | None = None) -> pd.DataFrame:

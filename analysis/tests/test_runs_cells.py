@@ -179,12 +179,20 @@ def test_throughput_of_hosts_that_differ_is_refused(monkeypatch: pytest.MonkeyPa
                           disk_iops=[20000.0, 20000.0, 24000.0, 24000.0, 24000.0])
     assert len(disk_rows(alike)) == 5
     slower = alike.assign(disk_iops=[20000.0, 20000.0, 150.0, 150.0, 150.0])
-    with pytest.raises(ResultsError, match=r"from 2 hosts whose machines differ in disk_iops \(a: disk_iops "
+    with pytest.raises(ResultsError, match=r"from 2 machines whose facts differ in disk_iops \(a: disk_iops "
                                            r"20000.0; b: disk_iops 150.0\).*set ACBENCH_MIXED_HOSTS=1"):
         disk_rows(slower)
     other = alike.assign(kernel=["6.18.0", "6.18.0", "6.1.0", "6.1.0", "6.1.0"], cpus=[2, 2, 8, 8, 8])
     with pytest.raises(ResultsError, match=r"differ in kernel, cpus \(a: kernel 6.18.0, cpus 2; b: kernel 6.1.0, cpus 8\)"):
         disk_rows(other)
     assert len(disk_rows(other, mixed_hosts=True)) == 5
+    # one host name on two CPUs (a VM started on another host): two machines, refused
+    moved = alike.assign(host="vm", cpu_model=["AMD EPYC", "AMD EPYC", "Intel Xeon", "Intel Xeon", "Intel Xeon"])
+    with pytest.raises(ResultsError, match=r"from 2 machines whose facts differ in cpu_model \(vm: cpu_model "
+                                           r"AMD EPYC; vm: cpu_model Intel Xeon\)"):
+        disk_rows(moved)
+    # a fact read back as a float is the same count; a gap (an older row) is no fact
+    assert len(disk_rows(alike.assign(cpus=[2.0, 2.0, 2.0, 2.0, None]))) == 5
+    assert len(disk_rows(alike.assign(cpu_model=["EPYC", None, "EPYC", "EPYC", "EPYC"]))) == 5
     monkeypatch.setenv("ACBENCH_MIXED_HOSTS", "1")
     assert len(disk_rows(slower)) == 5

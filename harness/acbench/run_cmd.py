@@ -39,8 +39,9 @@ def run(
                                          "changed, when it did not."),
     force: bool = typer.Option(False, "--force", help="Redo cells that are already finished."),
     allow_mixed: bool = typer.Option(False, "--allow-mixed", help="Resume although finished cells ran another "
-                                     "build of the tools (only the binaries differ); each row keeps its "
-                                     "binary_sha256 and run.json says mixed_binaries."),
+                                     "build of the tools (only the binaries differ) or on another machine "
+                                     "(kernel, CPU model or cores differ); each row keeps its binary_sha256 "
+                                     "and machine, and run.json says mixed_binaries or mixed_machines."),
     redo: Optional[list[str]] = typer.Option(None, "--redo", help="Redo the finished cells of this approach "
                                              "(repeatable), e.g. after a change that concerns only it."),
     only: Optional[list[str]] = typer.Option(None, "--only", help="Run only the cells of this approach "

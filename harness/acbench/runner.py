@@ -264,6 +264,46 @@ def resume_status(cells: list[Cell], identity: dict[str, dict[str, Any]], finish
     return st
 
 
+# The machine facts that make two rows' times incomparable (acplot.runs.HOST_FACTS): a grid resumed
+# on another machine (a VM started on another host between sessions: this one has run on an AMD EPYC
+# and on an Intel Xeon under the same host name) is refused like one resumed with another binary.
+MACHINE_FACTS = ("kernel", "cpu_model", "cpus")
+
+
+def machine_changes(rows: Any, kept: list[Cell], now: dict[str, Any]) -> list[str]:
+    """What of this machine (now: sysinfo.machine()) differs from the machines the kept cells' rows
+    ran on, one phrase per fact ("cpu_model: 'AMD EPYC' then, 'Intel(R) Xeon(R) Processor' now");
+    rows without a fact's column (an older acbench's) say nothing of it."""
+    ids = {c.cell_id for c in kept}
+    if rows is None or rows.empty or "cell_id" not in rows.columns or not ids:
+        return []
+    rows = rows[rows["cell_id"].isin(ids)]
+    out = []
+    for fact in MACHINE_FACTS:
+        if fact not in rows.columns or now.get(fact) is None:
+            continue
+        was = [_fact(v) for v in rows[fact].dropna()]
+        other = sorted(set(was) - {_fact(now[fact])})
+        if other:
+            n = sum(1 for v in was if v != _fact(now[fact]))
+            out.append(f"{fact}: {', '.join(repr(v) for v in other)} then ({n} cell{'s' if n > 1 else ''}), "
+                       f"{_fact(now[fact])!r} now")
+    return out
+
+
+def _fact(v: Any) -> str:
+    """A machine fact as text: a count read back as 2.0 (a column with gaps) is 2."""
+    return str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
+
+
+def machine_refusal(rd: RunDir, changes: list[str]) -> str:
+    return (f"{rd.path} holds finished cells run on another machine; resuming would mix machines in one grid "
+            "(times, CPU and I/O of one are not another's). What differs:\n"
+            + "\n".join(f"  {c}" for c in changes)
+            + "\n--allow-mixed keeps them (each row names its machine: host, kernel, cpu_model, cpus; run.json says "
+            "mixed_machines), --force reruns every cell here, or start a new run directory with another --run-id")
+
+
 def identities(spec: Spec, cells: list[Cell], mode: str, use_perf: bool) -> dict[str, dict[str, Any]]:
     """Each cell's identity (cellkey.settings) as this run would run it."""
     bins = cellkey.binaries(mode)
@@ -308,10 +348,11 @@ class Session:
 
     @classmethod
     def start(cls, rd: RunDir, old_meta: dict[str, Any], spec: Spec, run_id: str, mode: str, use_perf: bool,
-              machine: dict[str, Any], cells_to_run: int, mixed: bool) -> "Session":
+              machine: dict[str, Any], cells_to_run: int, mixed: bool, mixed_machines: bool = False) -> "Session":
         sessions = list(old_meta.get("sessions") or [])
         record: dict[str, Any] = {"started": sysinfo.now(), "git_revision": machine.get("git_revision"),
                                   "binary_sha256": machine.get("binary_sha256"),
+                                  **{k: machine.get(k) for k in ("host", *MACHINE_FACTS, "disk_iops")},
                                   "spill_device": spec.run["spill_device"], "cells_to_run": cells_to_run}
         sessions.append(record)
         meta = {"spec": str(spec.path.resolve()), "spec_text": spec.path.read_text(), "run_id": run_id,
@@ -319,7 +360,8 @@ class Session:
                 "run_settings": dict(spec.run), "memory_settings": dict(spec.memory),
                 "started": record["started"], "sessions": sessions,
                 "cell_settings": dict(old_meta.get("cell_settings") or {}),
-                "mixed_binaries": bool(old_meta.get("mixed_binaries")) or mixed, "harness_version": HARNESS_VERSION,
+                "mixed_binaries": bool(old_meta.get("mixed_binaries")) or mixed,
+                "mixed_machines": bool(old_meta.get("mixed_machines")) or mixed_machines, "harness_version": HARNESS_VERSION,
                 **machine}
         rd.write_meta(meta)
         return cls(rd, meta, record)
@@ -563,13 +605,17 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
     refusal = status.refusal(rd)
     if refusal:
         raise RunError(refusal)
+    machine = sysinfo.machine()
+    # a cluster's rows name the worker each ran on (its own machine); here the grid's machine is this one
+    moved = machine_changes(rd.read(), status.kept, machine) if cluster is None else []
+    if moved and not allow_mixed:
+        raise RunError(machine_refusal(rd, moved))
     # before any cell: what a SIGKILLed acbench left (its server, cgroup, swap file, page-cluster,
     # spill directories; one stderr line each). A live acbench's are never touched.
     leftovers.cleanup_before_run()
     mode = resolve_mode(spec, eff_mode)
-    machine = sysinfo.machine()
     session = Session.start(rd, old_meta, spec, run_id, mode, use_perf, machine, len(status.todo),
-                            bool(status.mixed))
+                            bool(status.mixed), bool(moved))
     if cluster is not None:
         session.record["cluster"] = cluster.address
     if status.kept:
@@ -578,6 +624,9 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
     if status.mixed:
         console.print(f"[yellow]{len(status.mixed)} of them ran another binary (--allow-mixed): each row's "
                       "binary_sha256 says which[/yellow]", markup=True, highlight=False)
+    if moved:
+        console.print("[yellow]some of them ran on another machine (--allow-mixed): " + escape("; ".join(moved))
+                      + "[/yellow]", markup=True, highlight=False)
     # a cluster's cells on the RAM device each get one on their worker (cluster.cell_task)
     on_ram = [c for c in status.todo if cell_device(spec, c) == "ram"] if cluster is None else []
     ram = RamHold(ram_device_bytes(spec, on_ram) if on_ram else None)

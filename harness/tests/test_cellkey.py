@@ -146,3 +146,30 @@ def test_allow_mixed_keeps_only_binary_changes(tmp_path: Path) -> None:
     now = _identity(changed, {**BINS, "memcached-ac": "ffff"})
     st = resume_status(changed.cells(), now, _finished(ran), ran, allow_mixed=True)
     assert len(st.stale) == 2 and not st.kept
+
+
+def test_machine_changes_name_each_fact(tmp_path: Path) -> None:
+    """A run directory's kept cells ran on another machine: each differing fact named, with how many
+    cells ran on it; facts read back as floats (2.0) equal the machine's int; older rows without a
+    fact's column say nothing of it."""
+    import pandas as pd
+    from acbench.runner import machine_changes, machine_refusal
+    spec = _spec(tmp_path, _base())
+    cells = spec.cells()
+    now = {"kernel": "6.18.44", "cpu_model": "Intel(R) Xeon(R) Processor", "cpus": 2, "host": "vm"}
+    rows = pd.DataFrame({"cell_id": [c.cell_id for c in cells], "kernel": ["6.18.44", "6.18.44"],
+                         "cpu_model": ["AMD EPYC", "Intel(R) Xeon(R) Processor"], "cpus": [2.0, 4.0],
+                         "host": ["vm", "other"]})
+    got = machine_changes(rows, cells, now)
+    assert got == ["cpu_model: 'AMD EPYC' then (1 cell), 'Intel(R) Xeon(R) Processor' now",
+                   "cpus: '4' then (1 cell), '2' now"]
+    # only the kept cells count: the second cell's row alone differs in cores
+    assert machine_changes(rows, cells[1:], now) == ["cpus: '4' then (1 cell), '2' now"]
+    assert machine_changes(rows.assign(cpus=[2.0, 2.0], cpu_model=now["cpu_model"]), cells, now) == []
+    assert machine_changes(rows[["cell_id", "kernel"]], cells, now) == []      # an older acbench's rows
+    assert machine_changes(pd.DataFrame(), cells, now) == [] and machine_changes(rows, [], now) == []
+    msg = machine_refusal(RunDir(tmp_path / "rd"), got)
+    assert msg.startswith(f"{tmp_path / 'rd'} holds finished cells run on another machine; resuming would mix "
+                          "machines in one grid")
+    assert "\n  cpu_model: 'AMD EPYC' then (1 cell), 'Intel(R) Xeon(R) Processor' now\n" in msg
+    assert "--allow-mixed keeps them" in msg and "--force reruns every cell here" in msg

@@ -235,6 +235,35 @@ def test_changed_spec_refused_not_reused(run: tuple[Path, Path, subprocess.Compl
     assert cp.returncode == 0 and "2 cells run, 2 skipped, 0 failed" in cp.stdout, cp.stdout + cp.stderr
 
 
+def test_resume_on_another_machine_refused(run: tuple[Path, Path, subprocess.CompletedProcess],
+                                          tmp_path: Path) -> None:
+    """The finished rows say another CPU (a VM restarted on another host): resuming is refused,
+    naming it, and nothing is run or rewritten; --allow-mixed keeps the cells and run.json says
+    mixed_machines; each session records the machine it ran on."""
+    import shutil
+    spec, rd, _ = run
+    res = tmp_path / "results"
+    shutil.copytree(rd, res / "tiny" / "moved")
+    moved = res / "tiny" / "moved"
+    rows = pd.read_parquet(moved / "cells.parquet")
+    here = str(rows["cpu_model"].iloc[0])
+    rows.loc[rows["approach"] == "lru", "cpu_model"] = "Some Other CPU"
+    rows.to_parquet(moved / "cells.parquet", index=False)
+    before = (moved / "cells.parquet").read_bytes()
+    cp = acbench("run", str(spec), "--run-id", "moved", "--results", str(res))
+    assert cp.returncode == 2, cp.stdout + cp.stderr
+    err = " ".join(cp.stderr.split())
+    assert f"{moved} holds finished cells run on another machine" in err, err
+    assert f"cpu_model: 'Some Other CPU' then (2 cells), '{here}' now" in err, err
+    assert (moved / "cells.parquet").read_bytes() == before
+    cp = acbench("run", str(spec), "--run-id", "moved", "--results", str(res), "--allow-mixed")
+    assert cp.returncode == 0 and "0 cells run, 4 skipped, 0 failed" in cp.stdout, cp.stdout + cp.stderr
+    assert "ran on another machine (--allow-mixed): cpu_model: 'Some Other CPU' then" in " ".join(cp.stdout.split())
+    meta = json.loads((moved / "run.json").read_text())
+    assert meta["mixed_machines"] is True and meta["sessions"][-1]["cpu_model"] == here
+    assert {"kernel", "cpus", "host", "disk_iops"} <= set(meta["sessions"][-1])
+
+
 def test_dry_run_lists(run: tuple[Path, Path, subprocess.CompletedProcess]) -> None:
     spec, rd, _ = run
     cp = acbench("run", str(spec), "--run-id", "t1", "--results", str(rd.parent.parent), "--dry-run")
