@@ -93,6 +93,7 @@ class Turn:
         held = os.environ.get(HELD_ENV)
         self.under_holder = held is not None and os.path.realpath(held) == str(self.path)
         self.f: Any = None
+        self.given_up_s = 0.0      # seconds the grid waited for others (take() blocked, give_way())
 
     def take(self) -> None:
         """Blocks until the machine is this grid's (at once when nobody holds it)."""
@@ -109,7 +110,9 @@ class Turn:
             fcntl.flock(f, fcntl.LOCK_EX | fcntl.LOCK_NB)
         except BlockingIOError:
             self.say(f"waiting for the machine: another process holds {self.path}")
+            t0 = time.monotonic()
             fcntl.flock(f, fcntl.LOCK_EX)
+            self.given_up_s += time.monotonic() - t0
         self.f = f
 
     def release(self) -> None:
@@ -131,10 +134,12 @@ class Turn:
         waits until it is this grid's again, runs after()."""
         self.say(f"giving the machine up to {who}; the grid goes on when it is done")
         before()
+        t0 = time.monotonic()
         self.release()
         # the holder removes its request once it holds the lock: until then the lock is left to it
         while [p for p in requests(self.path) if p != os.getpid()]:
             time.sleep(POLL_S)
-        self.take()
+        self.given_up_s += time.monotonic() - t0
+        self.take()         # adds its own wait
         self.say("the machine is the grid's again")
         after()

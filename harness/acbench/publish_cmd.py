@@ -23,7 +23,10 @@ def summary(df, meta: dict) -> str:
     if "date" in df.columns and df["date"].notna().any():
         parts.append(f"dates {df['date'].min()} .. {df['date'].max()}")
     if meta.get("wall_s") is not None:
-        parts.append(f"wall time {float(meta['wall_s']) / 3600:.2f} h in {len(meta.get('sessions') or [])} session(s)")
+        wall = f"wall time {float(meta['wall_s']) / 3600:.2f} h in {len(meta.get('sessions') or [])} session(s)"
+        if float(meta.get("given_up_s") or 0) > 0:
+            wall += f", {float(meta['given_up_s']) / 3600:.2f} h of it given up to other work (hold-machine)"
+        parts.append(wall)
     return "; ".join(parts)
 
 

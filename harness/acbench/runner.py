@@ -370,12 +370,15 @@ class Session:
         self.meta["cell_settings"][cell_id] = settings
         self.rd.write_meta(self.meta)
 
-    def close(self, cells_run: int, cells_failed: int) -> None:
+    def close(self, cells_run: int, cells_failed: int, given_up_s: float = 0.0) -> None:
+        """given_up_s: the part of the session's wall time the machine was given up to other work
+        (machine.Turn.given_up_s); the grid's own time is wall_s minus it."""
         self.record.update(finished=sysinfo.now(), wall_s=round(time.monotonic() - self.t_start, 1),
-                           cells_run=cells_run, cells_failed=cells_failed)
+                           given_up_s=round(given_up_s, 1), cells_run=cells_run, cells_failed=cells_failed)
         sessions = self.meta["sessions"]
         # a session without wall_s was killed: the sum counts the finished ones, and says how many were not
         self.meta["wall_s"] = round(sum(float(x.get("wall_s") or 0) for x in sessions), 1)
+        self.meta["given_up_s"] = round(sum(float(x.get("given_up_s") or 0) for x in sessions if x.get("wall_s")), 1)
         self.meta["sessions_unfinished"] = sum(1 for x in sessions if x.get("wall_s") is None)
         self.rd.write_meta(self.meta)
 
@@ -657,7 +660,7 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
         return 130
     finally:
         signal.signal(signal.SIGTERM, old)
-        session.close(tally.finished, len(tally.failed))
+        session.close(tally.finished, len(tally.failed), turn.given_up_s)
         try:
             ram.stop()
         except ramdev.RamDeviceError as e:

@@ -50,7 +50,7 @@ def test_holder_waits_for_the_grid_which_gives_way_and_takes_it_back(lock: Path,
     turn = machine.Turn(said.append)
     turn.take()
     assert turn.wanted() is None
-    holder = subprocess.Popen([str(HOLD), "sh", "-c", f'echo "held $ACBENCH_MACHINE_HELD" >> {log}'],
+    holder = subprocess.Popen([str(HOLD), "sh", "-c", f'sleep 0.4; echo "held $ACBENCH_MACHINE_HELD" >> {log}'],
                               env=_env(lock), stderr=subprocess.PIPE, text=True)
     try:
         _wait_for(lambda: turn.wanted() is not None, "the holder's request")
@@ -71,6 +71,8 @@ def test_holder_waits_for_the_grid_which_gives_way_and_takes_it_back(lock: Path,
     assert "hold-machine: waiting for the machine" in holder.stderr.read()
     assert said[0].startswith(f"giving the machine up to {holder.pid} (") and said[-1] == "the machine is the grid's again"
     assert said.count("the machine is the grid's again") == 1 and list(tmp_path.glob("machine.lock.want.*")) == []
+    # the time given up is counted (the holder's 0.4 s at least), not the 0.3 s the grid held it waiting
+    assert 0.4 <= turn.given_up_s < 20
 
 
 def test_holder_runs_at_once_on_a_free_machine_and_passes_the_exit_status(lock: Path) -> None:
@@ -207,6 +209,10 @@ def test_grid_stops_its_cell_for_a_holder_and_runs_it_again(lock: Path, tmp_path
     assert "giving the machine up to" in out and "the machine is the grid's again" in out
     assert "cell lru_readonly_z0.99_m0.25_r0 stopped: the machine is wanted by" in out
     assert "1 cells run, 0 skipped, 0 failed" in out
+    # the session's wall time holds the time given up to the holder, and says how much it was
+    meta = json.loads((rd / "run.json").read_text())
+    assert 0 < meta["sessions"][0]["given_up_s"] <= meta["sessions"][0]["wall_s"]
+    assert meta["given_up_s"] == meta["sessions"][0]["given_up_s"] and meta["wall_s"] == meta["sessions"][0]["wall_s"]
     df = pd.read_csv(rd / "cells.csv")
     assert list(df["cell_id"]) == ["lru_readonly_z0.99_m0.25_r0"] and df["reads_total"].iloc[0] == 100000
     assert json.loads(pids_file.read_text())["server"] != first["server"]      # it ran again
