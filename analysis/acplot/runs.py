@@ -119,7 +119,7 @@ def check_hosts(df: pd.DataFrame, mixed_hosts: bool | None = None) -> None:
     if mixed_hosts or df.empty or ("host" not in df.columns and not facts):
         return
     host = df["host"].fillna("?").astype(str) if "host" in df.columns else pd.Series("?", index=df.index)
-    keyed = df.assign(_host=host, **{f"_{c}": df[c].map(_fact) for c in facts})
+    keyed = df.assign(_host=host, **{f"_{c}": df[c].map(fact_text) for c in facts})
     key = ["_host"] + [f"_{c}" for c in facts]
     per = keyed.groupby(key, sort=True)[["disk_iops"] if "disk_iops" in df.columns else []].first().reset_index()
     if len(per) < 2:
@@ -137,8 +137,8 @@ def check_hosts(df: pd.DataFrame, mixed_hosts: bool | None = None) -> None:
                            f"on machines alike, or set {MIXED_HOSTS_ENV}=1 to compare them anyway")
 
 
-def _fact(v: object) -> str:
-    """A fact as text: a count read back as 2.0 (a column with gaps) is 2; a gap is '?'."""
+def fact_text(v: object) -> str:
+    """A machine fact as text (also acbench run's resume check): a count read back as 2.0 (a column with gaps) is 2; a gap is '?'."""
     if v is None or (isinstance(v, float) and math.isnan(v)):
         return "?"
     return str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)

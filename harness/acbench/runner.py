@@ -32,6 +32,7 @@ from acbench.memory import MemoryPlan, plan
 from acbench.placement import SPILL_PARENT, cell_device, cell_repetition_mode, footprint, ram_device_bytes
 from acbench.results import ResultsError, RunDir
 from acbench.spec import Cell, Spec, load_spec
+from acplot.runs import HOST_FACTS, fact_text
 
 HARNESS_VERSION = "1"
 
@@ -264,10 +265,11 @@ def resume_status(cells: list[Cell], identity: dict[str, dict[str, Any]], finish
     return st
 
 
-# The machine facts that make two rows' times incomparable (acplot.runs.HOST_FACTS): a grid resumed
-# on another machine (a VM started on another host between sessions: this one has run on an AMD EPYC
-# and on an Intel Xeon under the same host name) is refused like one resumed with another binary.
-MACHINE_FACTS = ("kernel", "cpu_model", "cpus")
+# The machine facts that make two rows' times incomparable are the figures' (acplot.runs.HOST_FACTS):
+# a grid resumed on another machine (a VM started on another host between sessions: this one has run
+# on an AMD EPYC and on an Intel Xeon under the same host name) is refused like one resumed with
+# another binary.
+MACHINE_FACTS = HOST_FACTS
 
 
 def machine_changes(rows: Any, kept: list[Cell], now: dict[str, Any]) -> list[str]:
@@ -282,18 +284,13 @@ def machine_changes(rows: Any, kept: list[Cell], now: dict[str, Any]) -> list[st
     for fact in MACHINE_FACTS:
         if fact not in rows.columns or now.get(fact) is None:
             continue
-        was = [_fact(v) for v in rows[fact].dropna()]
-        other = sorted(set(was) - {_fact(now[fact])})
+        was, here = [fact_text(v) for v in rows[fact].dropna()], fact_text(now[fact])
+        other = sorted(set(was) - {here})
         if other:
-            n = sum(1 for v in was if v != _fact(now[fact]))
+            n = sum(1 for v in was if v != here)
             out.append(f"{fact}: {', '.join(repr(v) for v in other)} then ({n} cell{'s' if n > 1 else ''}), "
-                       f"{_fact(now[fact])!r} now")
+                       f"{here!r} now")
     return out
-
-
-def _fact(v: Any) -> str:
-    """A machine fact as text: a count read back as 2.0 (a column with gaps) is 2."""
-    return str(int(v)) if isinstance(v, float) and v.is_integer() else str(v)
 
 
 def machine_refusal(rd: RunDir, changes: list[str]) -> str:
