@@ -11,7 +11,7 @@ PY_PKGS := pytest pymemcache pytest-xdist
 # memcached's client tools (memccapable, memcaslap)
 TOOL_DEB_PKGS := netcat-openbsd libmemcached-tools
 
-.PHONY: all deps test test-held bench-held test-full test-stage bench-builds bench-scaling test-times test-upstream test-upstream-none test-integration test-fuzz demo demo-server bench clean paper-smoke paper soak fuzz
+.PHONY: all deps test test-held bench-held test-full test-stage bench-builds bench-scaling test-times test-upstream test-upstream-none test-integration test-fuzz demo demo-server bench clean paper-smoke paper rerun soak fuzz
 all: deps
 	$(MAKE) -C memcached all
 	@for d in $(COMPONENTS); do $(MAKE) -C $$d all || exit 1; done
@@ -133,6 +133,11 @@ paper-smoke: all
 # experiments/results/paper/.
 paper: all
 	$(MAKE) -C harness paper
+
+# The paper grids rerun in pieces, each ending by STOP_BY (default +2h) with its rows staged in
+# experiments/results/rerun/<machine>/ to commit; `python3 -m acbench rerun --status` says where it stands.
+rerun: all
+	$(MAKE) -C harness rerun
 
 # The server on its own: 4x -m of data written, read back byte-exact, stats anticache.
 demo-server: all

@@ -6,8 +6,8 @@ from typing import Optional
 
 import typer
 
-from acbench import (check_env, cleanup_cmd, columns_cmd, compare_cmd, fig2_cmd, init_cmd, maketrace_cmd, opt_cmd,
-                     paths, plot_cmd, publish_cmd, report_cmd, run_cmd, tables_cmd)
+from acbench import (check_env, cleanup_cmd, columns_cmd, compare_cmd, fig2_cmd, init_cmd, maketrace_cmd,
+                     opt_cmd, paths, plot_cmd, publish_cmd, report_cmd, rerun_cmd, run_cmd, tables_cmd)
 
 app = typer.Typer(
     name="acbench",
@@ -85,3 +85,4 @@ cleanup_cmd.register(app)
 fig2_cmd.register(app)
 tables_cmd.register(app)
 publish_cmd.register(app)
+rerun_cmd.register(app)

@@ -5,7 +5,6 @@ for each paper-scale grid with DEST = experiments/results/<spec name>, so that t
 the paper's figures from a fresh clone without re-running anything."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import typer
@@ -35,7 +34,7 @@ def publish(run: Path = typer.Argument(..., help="A run directory of `acbench ru
                                                    "experiments/results/fig3-paper."),
             ) -> None:
     """Writes DEST/cells.csv and DEST/run.json from RUN, and prints what they hold."""
-    from acbench.results import ResultsError, RunDir, load_results
+    from acbench.results import ResultsError, RunDir, load_results, write_published
     try:
         df = load_results(run)
         meta = RunDir(Path(run)).read_meta()
@@ -51,9 +50,7 @@ def publish(run: Path = typer.Argument(..., help="A run directory of `acbench ru
               "(approaches.py ram_device; `acbench run` redoes them on the disk): "
               + ", ".join(sorted(df.loc[stale, "approach"].unique())))
         df = df[~stale]
-    dest.mkdir(parents=True, exist_ok=True)
-    df.to_csv(dest / "cells.csv", index=False)
-    (dest / "run.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    write_published(df, meta, dest)
     print(f"{dest}: {summary(df, meta)}")
 
 

@@ -51,12 +51,15 @@ class RunDir:
 
     def append(self, row: dict[str, Any]) -> None:
         """Add one row (replacing an older row of the same cell), write Parquet then CSV."""
-        self.path.mkdir(parents=True, exist_ok=True)
         df = self.read()
         if "cell_id" in df.columns:
             df = df[df["cell_id"] != row["cell_id"]]
         new = columns.typed(pd.DataFrame([row]))        # a column the dictionary lacks raises here
-        df = new if df.empty else columns.typed(pd.concat([df, new], ignore_index=True), strict=False)
+        self.write(new if df.empty else columns.typed(pd.concat([df, new], ignore_index=True), strict=False))
+
+    def write(self, df: pd.DataFrame) -> None:
+        """All the rows at once (Parquet then CSV, each written whole, then renamed)."""
+        self.path.mkdir(parents=True, exist_ok=True)
         tmp = self.path / (PARQUET + ".tmp")
         df.to_parquet(tmp, index=False)
         tmp.replace(self.path / PARQUET)
@@ -80,6 +83,14 @@ class RunDir:
         tmp = self.path / f"run.json.tmp{os.getpid()}"
         tmp.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
         os.replace(tmp, self.path / "run.json")
+
+
+def write_published(df: pd.DataFrame, meta: dict[str, Any], dest: Path) -> None:
+    """DEST/cells.csv (every row, every column) and DEST/run.json: a run as committed data
+    (`acbench publish`, `acbench rerun`); read back by load_results."""
+    dest.mkdir(parents=True, exist_ok=True)
+    df.to_csv(dest / CSV, index=False)
+    (dest / "run.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
 
 
 def load_results(path: Path) -> pd.DataFrame:

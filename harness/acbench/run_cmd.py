@@ -1,6 +1,6 @@
 """`acbench run SPEC [--run-id ID] [--force] [--redo APPROACH ...] [--dry-run] [--results DIR] [--mode MODE]
 [--spill-device DEV] [--run-set KEY=VALUE ...] [--only APPROACH ...] [--repetitions N] [--allow-mixed] [--cluster ADDRESS]
-[--cells-per-host K]`."""
+[--cells-per-host K] [--stop-by WHEN] [--redo-busy SHARE]`."""
 from __future__ import annotations
 
 import enum
@@ -12,6 +12,7 @@ import typer
 from rich.console import Console
 
 from acbench import paths
+from acbench.deadline import StopByError, parse_stop_by
 from acbench.ramdev import RamDeviceError
 from acbench.runner import RunError, run_spec
 from acbench.spec import SpecError, parse_run_setting
@@ -50,6 +51,12 @@ def run(
                                               "each cell (1 to the spec's [grid] repetition); a later run of the "
                                               "same run id adds the others, e.g. one repetition of every grid "
                                               "first."),
+    stop_by: Optional[str] = typer.Option(None, "--stop-by", help="Start no process expected to run past this "
+                                          "time (+2h, +90m, 05:10 UTC, 2026-11-30T05:10): the run ends at a cell "
+                                          "boundary, exit status 3 when cells are left; the same command resumes."),
+    redo_busy: Optional[float] = typer.Option(None, "--redo-busy", help="Run again the finished cells that ran "
+                                              "beside other work: other processes' share of the machine's CPU "
+                                              "over the cell (other_cpu_share) above this, e.g. 0.10."),
     dry_run: bool = typer.Option(False, "--dry-run", help="List the cells and their memory plan; run nothing."),
     results: Optional[Path] = typer.Option(None, "--results", help="Results root (default: build/results)."),
     mode: Optional[Mode] = typer.Option(None, "--mode", help="Override [run] mode of the spec."),
@@ -86,11 +93,19 @@ def run(
         rc = run_spec(spec, results or paths.default_results(), run_id, force, dry_run,
                       mode.value if mode else None, console,
                       spill_device.value if spill_device else None, redo or [], overrides, only or [],
-                      allow_mixed, placement, repetitions)
-    except (SpecError, RunError, RamDeviceError) as e:
+                      allow_mixed, placement, repetitions,
+                      None if stop_by is None else parse_stop_by(stop_by), check_share(redo_busy))
+    except (SpecError, RunError, RamDeviceError, StopByError) as e:
         _err.print(f"acbench run: error: {e}", markup=False)
         raise typer.Exit(2)
     raise typer.Exit(rc)
+
+
+def check_share(share: float | None) -> float | None:
+    if share is not None and not 0 <= share < 1:
+        raise RunError(f"--redo-busy {share}: other_cpu_share is a fraction of the machine; accepted: 0 <= SHARE < 1 "
+                       "(0.10: an idle machine's cells read up to 0.08)")
+    return share
 
 
 def register(app: typer.Typer) -> None:

@@ -24,7 +24,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, 
                            TimeRemainingColumn)
 from rich.table import Table
 
-from acbench import calibrate, cellkey, core, decompose, leftovers, paths, ramdev, server, sysinfo
+from acbench import calibrate, cellkey, core, deadline, decompose, leftovers, paths, ramdev, server, sysinfo
 from acbench import machine as machine_turn
 from acbench.approaches import get_approach
 from acbench.cell import CellError, OomKilled, opt_columns, run_cell
@@ -35,6 +35,7 @@ from acbench.spec import Cell, Spec, load_spec
 from acplot.runs import HOST_FACTS, fact_text
 
 HARNESS_VERSION = "1"
+STOPPED_BY = 3      # acbench run's exit status when --stop-by left cells to run
 
 
 class RunError(RuntimeError):
@@ -242,12 +243,13 @@ class ResumeStatus:
 
 def resume_status(cells: list[Cell], identity: dict[str, dict[str, Any]], finished: dict[str, str | None],
                   recorded: dict[str, dict[str, Any]], force: bool = False, redo: list[str] | None = None,
-                  allow_mixed: bool = False) -> ResumeStatus:
+                  allow_mixed: bool = False, redo_ids: set[str] | frozenset[str] = frozenset()) -> ResumeStatus:
     """identity: each cell's settings now; finished: the run directory's finished cells and their
-    keys; recorded: the settings each finished cell ran with (run.json)."""
+    keys; recorded: the settings each finished cell ran with (run.json); redo_ids: finished cells to
+    run again (busy_cells)."""
     st = ResumeStatus()
     for c in cells:
-        if force or c.approach in (redo or []) or c.cell_id not in finished:
+        if force or c.approach in (redo or []) or c.cell_id not in finished or c.cell_id in redo_ids:
             st.todo.append(c)
             continue
         now = identity[c.cell_id]
@@ -299,6 +301,16 @@ def machine_refusal(rd: RunDir, changes: list[str]) -> str:
             + "\n".join(f"  {c}" for c in changes)
             + "\n--allow-mixed keeps them (each row names its machine: host, kernel, cpu_model, cpus; run.json says "
             "mixed_machines), --force reruns every cell here, or start a new run directory with another --run-id")
+
+
+def busy_cells(rows: Any, share: float | None) -> set[str]:
+    """The finished cells that ran beside other work: other processes took more than `share` of the
+    machine's CPU over the cell (other_cpu_share, collect.py; the windows of one process share it,
+    so they are run again together). None: no cell is."""
+    if share is None or rows is None or rows.empty or "other_cpu_share" not in rows.columns:
+        return set()
+    ok = rows["status"].fillna("ok") == "ok" if "status" in rows.columns else True
+    return set(rows.loc[ok & (rows["other_cpu_share"] > share), "cell_id"])
 
 
 def identities(spec: Spec, cells: list[Cell], mode: str, use_perf: bool) -> dict[str, dict[str, Any]]:
@@ -382,6 +394,7 @@ class Session:
 
 @dataclass
 class Tally:
+    stopped: int = 0            # cells left to run at --stop-by
     finished: int = 0
     failed: list[str] = field(default_factory=list)
     refused: list[str] = field(default_factory=list)
@@ -571,9 +584,11 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
              mode: str | None, console: Console, spill_device: str | None = None,
              redo: list[str] | None = None, run_overrides: dict[str, Any] | None = None,
              only: list[str] | None = None, allow_mixed: bool = False, cluster: Placement | None = None,
-             repetitions: int | None = None) -> int:
+             repetitions: int | None = None, stop_by: float | None = None, redo_busy: float | None = None) -> int:
     """cluster: where the cells run instead of here, one by one (cluster.Cluster: a Dask cluster);
-    repetitions: only the first that many of each cell (a later run of the run id adds the others)."""
+    repetitions: only the first that many of each cell (a later run of the run id adds the others);
+    stop_by: a Unix time no process may be expected to run past (deadline.py; returns STOPPED_BY
+    when it left cells to run); redo_busy: run again the finished cells whose other_cpu_share is above it."""
     spec = load_spec(spec_path, run_overrides)
     if spill_device is not None:
         spec.run["spill_device"] = spill_device
@@ -587,6 +602,8 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
                        "(its run windows); accepted: --mode in-process, or repetition_mode = \"separate\"")
     if cluster is not None:
         cluster.check(cells)
+        if stop_by is not None:
+            raise RunError("--stop-by: only for a run on this machine (a cluster's cells are not started one by one here)")
     run_id = run_id or default_run_id()
     rd = RunDir(results / spec.name / run_id)
     eff_mode = mode or spec.run["mode"]
@@ -596,8 +613,9 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
         old_meta = rd.read_meta()
     except ResultsError as e:
         raise RunError(str(e)) from None
+    busy = busy_cells(rd.read(), redo_busy)
     status = resume_status(cells, ident, rd.finished_keys(), old_meta.get("cell_settings") or {}, force,
-                           redo, allow_mixed)
+                           redo, allow_mixed, busy)
     if dry_run:
         console.print(dry_run_table(spec, cells, status))
         console.print(f"results would go to {rd.path}")
@@ -618,6 +636,9 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
                             bool(status.mixed), bool(moved))
     if cluster is not None:
         session.record["cluster"] = cluster.address
+    if busy:
+        console.print(f"{len(busy)} finished cells ran beside other work (other_cpu_share > {redo_busy}): run again",
+                      highlight=False)
     if status.kept:
         console.print(f"{len(status.kept)} of {len(cells)} cells already finished in {rd.path} with the same "
                       "settings (--force redoes them)")
@@ -634,6 +655,7 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
     turn = machine_turn.Turn(lambda text: console.print(f"acbench run: {text}", highlight=False))
     old = signal.signal(signal.SIGTERM, _sigterm)
     tally = Tally()
+    walls = deadline.per_cell_walls(rd.read()) if stop_by is not None else {}
     try:
         if cluster is None and status.todo:
             turn.take()
@@ -646,7 +668,12 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
                 cluster.run_cells(spec, status.todo, rd, run_id, mode, use_perf, ident, machine, session, tally,
                                   console, lambda cid: bar.update(task, advance=1, description=f"{spec.name}: {cid}"))
             elif cluster is None:
-                for unit in units(spec, status.todo):
+                plan_units = units(spec, status.todo)
+                for i, unit in enumerate(plan_units):
+                    if stop_by is not None and time.time() + deadline.expected_wall(walls, unit[0].approach,
+                                                                                    len(unit)) > stop_by:
+                        tally.stopped = sum(len(u) for u in plan_units[i:])
+                        break
                     bar.update(task, description=f"{spec.name}: {unit[0].cell_id}"
                                + (f" (+{len(unit) - 1} windows)" if len(unit) > 1 else ""))
                     run_one(spec, unit, rd, run_id, mode, use_perf, machine, turn, ram, ident, session, tally, console)
@@ -666,6 +693,11 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
         turn.release()
     console.print(f"{tally.finished} cells run, {len(status.kept)} skipped, {len(tally.failed)} failed; "
                   f"results: {rd.path}")
+    if tally.stopped:
+        console.print(f"stopped by --stop-by: {tally.stopped} cells left to run (the next would have run past "
+                      f"{time.strftime('%Y-%m-%dT%H:%M:%SZ', time.gmtime(stop_by or 0))}); the same command "
+                      "resumes", highlight=False)
+        return STOPPED_BY
     if tally.refused:
         console.print(f"cells with refused requests: {', '.join(tally.refused)}", highlight=False)
     return 1 if tally.failed else 0

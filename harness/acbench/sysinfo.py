@@ -72,11 +72,15 @@ def binary_sha256() -> str:
     return file_sha256(paths.binary("memcached-ac"))
 
 
-def machine() -> dict[str, str | int | float | None]:
+def machine_facts() -> dict[str, str | int]:
+    """What makes two machines' times incomparable (acplot.runs.HOST_FACTS), read without probing."""
     import os
-    return {"git_revision": git_revision(), "binary_sha256": binary_sha256(), "kernel": platform.release(),
-            "cpu_model": cpu_model(), "cpus": os.cpu_count() or 0, "host": socket.gethostname(),
-            "disk_iops": diskprobe.host_iops()}
+    return {"kernel": platform.release(), "cpu_model": cpu_model(), "cpus": os.cpu_count() or 0}
+
+
+def machine() -> dict[str, str | int | float | None]:
+    return {"git_revision": git_revision(), "binary_sha256": binary_sha256(), **machine_facts(),
+            "host": socket.gethostname(), "disk_iops": diskprobe.host_iops()}
 
 
 def now() -> str:

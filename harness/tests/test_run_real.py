@@ -477,3 +477,39 @@ def test_repetitions_as_windows(run: tuple[Path, Path, subprocess.CompletedProce
     assert cp.returncode == 2
     assert ("--mode network: [run] repetition_mode = \"windows\" needs the in-process driver (its run windows); "
             "accepted: --mode in-process, or repetition_mode = \"separate\"") in " ".join(cp.stderr.split()), cp.stderr
+
+
+def test_pieces_restore_stop_by_and_redo_busy(run: tuple[Path, Path, subprocess.CompletedProcess], tmp_path: Path) -> None:
+    """A run directory staged and restored on a fresh checkout (acbench rerun) is resumed as it was:
+    its 4 cells kept. --redo-busy runs again the one that ran beside other work; --stop-by with no
+    time left starts nothing, says how many cells are left and exits 3, the rows untouched."""
+    from acbench import rerun
+    from acbench.results import RunDir
+    spec, rd, _ = run
+    staged = tmp_path / "stage" / "tiny"
+    assert rerun.publish(RunDir(rd), staged) == 4
+    res = tmp_path / "results"
+    back = RunDir(res / "tiny" / "piece")
+    assert rerun.restore(staged, back) == 4
+    cp = acbench("run", str(spec), "--run-id", "piece", "--results", str(res))
+    assert cp.returncode == 0 and "0 cells run, 4 skipped, 0 failed" in cp.stdout, cp.stdout + cp.stderr
+    df = back.read()
+    df.loc[df["cell_id"] == IDS[1], "other_cpu_share"] = 0.3
+    back.write(df)
+    before = back.read().set_index("cell_id")["date"]
+    cp = acbench("run", str(spec), "--run-id", "piece", "--results", str(res), "--redo-busy", "0.1", "--stop-by", "+0s")
+    assert cp.returncode == 3, cp.stdout + cp.stderr
+    out = " ".join(cp.stdout.split())
+    assert "1 finished cells ran beside other work (other_cpu_share > 0.1): run again" in out, out
+    assert "0 cells run, 3 skipped, 0 failed" in out and "stopped by --stop-by: 1 cells left to run" in out, out
+    assert back.read().set_index("cell_id")["date"].equals(before)
+    cp = acbench("run", str(spec), "--run-id", "piece", "--results", str(res), "--redo-busy", "0.1", "--stop-by", "+1h")
+    assert cp.returncode == 0 and "1 cells run, 3 skipped, 0 failed" in cp.stdout, cp.stdout + cp.stderr
+    after = back.read().set_index("cell_id")
+    assert after.loc[IDS[1], "date"] > before[IDS[1]] and after.loc[IDS[1], "other_cpu_share"] < 0.1
+    assert all(after.loc[i, "date"] == before[i] for i in IDS if i != IDS[1])
+    for args, says in ((("--redo-busy", "1.5"), "--redo-busy 1.5: other_cpu_share is a fraction of the machine; "
+                                                "accepted: 0 <= SHARE < 1"),
+                       (("--stop-by", "tomorrow"), "--stop-by 'tomorrow': not a time; accepted: +DURATION")):
+        cp = acbench("run", str(spec), "--run-id", "piece", "--results", str(res), *args)
+        assert cp.returncode == 2 and says in " ".join(cp.stderr.split()), cp.stdout + cp.stderr

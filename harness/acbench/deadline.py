@@ -1,0 +1,69 @@
+"""A run that must stop by a given time (`acbench run --stop-by`, `acbench rerun`).
+
+A grid of many hours runs in pieces on a machine that is not ours for longer (a session of a few
+hours): each piece starts no process whose expected wall time would take it past the deadline, so it
+ends at a cell boundary with every finished cell recorded, and the next piece resumes it.
+
+Expected wall time of a process (runner.units: one cell, or a cell's repetitions as windows): the
+median wall time per cell of the run directory's finished processes of the same approach, times the
+process's cells (a windows process's first cell carries the set-up, load and warm-up, so this is on
+the long side). An approach with no finished process yet is expected to take no time: its first
+process starts whenever the deadline has not passed."""
+from __future__ import annotations
+
+import datetime as dt
+import re
+import statistics
+from typing import Any
+
+STOP_BY_FORMS = ("+DURATION (+2h, +90m, +1h30m, +600s), HH:MM (UTC, the next such time), or an ISO "
+                 "8601 time (2026-11-30T05:10, UTC unless it names its zone)")
+
+_DURATION = re.compile(r"^\+(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
+
+
+class StopByError(ValueError):
+    pass
+
+
+def parse_stop_by(text: str, now: dt.datetime | None = None) -> float:
+    """The deadline as a Unix time. now: the current time (UTC; tests give it)."""
+    now = now or dt.datetime.now(dt.timezone.utc)
+    t = text.strip()
+    m = _DURATION.match(t)
+    if m and any(m.groups()):
+        h, mi, s = (int(x or 0) for x in m.groups())
+        return (now + dt.timedelta(hours=h, minutes=mi, seconds=s)).timestamp()
+    m = re.match(r"^(\d{1,2}):(\d{2})$", t)
+    if m and int(m[1]) < 24 and int(m[2]) < 60:
+        at = now.replace(hour=int(m[1]), minute=int(m[2]), second=0, microsecond=0)
+        return (at if at > now else at + dt.timedelta(days=1)).timestamp()
+    try:
+        at = dt.datetime.fromisoformat(t)
+    except ValueError:
+        raise StopByError(f"--stop-by {text!r}: not a time; accepted: {STOP_BY_FORMS}") from None
+    if at.tzinfo is None:
+        at = at.replace(tzinfo=dt.timezone.utc)
+    if at <= now:
+        raise StopByError(f"--stop-by {text!r}: {at.isoformat()} has passed (now {now.isoformat(timespec='seconds')})")
+    return at.timestamp()
+
+
+def per_cell_walls(rows: Any) -> dict[str, list[float]]:
+    """Each approach's finished processes in rows (a run directory's): wall seconds per cell."""
+    out: dict[str, list[float]] = {}
+    if rows is None or rows.empty or "cell_wall_s" not in rows.columns:
+        return out
+    ok = rows[rows["status"].fillna("ok") == "ok"] if "status" in rows.columns else rows
+    proc = ok["window_of"].fillna(ok["cell_id"]) if "window_of" in ok.columns else ok["cell_id"]
+    for (approach, _), g in ok.groupby([ok["approach"], proc]):
+        wall = g["cell_wall_s"].dropna()
+        if len(wall):
+            out.setdefault(str(approach), []).append(float(wall.sum()) / len(g))
+    return out
+
+
+def expected_wall(walls: dict[str, list[float]], approach: str, cells: int) -> float:
+    """Seconds a process of `cells` cells of this approach is expected to take (0: none finished yet)."""
+    seen = walls.get(approach)
+    return statistics.median(seen) * cells if seen else 0.0

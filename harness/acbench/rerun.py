@@ -1,0 +1,245 @@
+"""The paper's grids rerun in pieces, each piece committed (`acbench rerun`, `make rerun`).
+
+A rerun of every paper grid at three repetitions takes days on the 2-core VM; a machine is ours for
+a few hours at a time, and what it holds outside the repository does not outlive it. So each piece
+runs the grids in order until a deadline (runner's stop_by: it ends at a cell boundary), then stages
+what it has in the repository, under STAGE/<machine>/:
+
+    machine.json            the machine facts the rows must share (kernel, cpu_model, cpus)
+    <grid>/cells.csv        the grid's rows so far, as `acbench publish` writes them
+    <grid>/run.json         its sessions (wall time, given_up_s) and every finished cell's settings
+    calibrations/*.json     the allowance calibrations its cells used (build/acbench/allowance-*.json),
+                            so that a later piece gives every cell the same memory plan
+    fig2/                   `acbench fig2 --out` (one command: run whole, when FIG2_S fit before the deadline)
+
+The next piece, on a fresh checkout, restores each grid's run directory from its staged rows (the
+inverse of publish) and the calibrations into the cache, and resumes: `acbench run` keeps a
+finished cell only if its settings (binaries included) are the same, and refuses one that ran on
+another machine. A piece on another machine (this VM is started on AMD EPYC or Intel Xeon hosts, with
+other kernel builds) stages under its own directory: a grid's rows never mix machines, and whichever
+machine's rerun completes first is published (`finish`: every grid complete, one binary, one machine,
+no cell beside other work, copied to experiments/results/<grid>/)."""
+from __future__ import annotations
+
+import json
+import re
+import shutil
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable
+
+from acbench import paths, sysinfo
+from acbench.results import RunDir, load_results, write_published
+from acbench.runner import HOST_FACTS, STOPPED_BY, busy_cells, fact_text
+from acbench.spec import load_spec
+
+# the order the grids run in: the short ones first (each piece then finishes whole grids), Fig 2, the
+# long ones last (uvmm-paper's cells are fig3-paper's uvmm cells: not rerun on their own)
+GRIDS = ("inmemory-paper", "compression-paper", "uvmm-compression-paper", "fig4-paper", "blocks-paper", "fig2",
+         "fig3-paper-rw", "fig4-paper-hdd", "fig3-paper")
+FIG2 = "fig2"
+FIG2_S = 3600           # Fig 2's command runs whole: 0.6 h measured (experiments/results/fig2/README.md), doubled
+BUSY = 0.10             # other_cpu_share above which a cell ran beside other work (an idle machine's read <= 0.08)
+CALIBRATIONS = "calibrations"
+
+
+class RerunError(Exception):
+    pass
+
+
+def machine_facts() -> dict[str, str]:
+    m = sysinfo.machine_facts()
+    return {k: fact_text(m[k]) for k in HOST_FACTS}
+
+
+def machine_slug(facts: dict[str, str]) -> str:
+    """A directory name for a machine: its CPU model, cores and kernel ('amd-epyc-2cpu-6.18.44-fc-v595')."""
+    text = f"{facts['cpu_model']}-{facts['cpus']}cpu-{facts['kernel']}"
+    return re.sub(r"-+", "-", re.sub(r"[^a-z0-9.]+", "-", re.sub(r"\(r\)|\(tm\)|processor", "", text.lower()))).strip("-")
+
+
+def stage_dir(stage: Path, facts: dict[str, str]) -> Path:
+    """STAGE/<machine>/, made with its machine.json; RerunError if a directory of that name holds
+    another machine's facts."""
+    d = stage / machine_slug(facts)
+    f = d / "machine.json"
+    if f.exists():
+        was = json.loads(f.read_text())
+        if was != facts:
+            raise RerunError(f"{d}: staged for {was}, this machine is {facts}; a directory name was reused")
+    else:
+        d.mkdir(parents=True, exist_ok=True)
+        f.write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n")
+    return d
+
+
+def existing_stage_dir(stage: Path, facts: dict[str, str]) -> Path | None:
+    """STAGE/<machine>/ if a piece on this machine made it (None otherwise; nothing is created)."""
+    d = stage / machine_slug(facts)
+    return stage_dir(stage, facts) if (d / "machine.json").exists() else None
+
+
+# --- a grid's rows: published into the stage, restored from it ----------------------------------
+
+def publish(rd: RunDir, dest: Path) -> int:
+    """DEST/cells.csv and run.json from the run directory (`acbench publish`); the rows written."""
+    df = rd.read()
+    if not df.empty:
+        write_published(df, rd.read_meta(), dest)
+    return len(df)
+
+
+def restore(published: Path, rd: RunDir) -> int:
+    """The run directory again from its published rows (the inverse of publish): cells.parquet,
+    cells.csv and run.json, typed as the column dictionary says. Refused over a run directory that
+    has rows: it may hold cells the published ones lack."""
+    if not (published / "cells.csv").exists():
+        return 0
+    if not rd.read().empty:
+        raise RerunError(f"{rd.path} already holds rows; restoring {published} over it could lose cells "
+                         "(remove the run directory to restore it from the published rows)")
+    df = load_results(published / "cells.csv")
+    rd.write(df)
+    meta = published / "run.json"
+    if meta.exists():
+        rd.write_meta(json.loads(meta.read_text()))
+    return len(df)
+
+
+def save_calibrations(stage: Path) -> int:
+    """This machine's cached allowance calibrations, copied into the stage (new ones only)."""
+    out = stage / CALIBRATIONS
+    n = 0
+    for f in sorted(paths.cache_dir().glob("allowance-*.json")):
+        if not (out / f.name).exists():
+            out.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(f, out / f.name)
+            n += 1
+    return n
+
+
+def restore_calibrations(stage: Path) -> int:
+    """The staged calibrations into the cache (a cached one is kept)."""
+    n = 0
+    for f in sorted((stage / CALIBRATIONS).glob("allowance-*.json")):
+        if not (paths.cache_dir() / f.name).exists():
+            shutil.copy2(f, paths.cache_dir() / f.name)
+            n += 1
+    return n
+
+
+# --- where each grid stands -----------------------------------------------------------------------
+
+@dataclass
+class GridState:
+    grid: str
+    cells: int                  # the spec's
+    finished: int               # rows with status ok of a cell of the spec
+    busy: int                   # of them, ran beside other work
+    failed: int
+    binaries: list[str]
+    wall_s: float
+    given_up_s: float
+
+    @property
+    def complete(self) -> bool:
+        return self.cells > 0 and self.finished == self.cells and not self.busy
+
+
+def grid_state(grid: str, stage: Path, busy: float = BUSY) -> GridState:
+    d = stage / grid
+    if grid == FIG2:
+        done = (d / "fig2.csv").exists()
+        meta = json.loads((d / "run.json").read_text()) if (d / "run.json").exists() else {}
+        return GridState(grid, 1, int(done), 0, 0, [meta["binary_sha256"]] if meta.get("binary_sha256") else [],
+                         float(meta.get("wall_s") or 0), 0.0)
+    ids = {c.cell_id for c in load_spec(paths.top() / "experiments" / f"{grid}.toml").cells()}
+    if not (d / "cells.csv").exists():
+        return GridState(grid, len(ids), 0, 0, 0, [], 0.0, 0.0)
+    df = load_results(d / "cells.csv")
+    df = df[df["cell_id"].isin(ids)]
+    ok = df[df["status"].fillna("ok") == "ok"] if "status" in df.columns else df
+    meta = json.loads((d / "run.json").read_text()) if (d / "run.json").exists() else {}
+    bins = sorted(str(b) for b in ok["binary_sha256"].dropna().unique()) if "binary_sha256" in ok.columns else []
+    return GridState(grid, len(ids), ok["cell_id"].nunique(), len(busy_cells(ok, busy)), len(df) - len(ok), bins,
+                     float(meta.get("wall_s") or 0), float(meta.get("given_up_s") or 0))
+
+
+def status_lines(stage: Path, grids: tuple[str, ...] = GRIDS) -> list[str]:
+    out = []
+    for g in grids:
+        s = grid_state(g, stage)
+        out.append(f"{g:24} {s.finished:4}/{s.cells:<4} cells" + (f", {s.busy} beside other work" if s.busy else "")
+                   + (f", {s.failed} failed" if s.failed else "") + f", {s.wall_s / 3600:.2f} h"
+                   + (f" ({s.given_up_s / 3600:.2f} h given up)" if s.given_up_s else "")
+                   + (f", binaries {', '.join(b[:16] for b in s.binaries)}" if s.binaries else "")
+                   + (" — complete" if s.complete else ""))
+    return out
+
+
+# --- a piece of the rerun ------------------------------------------------------------------------
+
+def run_piece(stage: Path, results: Path, run_id: str, stop_by: float, grids: tuple[str, ...],
+              run_grid: Callable[[Path, Path, str, float, float], int],
+              run_fig2: Callable[[Path], int], say: Callable[[str], None]) -> int:
+    """Runs the grids in order until stop_by; stages each grid's rows after it ran (also when stopped).
+    run_grid(spec, results, run_id, stop_by, busy) is runner.run_spec's piece; run_fig2(out) the Fig 2
+    command. Returns STOPPED_BY when the deadline left work, 0 when every grid is complete, 1 when a
+    grid has failed cells."""
+    say(f"restored {restore_calibrations(stage)} calibrations from {stage}")
+    failed = False
+    for g in grids:
+        state = grid_state(g, stage)
+        if state.complete:
+            continue
+        if g == FIG2:
+            if time.time() + FIG2_S > stop_by:
+                return STOPPED_BY
+            out = stage / FIG2
+            t0 = time.monotonic()
+            rc = run_fig2(out)
+            meta = {"binary_sha256": sysinfo.binary_sha256(), "git_revision": sysinfo.git_revision(),
+                    "wall_s": round(time.monotonic() - t0, 1), "exit_status": rc, "finished": sysinfo.now()}
+            if (out / "fig2.csv").exists():
+                (out / "run.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+            continue
+        rd = RunDir(results / g / run_id)
+        if rd.read().empty:
+            n = restore(stage / g, rd)
+            if n:
+                say(f"{g}: restored {n} rows from {stage / g}")
+        rc = run_grid(paths.top() / "experiments" / f"{g}.toml", results, run_id, stop_by, BUSY)
+        n = publish(rd, stage / g)
+        say(f"{g}: {n} rows staged in {stage / g}; {save_calibrations(stage)} new calibrations")
+        if rc == STOPPED_BY:
+            return STOPPED_BY
+        failed |= rc != 0
+    return 1 if failed else 0
+
+
+def finish(stage: Path, dest_root: Path, grids: tuple[str, ...] = GRIDS) -> list[str]:
+    """Every grid complete on one binary: the staged grids copied to DEST_ROOT/<grid>/ (cells.csv,
+    run.json; Fig 2's files). RerunError says what is missing otherwise."""
+    states = [grid_state(g, stage) for g in grids]
+    missing = [f"{s.grid} ({s.finished}/{s.cells}" + (f", {s.busy} beside other work" if s.busy else "") + ")"
+               for s in states if not s.complete]
+    if missing:
+        raise RerunError(f"{stage}: not complete: {', '.join(missing)}")
+    bins = sorted({b for s in states for b in s.binaries})
+    if len(bins) != 1:
+        raise RerunError(f"{stage}: the grids ran {len(bins)} binaries ({', '.join(b[:16] for b in bins)}); one is required")
+    done = []
+    for g in grids:
+        dest = dest_root / g
+        dest.mkdir(parents=True, exist_ok=True)
+        for f in (stage / g).iterdir():
+            if f.is_file():
+                shutil.copy2(f, dest / f.name)
+        done.append(str(dest))
+    return done
+
+
+def facts_of(stage: Path) -> dict[str, Any]:
+    f = stage / "machine.json"
+    return json.loads(f.read_text()) if f.exists() else {}

@@ -1,0 +1,90 @@
+"""`acbench rerun [--stop-by WHEN] [--grid G ...] [--stage DIR] [--results DIR] [--run-id ID] [--status]
+[--finish]`: the paper's grids rerun in pieces that each end by a deadline and stage their rows in
+the repository (rerun.py)."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+from typing import Optional
+
+import typer
+from rich.console import Console
+
+from acbench import paths, rerun
+from acbench.deadline import StopByError, parse_stop_by
+from acbench.ramdev import RamDeviceError
+from acbench.runner import RunError, run_spec
+from acbench.spec import SpecError
+
+_err = Console(stderr=True, soft_wrap=True, highlight=False, emoji=False)
+STAGE = Path("experiments") / "results" / "rerun"
+
+
+def main(
+    stop_by: Optional[str] = typer.Option(None, "--stop-by", help="Run the grids in order until this time (+2h, "
+                                          "05:10 UTC, 2026-11-30T05:10): no cell is started that is expected to "
+                                          "run past it; each grid's rows are staged when it stops."),
+    grid: Optional[list[str]] = typer.Option(None, "--grid", help="Only these grids, in this order (repeatable; "
+                                             f"default, in order: {', '.join(rerun.GRIDS)})."),
+    stage: Optional[Path] = typer.Option(None, "--stage", help=f"Where the pieces stage their rows, one directory "
+                                         f"per machine (default: {STAGE})."),
+    results: Optional[Path] = typer.Option(None, "--results", help="Results root of the run directories "
+                                           "(default: build/results)."),
+    run_id: str = typer.Option("rerun", "--run-id", help="Run id of each grid's run directory."),
+    status: bool = typer.Option(False, "--status", help="Print where each grid of this machine's rerun stands; run nothing."),
+    finish: bool = typer.Option(False, "--finish", help="Every grid complete on one binary: copy the staged grids to "
+                                "experiments/results/<grid>/; run nothing."),
+) -> None:
+    """Rerun the paper's grids in pieces (harness/README.md "The rerun in pieces")."""
+    grids = tuple(grid or rerun.GRIDS)
+    unknown = [g for g in grids if g != rerun.FIG2 and not (paths.top() / "experiments" / f"{g}.toml").exists()]
+    if unknown:
+        _err.print(f"acbench rerun: error: --grid {', '.join(unknown)}: no experiments/<grid>.toml; accepted: "
+                   f"{', '.join(rerun.GRIDS)}")
+        raise typer.Exit(2)
+    if (stop_by is None) == (not status and not finish) or (status and finish):
+        _err.print("acbench rerun: error: give one of --stop-by WHEN (run a piece), --status or --finish")
+        raise typer.Exit(2)
+    console = Console(highlight=False, width=None if sys.stdout.isatty() else 200)
+    try:
+        deadline = parse_stop_by(stop_by) if stop_by is not None else None
+        facts = rerun.machine_facts()
+        root = paths.from_home(stage) if stage is not None else paths.top() / STAGE
+        if status or finish:
+            here = rerun.existing_stage_dir(root, facts)
+            if here is None:
+                others = sorted(p.parent.name for p in root.glob("*/machine.json"))
+                raise rerun.RerunError(f"{root}: no rerun staged on this machine ({rerun.machine_slug(facts)}); "
+                                       f"staged: {', '.join(others) or 'none'}")
+        else:
+            here = rerun.stage_dir(root, facts)
+        if status:
+            console.print(f"{here} ({facts['cpu_model']}, {facts['cpus']} cpus, kernel {facts['kernel']}):")
+            for line in rerun.status_lines(here, grids):
+                console.print("  " + line)
+            return
+        if finish:
+            for d in rerun.finish(here, paths.top() / "experiments" / "results", grids):
+                console.print(f"published {d}")
+            return
+        assert deadline is not None
+
+        def run_grid(spec: Path, res: Path, rid: str, until: float, busy: float) -> int:
+            return run_spec(spec, res, rid, False, False, None, console, stop_by=until, redo_busy=busy)
+
+        def run_fig2(out: Path) -> int:
+            return subprocess.run([sys.executable, "-m", "acbench", "fig2", "--out", str(out)]).returncode
+
+        rc = rerun.run_piece(here, results or paths.default_results(), run_id, deadline, grids, run_grid, run_fig2,
+                             console.print)
+    except (rerun.RerunError, SpecError, RunError, RamDeviceError, StopByError) as e:
+        _err.print(f"acbench rerun: error: {e}", markup=False)
+        raise typer.Exit(2)
+    for line in rerun.status_lines(here, grids):
+        console.print("  " + line)
+    raise typer.Exit(rc)
+
+
+def register(app: typer.Typer) -> None:
+    app.command("rerun")(main)

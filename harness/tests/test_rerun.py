@@ -1,0 +1,209 @@
+"""A rerun in pieces (rerun.py, deadline.py): deadlines parsed, process times expected, rows staged
+and restored byte-for-byte as the runner reads them, grids run in order until the deadline, a
+finished rerun published only when complete on one binary."""
+from __future__ import annotations
+
+import datetime as dt
+import json
+from pathlib import Path
+
+import pandas as pd
+import pytest
+
+from acbench import deadline, paths, rerun, runner
+from acbench.results import RunDir, load_results
+from acbench.spec import load_spec
+
+NOW = dt.datetime(2026, 11, 30, 3, 0, 0, tzinfo=dt.timezone.utc)
+
+
+def test_stop_by_forms() -> None:
+    at = lambda t: dt.datetime.fromtimestamp(deadline.parse_stop_by(t, NOW), dt.timezone.utc)  # noqa: E731
+    assert at("+2h") == NOW + dt.timedelta(hours=2)
+    assert at("+1h30m") == NOW + dt.timedelta(minutes=90)
+    assert at("+600s") == NOW + dt.timedelta(seconds=600)
+    assert at("05:10") == NOW.replace(hour=5, minute=10)
+    assert at("02:00") == NOW.replace(hour=2) + dt.timedelta(days=1)      # passed today: tomorrow's
+    assert at("2026-11-30T04:00") == NOW.replace(hour=4)
+    assert at("2026-11-30T05:00+01:00") == NOW.replace(hour=4)
+
+
+@pytest.mark.parametrize("text, says", [
+    ("2h", "not a time; accepted: +DURATION"), ("+", "not a time"), ("+2d", "not a time"), ("25:00", "not a time"),
+    ("soon", "not a time; accepted: +DURATION (+2h, +90m, +1h30m, +600s), HH:MM (UTC, the next such time), or an ISO"),
+    ("2026-11-30T02:00", "has passed (now 2026-11-30T03:00:00+00:00)"),
+])
+def test_stop_by_refused(text: str, says: str) -> None:
+    with pytest.raises(deadline.StopByError, match=None) as e:
+        deadline.parse_stop_by(text, NOW)
+    assert f"--stop-by {text!r}: " in str(e.value) and says in str(e.value)
+
+
+def rows(*specs: tuple[str, str, float, str | None, float]) -> pd.DataFrame:
+    """(cell_id, approach, cell_wall_s, window_of, other_cpu_share) rows with status ok."""
+    return pd.DataFrame([{"cell_id": c, "approach": a, "cell_wall_s": w, "window_of": of, "other_cpu_share": sh,
+                          "status": "ok"} for c, a, w, of, sh in specs])
+
+
+def test_expected_wall_per_process() -> None:
+    """A windows process counts once, its wall shared over its cells; the median of the approach's
+    processes per cell, times the cells of the one to start."""
+    df = rows(("lru_r0", "lru", 100.0, "lru_r0", 0.0), ("lru_r1", "lru", 10.0, "lru_r0", 0.0),
+              ("lru_r2", "lru", 10.0, "lru_r0", 0.0),                       # one process: 120 s, 3 cells
+              ("lru_b_r0", "lru", 60.0, None, 0.0),                        # alone: 60 s
+              ("lru_c_r0", "lru", 30.0, None, 0.0),
+              ("alru_r0", "alru", 200.0, None, 0.0))
+    walls = deadline.per_cell_walls(df)
+    assert sorted(walls["lru"]) == [30.0, 40.0, 60.0] and walls["alru"] == [200.0]
+    assert deadline.expected_wall(walls, "lru", 3) == 120.0
+    assert deadline.expected_wall(walls, "alru", 1) == 200.0
+    assert deadline.expected_wall(walls, "logging", 2) == 0.0      # none finished: starts if not past
+    failed = df.assign(status=["ok"] * 5 + ["oom_killed"])
+    assert "alru" not in deadline.per_cell_walls(failed)
+
+
+def test_busy_cells_and_resume() -> None:
+    df = rows(("a", "lru", 1.0, None, 0.02), ("b", "lru", 1.0, None, 0.16), ("c", "lru", 1.0, None, 0.10))
+    assert runner.busy_cells(df, 0.10) == {"b"}
+    assert runner.busy_cells(df, None) == set()
+    assert runner.busy_cells(df.drop(columns="other_cpu_share"), 0.1) == set()
+
+    class C:
+        def __init__(self, cid: str) -> None:
+            self.cell_id, self.approach = cid, "lru"
+    cells = [C("a"), C("b"), C("c")]
+    ident = {c.cell_id: {"x": 1} for c in cells}
+    from acbench import cellkey
+    finished = {c.cell_id: cellkey.key({"x": 1}) for c in cells}
+    st = runner.resume_status(cells, ident, finished, {}, redo_ids={"b"})
+    assert [c.cell_id for c in st.todo] == ["b"] and [c.cell_id for c in st.kept] == ["a", "c"]
+
+
+def test_machine_slug_and_stage(tmp_path: Path) -> None:
+    amd = {"cpu_model": "AMD EPYC", "cpus": "2", "kernel": "6.18.44-fc-v595"}
+    xeon = {"cpu_model": "Intel(R) Xeon(R) Processor", "cpus": "2", "kernel": "6.18.44-fc-v669"}
+    assert rerun.machine_slug(amd) == "amd-epyc-2cpu-6.18.44-fc-v595"
+    assert rerun.machine_slug(xeon) == "intel-xeon-2cpu-6.18.44-fc-v669"
+    d = rerun.stage_dir(tmp_path, amd)
+    assert json.loads((d / "machine.json").read_text()) == amd and rerun.stage_dir(tmp_path, amd) == d
+    (d / "machine.json").write_text(json.dumps({**amd, "kernel": "6.18.44-fc-v595 "}))
+    with pytest.raises(rerun.RerunError, match="a directory name was reused"):
+        rerun.stage_dir(tmp_path, amd)
+    assert not (tmp_path / "x").exists() and rerun.existing_stage_dir(tmp_path / "x", amd) is None
+
+
+def fake_rows(ids: list[str], approach: str = "memcached", share: float = 0.0, binary: str = "b" * 16) -> pd.DataFrame:
+    return pd.DataFrame([{"cell_id": c, "approach": approach, "status": "ok", "cell_wall_s": 5.0,
+                          "other_cpu_share": share, "binary_sha256": binary, "cell_key": "0123456789012345"}
+                         for c in ids])
+
+
+def test_publish_and_restore_round_trip(tmp_path: Path) -> None:
+    """Staged rows come back as the run directory had them: same cells, keys (a key of digits stays
+    text), values and run.json; restoring over a run directory with rows is refused."""
+    rd = RunDir(tmp_path / "res" / "g" / "rerun")
+    df = fake_rows(["c1", "c2"])
+    df["hits"] = [7, 9]
+    rd.write(df)
+    rd.write_meta({"sessions": [{"wall_s": 12.5}], "cell_settings": {"c1": {"x": 1}}})
+    stage = tmp_path / "stage" / "g"
+    assert rerun.publish(rd, stage) == 2
+    back = RunDir(tmp_path / "res2" / "g" / "rerun")
+    assert rerun.restore(stage, back) == 2
+    assert back.finished_keys() == rd.finished_keys() == {"c1": "0123456789012345", "c2": "0123456789012345"}
+    assert back.read()["hits"].tolist() == [7, 9] and back.read_meta() == rd.read_meta()
+    with pytest.raises(rerun.RerunError, match="already holds rows; restoring .* could lose cells"):
+        rerun.restore(stage, back)
+    assert rerun.restore(tmp_path / "nothing", RunDir(tmp_path / "r3")) == 0
+    assert rerun.publish(RunDir(tmp_path / "empty"), tmp_path / "out") == 0 and not (tmp_path / "out").exists()
+
+
+def spec_ids(grid: str) -> list[str]:
+    return [c.cell_id for c in load_spec(paths.top() / "experiments" / f"{grid}.toml").cells()]
+
+
+def test_piece_runs_grids_in_order_until_the_deadline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first grid completes, the second stops at the deadline: both staged, the third not started;
+    the next piece restores the second from the stage (its run directory gone, as on a fresh
+    checkout), redoes its busy cell, and goes on to Fig 2 only when an hour is left."""
+    monkeypatch.setattr(paths, "cache_dir", lambda: tmp_path / "cache")
+    (tmp_path / "cache").mkdir()
+    (tmp_path / "cache" / "allowance-lru-abc.json").write_text("{}")
+    stage, res = tmp_path / "stage", tmp_path / "res"
+    calls: list[tuple[str, float]] = []
+    inm, comp = spec_ids("inmemory-paper"), spec_ids("compression-paper")
+
+    def grid(first_piece: bool):
+        def run_grid(spec: Path, results: Path, run_id: str, until: float, busy: float) -> int:
+            calls.append((spec.stem, busy))
+            rd = RunDir(results / spec.stem / run_id)
+            have = rd.read()
+            if spec.stem == "inmemory-paper":
+                rd.write(fake_rows(inm))
+                return 0
+            if first_piece:           # half the cells, one beside other work; then the deadline
+                rd.write(pd.concat([fake_rows(comp[:5]), fake_rows(comp[5:6], share=0.3)], ignore_index=True))
+                return runner.STOPPED_BY
+            assert sorted(have["cell_id"]) == sorted(comp[:6])          # restored from the stage
+            rd.write(fake_rows(comp))
+            return 0
+        return run_grid
+
+    fig2: list[Path] = []
+    grids = ("inmemory-paper", "compression-paper", "fig2", "blocks-paper")
+    rc = rerun.run_piece(stage, res, "rerun", 1e12, grids, grid(True), lambda out: fig2.append(out) or 0, lambda s: None)
+    assert rc == runner.STOPPED_BY and [c[0] for c in calls] == ["inmemory-paper", "compression-paper"]
+    assert calls[0][1] == rerun.BUSY
+    st = {g: rerun.grid_state(g, stage) for g in grids}
+    assert st["inmemory-paper"].complete and (st["compression-paper"].finished, st["compression-paper"].busy) == (6, 1)
+    assert (stage / "calibrations" / "allowance-lru-abc.json").exists()
+
+    import shutil
+    shutil.rmtree(res)
+    shutil.rmtree(tmp_path / "cache")
+    (tmp_path / "cache").mkdir()
+    calls.clear()
+    import time
+    soon = time.time() + rerun.FIG2_S / 2         # Fig 2 does not fit
+    rc = rerun.run_piece(stage, res, "rerun", soon, grids, grid(False), lambda out: fig2.append(out) or 0, lambda s: None)
+    assert rc == runner.STOPPED_BY and [c[0] for c in calls] == ["compression-paper"] and fig2 == []
+    assert (tmp_path / "cache" / "allowance-lru-abc.json").exists()          # the calibration came back
+    assert rerun.grid_state("compression-paper", stage).complete
+
+    def fake_fig2(out: Path) -> int:
+        out.mkdir(parents=True)
+        (out / "fig2.csv").write_text("method\nlru\n")
+        return 1                # as the real one when vma's callgrind run stops: its files are written
+    calls.clear()
+    rc = rerun.run_piece(stage, res, "rerun", 1e12, grids[:3], grid(False), fake_fig2, lambda s: None)
+    assert rc == 0 and calls == [] and rerun.grid_state("fig2", stage).complete
+    assert json.loads((stage / "fig2" / "run.json").read_text())["exit_status"] == 1
+
+
+def test_finish_only_complete_on_one_binary(tmp_path: Path) -> None:
+    stage, dest = tmp_path / "stage", tmp_path / "results"
+    grids = ("inmemory-paper", "compression-paper")
+    for g in grids:
+        (stage / g).mkdir(parents=True)
+        fake_rows(spec_ids(g)[:-1]).to_csv(stage / g / "cells.csv", index=False)
+        (stage / g / "run.json").write_text("{}")
+    with pytest.raises(rerun.RerunError, match=r"not complete: inmemory-paper \(9/10\), compression-paper \(11/12\)"):
+        rerun.finish(stage, dest, grids)
+    fake_rows(spec_ids("inmemory-paper")).to_csv(stage / "inmemory-paper" / "cells.csv", index=False)
+    fake_rows(spec_ids("compression-paper"), binary="c" * 16).to_csv(stage / "compression-paper" / "cells.csv", index=False)
+    with pytest.raises(rerun.RerunError, match="the grids ran 2 binaries \\(bbbbbbbbbbbbbbbb, cccccccccccccccc\\)"):
+        rerun.finish(stage, dest, grids)
+    assert not dest.exists()
+    fake_rows(spec_ids("compression-paper")).to_csv(stage / "compression-paper" / "cells.csv", index=False)
+    assert rerun.finish(stage, dest, grids) == [str(dest / g) for g in grids]
+    assert len(load_results(dest / "compression-paper" / "cells.csv")) == 12
+
+
+def test_binaries_name_no_checkout_path() -> None:
+    """reproducible.mk: the programs a cell key names hold no byte of the checkout's path (debug
+    information and __FILE__ relative to it), so another clone of the revision builds the same."""
+    from acbench import core
+    top = str(paths.top()).encode()
+    for f in (paths.binary("memcached-ac"), paths.binary("ycsb-trace"), core.lib_path()):
+        assert f.exists(), f
+        assert top not in f.read_bytes(), f"{f} names {top.decode()}"
