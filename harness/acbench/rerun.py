@@ -185,8 +185,8 @@ def run_piece(stage: Path, results: Path, run_id: str, stop_by: float, grids: tu
               run_fig2: Callable[[Path], int], say: Callable[[str], None]) -> int:
     """Runs the grids in order until stop_by; stages each grid's rows after it ran (also when stopped).
     run_grid(spec, results, run_id, stop_by, busy) is runner.run_spec's piece; run_fig2(out) the Fig 2
-    command. Returns STOPPED_BY when the deadline left work, 0 when every grid is complete, 1 when a
-    grid has failed cells."""
+    command. Returns STOPPED_BY when the deadline left work, run_grid's status when it was interrupted
+    (130), 0 when every grid is complete, 1 when a grid has failed cells."""
     say(f"restored {restore_calibrations(stage)} calibrations from {stage}")
     failed = False
     for g in grids:
@@ -212,8 +212,8 @@ def run_piece(stage: Path, results: Path, run_id: str, stop_by: float, grids: tu
         rc = run_grid(paths.top() / "experiments" / f"{g}.toml", results, run_id, stop_by, BUSY)
         n = publish(rd, stage / g)
         say(f"{g}: {n} rows staged in {stage / g}; {save_calibrations(stage)} new calibrations")
-        if rc == STOPPED_BY:
-            return STOPPED_BY
+        if rc == STOPPED_BY or rc > 1:      # the deadline, or interrupted (130: SIGTERM, ^C)
+            return rc
         failed |= rc != 0
     return 1 if failed else 0
 

@@ -170,6 +170,12 @@ def test_piece_runs_grids_in_order_until_the_deadline(tmp_path: Path, monkeypatc
     assert (tmp_path / "cache" / "allowance-lru-abc.json").exists()          # the calibration came back
     assert rerun.grid_state("compression-paper", stage).complete
 
+    interrupted = lambda spec, results, run_id, until, busy: calls.append((spec.stem, busy)) or 130  # noqa: E731
+    calls.clear()
+    assert rerun.run_piece(stage, res, "rerun", 1e12, ("blocks-paper", "fig3-paper"), interrupted, fake_fig2_never,
+                           lambda s: None) == 130
+    assert [c[0] for c in calls] == ["blocks-paper"]          # an interrupted grid ends the piece
+
     def fake_fig2(out: Path) -> int:
         out.mkdir(parents=True)
         (out / "fig2.csv").write_text("method\nlru\n")
@@ -178,6 +184,10 @@ def test_piece_runs_grids_in_order_until_the_deadline(tmp_path: Path, monkeypatc
     rc = rerun.run_piece(stage, res, "rerun", 1e12, grids[:3], grid(False), fake_fig2, lambda s: None)
     assert rc == 0 and calls == [] and rerun.grid_state("fig2", stage).complete
     assert json.loads((stage / "fig2" / "run.json").read_text())["exit_status"] == 1
+
+
+def fake_fig2_never(out: Path) -> int:
+    raise AssertionError("Fig 2 must not run")
 
 
 def test_finish_only_complete_on_one_binary(tmp_path: Path) -> None:
