@@ -29,9 +29,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Callable
 
+import pandas as pd
+
 from acbench import paths, sysinfo
+from acbench.deadline import expected_wall, per_cell_walls
 from acbench.results import RunDir, load_results, write_published
-from acbench.runner import HOST_FACTS, STOPPED_BY, busy_cells, fact_text
+from acbench.runner import HOST_FACTS, STOPPED_BY, busy_cells, fact_text, units
 from acbench.spec import load_spec
 
 # the order the grids run in: the short ones first (each piece then finishes whole grids), Fig 2, the
@@ -141,6 +144,8 @@ class GridState:
     binaries: list[str]
     wall_s: float
     given_up_s: float
+    left_s: float = 0.0             # expected wall time of the cells left, from this machine's finished ones
+    unmeasured: tuple[str, ...] = ()   # approaches with cells left and none finished yet (not in left_s)
 
     @property
     def complete(self) -> bool:
@@ -154,16 +159,21 @@ def grid_state(grid: str, stage: Path, busy: float = BUSY) -> GridState:
         meta = json.loads((d / "run.json").read_text()) if (d / "run.json").exists() else {}
         return GridState(grid, 1, int(done), 0, 0, [meta["binary_sha256"]] if meta.get("binary_sha256") else [],
                          float(meta.get("wall_s") or 0), 0.0)
-    ids = {c.cell_id for c in load_spec(paths.top() / "experiments" / f"{grid}.toml").cells()}
-    if not (d / "cells.csv").exists():
-        return GridState(grid, len(ids), 0, 0, 0, [], 0.0, 0.0)
-    df = load_results(d / "cells.csv")
+    spec = load_spec(paths.top() / "experiments" / f"{grid}.toml")
+    cells = spec.cells()
+    ids = {c.cell_id for c in cells}
+    df = load_results(d / "cells.csv") if (d / "cells.csv").exists() else pd.DataFrame({"cell_id": []})
     df = df[df["cell_id"].isin(ids)]
     ok = df[df["status"].fillna("ok") == "ok"] if "status" in df.columns else df
     meta = json.loads((d / "run.json").read_text()) if (d / "run.json").exists() else {}
     bins = sorted(str(b) for b in ok["binary_sha256"].dropna().unique()) if "binary_sha256" in ok.columns else []
-    return GridState(grid, len(ids), ok["cell_id"].nunique(), len(busy_cells(ok, busy)), len(df) - len(ok), bins,
-                     float(meta.get("wall_s") or 0), float(meta.get("given_up_s") or 0))
+    redo = busy_cells(ok, busy)
+    todo = [c for c in cells if c.cell_id not in set(ok["cell_id"]) - redo]
+    walls = per_cell_walls(ok)
+    left = [(u[0].approach, expected_wall(walls, u[0].approach, len(u))) for u in units(spec, todo)]
+    return GridState(grid, len(ids), ok["cell_id"].nunique(), len(redo), len(df) - len(ok), bins,
+                     float(meta.get("wall_s") or 0), float(meta.get("given_up_s") or 0),
+                     sum(t for _, t in left), tuple(sorted({a for a, _ in left if a not in walls})))
 
 
 def status_lines(stage: Path, grids: tuple[str, ...] = GRIDS) -> list[str]:
@@ -174,7 +184,8 @@ def status_lines(stage: Path, grids: tuple[str, ...] = GRIDS) -> list[str]:
                    + (f", {s.failed} failed" if s.failed else "") + f", {s.wall_s / 3600:.2f} h"
                    + (f" ({s.given_up_s / 3600:.2f} h given up)" if s.given_up_s else "")
                    + (f", binaries {', '.join(b[:16] for b in s.binaries)}" if s.binaries else "")
-                   + (" — complete" if s.complete else ""))
+                   + (" — complete" if s.complete else f"; left ≈ {s.left_s / 3600:.2f} h")
+                   + (f" + {', '.join(s.unmeasured)} (none finished yet)" if s.unmeasured else ""))
     return out
 
 

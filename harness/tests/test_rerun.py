@@ -217,3 +217,18 @@ def test_binaries_name_no_checkout_path() -> None:
     for f in (paths.binary("memcached-ac"), paths.binary("ycsb-trace"), core.lib_path()):
         assert f.exists(), f
         assert top not in f.read_bytes(), f"{f} names {top.decode()}"
+
+
+def test_status_expects_the_time_left(tmp_path: Path) -> None:
+    """compression-paper (separate processes): lru's 3 finished cells took 20, 30 and 40 s, so its 3
+    left are expected to take 3 × 30 s; lru-lz4 has none finished and is named as not measured."""
+    lru = [c for c in spec_ids("compression-paper") if c.startswith("lru_")]
+    d = tmp_path / "compression-paper"
+    d.mkdir()
+    df = fake_rows(lru[:3], approach="lru")
+    df["cell_wall_s"] = [20.0, 30.0, 40.0]
+    df.to_csv(d / "cells.csv", index=False)
+    s = rerun.grid_state("compression-paper", tmp_path)
+    assert (s.finished, s.cells, s.left_s, s.unmeasured) == (3, 12, 90.0, ("lru-lz4",))
+    line = rerun.status_lines(tmp_path, ("compression-paper",))[0]
+    assert line.endswith("3/12   cells, 0.00 h, binaries bbbbbbbbbbbbbbbb; left ≈ 0.03 h + lru-lz4 (none finished yet)"), line
