@@ -1,0 +1,49 @@
+"""acplot.readcount: window 0 of a process against its windows pooled (hdd-reads-check.toml)."""
+from __future__ import annotations
+
+import pandas as pd
+import pytest
+
+from acplot.loss import ResultsError
+from acplot.readcount import main, markdown, pool_table
+
+
+def process(name: str, tputs: list[float], hits: list[float], ops: int = 25000) -> list[dict]:
+    return [{"cell_id": f"{name}_r{k}", "approach": name, "zipf_theta": 0.99, "mem_ratio": 0.25, "run_window": k,
+             "window_of": f"{name}_r0", "operations": ops, "run_duration_s": ops / t, "throughput_ops_s": t,
+             "hit_rate": h, "status": "ok"} for k, (t, h) in enumerate(zip(tputs, hits))]
+
+
+def test_pool_and_verdicts() -> None:
+    df = pd.DataFrame(process("lru", [100.0, 102.0, 98.0, 100.0], [0.80, 0.81, 0.79, 0.80])
+                      + process("ospaging", [130.0, 100.0, 100.0, 100.0], [0.70, 0.70, 0.70, 0.70]))
+    t = pool_table(df).set_index(["approach", "figure"])
+    lru = t.loc[("lru", "throughput_ops_s")]
+    # pooled: 100,000 reads over 250 + 245.098 + 255.102 + 250 s
+    assert lru["pool"] == pytest.approx(100000 / (250 + 25000 / 102 + 25000 / 98 + 250))
+    assert lru["windows"] == 4 and lru["reads per window"] == 25000 and lru["agrees"]
+    assert lru["windows mean"].mean == pytest.approx(100.0)
+    assert lru["variation (%)"] == pytest.approx(100 * pd.Series([100.0, 102.0, 98.0, 100.0]).std() / 100.0)
+    osp = t.loc[("ospaging", "throughput_ops_s")]      # window 0 22 % above the pool, 14 % variation
+    assert not osp["agrees"] and osp["window 0 − pool (%)"] == pytest.approx(100 * (130 - osp["pool"]) / osp["pool"])
+    assert osp["variation (%)"] == pytest.approx(100 * 15.0 / 107.5)
+    assert t.loc[("lru", "hit_rate"), "pool"] == pytest.approx(0.80) and t.loc[("ospaging", "hit_rate"), "agrees"]
+    # window 0 at 103, the rest at 100: 2.2 % above the pool, 1.5 % variation: within 3 %, not 2 %
+    flat = pd.DataFrame(process("lru", [103.0, 100.0, 100.0, 100.0], [0.8] * 4))
+    assert bool(pool_table(flat).set_index("figure").loc["throughput_ops_s", "agrees"]) is True
+    assert bool(pool_table(flat, 0.02).set_index("figure").loc["throughput_ops_s", "agrees"]) is False
+    assert "| lru | 0.99 | 0.25 | throughput_ops_s | 4 × 25,000 | 100 | +100.00 [+97.40, +102.60] | 99.98 | +0.0 % | 1.6 % | yes |" in \
+        markdown(t.reset_index()), markdown(t.reset_index())
+
+
+def test_refusals(tmp_path) -> None:
+    with pytest.raises(ResultsError, match="rows lack run_window, window_of"):
+        pool_table(pd.DataFrame({"approach": ["lru"], "zipf_theta": [0.9], "mem_ratio": [0.5], "operations": [1],
+                                 "run_duration_s": [1.0], "throughput_ops_s": [1.0], "hit_rate": [0.5]}))
+    separate = pd.DataFrame(process("lru", [1.0, 1.0], [0.5, 0.5])).assign(window_of=None)
+    with pytest.raises(ResultsError, match="no rows of a windows process"):
+        pool_table(separate)
+    f = tmp_path / "cells.csv"
+    pd.DataFrame(process("lru", [100.0, 100.0], [0.5, 0.5])).to_csv(f, index=False)
+    assert main([str(f)]) == 0
+    assert main([str(tmp_path / "none.csv")]) == 2
