@@ -110,6 +110,20 @@ def restore(published: Path, rd: RunDir) -> int:
     return len(df)
 
 
+def check_not_behind(rd: RunDir, published: Path) -> None:
+    """RerunError if the staged rows hold finished cells the run directory lacks (staged by a later
+    piece elsewhere and pulled here): running on would stage over them."""
+    if not (published / "cells.csv").exists():
+        return
+    have = set(rd.finished())
+    staged = load_results(published / "cells.csv")
+    ok = staged[staged["status"].fillna("ok") == "ok"] if "status" in staged.columns else staged
+    lacking = sorted(set(ok["cell_id"]) - have)
+    if lacking:
+        raise RerunError(f"{published} holds {len(lacking)} finished cells that {rd.path} lacks (e.g. {lacking[0]}): "
+                         "it is behind the stage; remove the run directory to restore it from the staged rows")
+
+
 def save_calibrations(stage: Path) -> int:
     """This machine's cached allowance calibrations, copied into the stage (new ones only)."""
     out = stage / CALIBRATIONS
@@ -220,6 +234,8 @@ def run_piece(stage: Path, results: Path, run_id: str, stop_by: float, grids: tu
             n = restore(stage / g, rd)
             if n:
                 say(f"{g}: restored {n} rows from {stage / g}")
+        else:
+            check_not_behind(rd, stage / g)
         rc = run_grid(paths.top() / "experiments" / f"{g}.toml", results, run_id, stop_by, BUSY)
         n = publish(rd, stage / g)
         say(f"{g}: {n} rows staged in {stage / g}; {save_calibrations(stage)} new calibrations")

@@ -158,6 +158,11 @@ def test_piece_runs_grids_in_order_until_the_deadline(tmp_path: Path, monkeypatc
     assert st["inmemory-paper"].complete and (st["compression-paper"].finished, st["compression-paper"].busy) == (6, 1)
     assert (stage / "calibrations" / "allowance-lru-abc.json").exists()
 
+    # a run directory behind the stage (a later piece's rows pulled here) is not run over
+    behind = RunDir(res / "compression-paper" / "rerun")
+    behind.write(fake_rows(comp[:5]))
+    with pytest.raises(rerun.RerunError, match=r"holds 1 finished cells that .* lacks \(e.g. " + comp[5]):
+        rerun.run_piece(stage, res, "rerun", 1e12, grids, grid(False), fake_fig2_never, lambda s: None)
     import shutil
     shutil.rmtree(res)
     shutil.rmtree(tmp_path / "cache")
