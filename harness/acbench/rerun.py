@@ -83,6 +83,53 @@ def existing_stage_dir(stage: Path, facts: dict[str, str]) -> Path | None:
     return stage_dir(stage, facts) if (d / "machine.json").exists() else None
 
 
+def existing_stage_dir(stage: Path, facts: dict[str, str]) -> Path | None:
+    """STAGE/<machine>/ if a piece on this machine made it (None otherwise; nothing is created)."""
+    d = stage / machine_slug(facts)
+    return stage_dir(stage, facts) if (d / "machine.json").exists() else None
+
+
+# --- the rerun's binaries --------------------------------------------------------------------------
+# One binary for the whole rerun, whatever the C code of later revisions: the first piece pins the
+# revision it was built from and the checksums of the programs a cell key names (cellkey.binaries);
+# every later piece runs that revision's build (make rerun: harness/rerun-pin.sh builds it in
+# build/rerun-pin and points ACBENCH_BIN and ACOPT_LIB at it) and is refused with any other.
+PIN = "pin.json"
+
+
+def pin_binaries() -> dict[str, str]:
+    from acbench.cellkey import binaries
+    return binaries("in-process")
+
+
+def check_pin(root: Path, revision: Callable[[], str], own_build: bool) -> dict[str, Any]:
+    """ROOT/pin.json, written by the first piece (revision(): the checkout's commit, '-dirty' when its
+    tracked files differ from it; its own build must be the one in use: own_build); RerunError when
+    the binaries in use are not the pinned ones."""
+    f = root / PIN
+    now = pin_binaries()
+    if not f.exists():
+        if not own_build:
+            raise RerunError("the first piece pins the checkout's own build; ACBENCH_BIN or ACOPT_LIB points "
+                             "elsewhere: unset them (or build this checkout with make)")
+        rev = revision()
+        if rev.endswith("-dirty"):
+            raise RerunError("the first piece pins the checkout's commit, and its tracked files differ from it "
+                             "(git status): commit them (the pinned revision must build the binaries in use)")
+        pin = {"revision": rev, "binaries": now, "pinned": sysinfo.now()}
+        root.mkdir(parents=True, exist_ok=True)
+        f.write_text(json.dumps(pin, indent=1, sort_keys=True) + "\n")
+        return pin
+    pin = json.loads(f.read_text())
+    differ = [f"{k}: {pin['binaries'].get(k)} pinned, {v} here" for k, v in sorted(now.items())
+              if pin["binaries"].get(k) != v]
+    if differ:
+        raise RerunError(f"{f}: the rerun runs revision {pin['revision'][:12]}'s binaries; these differ ("
+                         + "; ".join(differ) + "). `make rerun` builds that revision in build/rerun-pin and runs "
+                         "with its binaries (harness/rerun-pin.sh, then ACBENCH_BIN and ACOPT_LIB)")
+    return pin
+
+
 # --- a grid's rows: published into the stage, restored from it ----------------------------------
 
 def publish(rd: RunDir, dest: Path) -> int:

@@ -3,6 +3,7 @@
 the repository (rerun.py)."""
 from __future__ import annotations
 
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -58,6 +59,16 @@ def main(
                 raise rerun.RerunError(f"{root}: no rerun staged on this machine ({rerun.machine_slug(facts)}); "
                                        f"staged: {', '.join(others) or 'none'}")
         else:
+            if status or finish:
+            here = rerun.existing_stage_dir(root, facts)
+            if here is None:
+                others = sorted(p.parent.name for p in root.glob("*/machine.json"))
+                raise rerun.RerunError(f"{root}: no rerun staged on this machine ({rerun.machine_slug(facts)}); "
+                                       f"staged: {', '.join(others) or 'none'}")
+        else:
+            pin = rerun.check_pin(root, git_head, not (os.environ.get("ACBENCH_BIN") or os.environ.get("ACOPT_LIB")))
+            console.print(f"binaries of revision {pin['revision'][:12]} (pinned {pin['pinned']}): "
+                          + ", ".join(f"{k} {v}" for k, v in sorted(pin["binaries"].items())))
             here = rerun.stage_dir(root, facts)
         if status:
             console.print(f"{here} ({facts['cpu_model']}, {facts['cpus']} cpus, kernel {facts['kernel']}):")
@@ -84,6 +95,16 @@ def main(
     for line in rerun.status_lines(here, grids):
         console.print("  " + line)
     raise typer.Exit(rc)
+
+
+def git_head() -> str:
+    """The checkout's commit, '-dirty' when its tracked files (results aside) differ from it."""
+    from acbench import sysinfo
+    p = subprocess.run(["git", "-C", str(paths.top()), "rev-parse", "HEAD"], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise rerun.RerunError(f"git rev-parse HEAD in {paths.top()}: {p.stderr.strip()}; the first piece pins "
+                               "the checkout's commit")
+    return p.stdout.strip() + ("-dirty" if sysinfo.git_revision().endswith("-dirty") else "")
 
 
 def register(app: typer.Typer) -> None:

@@ -237,3 +237,25 @@ def test_status_expects_the_time_left(tmp_path: Path) -> None:
     assert (s.finished, s.cells, s.left_s, s.unmeasured) == (3, 12, 90.0, ("lru-lz4",))
     line = rerun.status_lines(tmp_path, ("compression-paper",))[0]
     assert line.endswith("3/12   cells, 0.00 h, binaries bbbbbbbbbbbbbbbb; left ≈ 0.03 h + lru-lz4 (none finished yet)"), line
+
+
+def test_pin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The first piece pins its revision and binaries; a later piece with other binaries is refused,
+    naming each that differs and how to get the pinned ones; one not on its own build, or on
+    uncommitted code, cannot pin."""
+    bins = {"libacopt.so": "1" * 16, "memcached-ac": "2" * 16, "ycsb-trace": "3" * 16}
+    monkeypatch.setattr(rerun, "pin_binaries", lambda: dict(bins))
+    with pytest.raises(rerun.RerunError, match="the first piece pins the checkout's own build"):
+        rerun.check_pin(tmp_path, lambda: "abc", own_build=False)
+    with pytest.raises(rerun.RerunError, match=r"its tracked files differ from it \(git status\): commit them"):
+        rerun.check_pin(tmp_path, lambda: "f" * 40 + "-dirty", own_build=True)
+    assert not (tmp_path / "pin.json").exists()
+    pin = rerun.check_pin(tmp_path, lambda: "f" * 40, own_build=True)
+    assert pin["revision"] == "f" * 40 and pin["binaries"] == bins
+    assert json.loads((tmp_path / "pin.json").read_text()) == pin
+    assert rerun.check_pin(tmp_path, lambda: "other", own_build=False) == pin     # the pinned ones, from anywhere
+    bins["memcached-ac"] = "9" * 16
+    with pytest.raises(rerun.RerunError) as e:
+        rerun.check_pin(tmp_path, lambda: "other", own_build=True)
+    assert (f"the rerun runs revision ffffffffffff's binaries; these differ (memcached-ac: {'2' * 16} pinned, "
+            f"{'9' * 16} here). `make rerun` builds that revision in build/rerun-pin") in str(e.value)
