@@ -7,8 +7,11 @@ ends at a cell boundary with every finished cell recorded, and the next piece re
 Expected wall time of a process (runner.units: one cell, or a cell's repetitions as windows): the
 median wall time per cell of the run directory's finished processes of the same approach, times the
 process's cells (a windows process's first cell carries the set-up, load and warm-up, so this is on
-the long side). An approach with no finished process yet is expected to take no time: its first
-process starts whenever the deadline has not passed."""
+the long side), brought up to date after each process. An approach with no finished process there
+takes the times the caller knows from elsewhere (acbench rerun: the grid's committed rows); with
+none, it is expected to take no time: its first process starts whenever the deadline has not
+passed. Not counted: a memory calibration the process runs first (seconds to a few minutes, once
+per approach, θ and M/D; acbench rerun restores the staged ones)."""
 from __future__ import annotations
 
 import datetime as dt

@@ -42,7 +42,7 @@ from acbench.spec import load_spec
 GRIDS = ("inmemory-paper", "compression-paper", "uvmm-compression-paper", "fig4-paper", "blocks-paper", "fig2",
          "fig3-paper-rw", "fig4-paper-hdd", "fig3-paper")
 FIG2 = "fig2"
-FIG2_S = 3600           # Fig 2's command runs whole: 0.6 h measured (experiments/results/fig2/README.md), doubled
+FIG2_S = 3600           # Fig 2's command runs whole; an hour is an estimate (its last run's time was not kept; fig2/run.json keeps this one's)
 BUSY = 0.10             # other_cpu_share above which a cell ran beside other work (an idle machine's read <= 0.08)
 CALIBRATIONS = "calibrations"
 
@@ -75,12 +75,6 @@ def stage_dir(stage: Path, facts: dict[str, str]) -> Path:
         d.mkdir(parents=True, exist_ok=True)
         f.write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n")
     return d
-
-
-def existing_stage_dir(stage: Path, facts: dict[str, str]) -> Path | None:
-    """STAGE/<machine>/ if a piece on this machine made it (None otherwise; nothing is created)."""
-    d = stage / machine_slug(facts)
-    return stage_dir(stage, facts) if (d / "machine.json").exists() else None
 
 
 def existing_stage_dir(stage: Path, facts: dict[str, str]) -> Path | None:
@@ -202,6 +196,7 @@ class GridState:
     finished: int               # rows with status ok of a cell of the spec
     busy: int                   # of them, ran beside other work
     failed: int
+    stale: int                  # of them, ran with other settings than the spec gives now (refused on resume)
     binaries: list[str]
     wall_s: float
     given_up_s: float
@@ -210,16 +205,17 @@ class GridState:
 
     @property
     def complete(self) -> bool:
-        return self.cells > 0 and self.finished == self.cells and not self.busy
+        return self.cells > 0 and self.finished == self.cells and not self.busy and not self.stale
 
 
-def grid_state(grid: str, stage: Path, busy: float = BUSY) -> GridState:
+def grid_state(grid: str, stage: Path, busy: float = BUSY, bins: dict[str, str] | None = None) -> GridState:
+    """bins: the binaries' checksums the cells must have run (default: the pin's, else those in use)."""
     d = stage / grid
     if grid == FIG2:
         done = (d / "fig2.csv").exists()
         meta = json.loads((d / "run.json").read_text()) if (d / "run.json").exists() else {}
-        return GridState(grid, 1, int(done), 0, 0, [meta["binary_sha256"]] if meta.get("binary_sha256") else [],
-                         float(meta.get("wall_s") or 0), 0.0)
+        return GridState(grid, 1, int(done), 0, 0, 0, [meta["binary_sha256"]] if meta.get("binary_sha256") else [],
+                         float(meta.get("wall_s") or 0), 0.0, 0.0 if done else float(FIG2_S))
     spec = load_spec(paths.top() / "experiments" / f"{grid}.toml")
     cells = spec.cells()
     ids = {c.cell_id for c in cells}
@@ -227,14 +223,50 @@ def grid_state(grid: str, stage: Path, busy: float = BUSY) -> GridState:
     df = df[df["cell_id"].isin(ids)]
     ok = df[df["status"].fillna("ok") == "ok"] if "status" in df.columns else df
     meta = json.loads((d / "run.json").read_text()) if (d / "run.json").exists() else {}
-    bins = sorted(str(b) for b in ok["binary_sha256"].dropna().unique()) if "binary_sha256" in ok.columns else []
+    ran = sorted(str(b) for b in ok["binary_sha256"].dropna().unique()) if "binary_sha256" in ok.columns else []
+    stale = stale_cells(spec, cells, ok, bins if bins is not None else pinned_or_current(stage.parent))
     redo = busy_cells(ok, busy)
     todo = [c for c in cells if c.cell_id not in set(ok["cell_id"]) - redo]
-    walls = per_cell_walls(ok)
+    walls = {**prior_walls(grid), **per_cell_walls(ok)}
     left = [(u[0].approach, expected_wall(walls, u[0].approach, len(u))) for u in units(spec, todo)]
-    return GridState(grid, len(ids), ok["cell_id"].nunique(), len(redo), len(df) - len(ok), bins,
+    return GridState(grid, len(ids), ok["cell_id"].nunique(), len(redo), len(df) - len(ok), len(stale), ran,
                      float(meta.get("wall_s") or 0), float(meta.get("given_up_s") or 0),
                      sum(t for _, t in left), tuple(sorted({a for a, _ in left if a not in walls})))
+
+
+def stale_cells(spec: Any, cells: list[Any], rows: pd.DataFrame, bins: dict[str, str]) -> set[str]:
+    """The rows' cells whose cell key is not the one the spec and these binaries give now (the spec
+    was changed after they ran): `acbench run` refuses to resume over them, naming what changed."""
+    from acbench import cellkey
+    from acbench.placement import cell_device, cell_repetition_mode
+    from acbench.runner import HARNESS_VERSION, perf_available
+    if rows.empty or "cell_key" not in rows.columns:
+        return set()
+    keys = dict(zip(rows["cell_id"], rows["cell_key"]))
+    mode, perf = spec.run["mode"], bool(spec.run["perf"]) and perf_available()
+    out = set()
+    for c in cells:
+        if c.cell_id in keys:
+            now = cellkey.settings(c, {**spec.run, "repetition_mode": cell_repetition_mode(spec, c)}, spec.memory,
+                                   mode=mode, spill_device=cell_device(spec, c), perf=perf, bins=bins,
+                                   harness_version=HARNESS_VERSION)
+            if cellkey.key(now) != keys[c.cell_id]:
+                out.add(c.cell_id)
+    return out
+
+
+def pinned_or_current(root: Path) -> dict[str, str]:
+    f = root / PIN
+    return json.loads(f.read_text())["binaries"] if f.exists() else pin_binaries()
+
+
+def prior_walls(grid: str, committed: Path | None = None) -> dict[str, list[float]]:
+    """Wall per cell of each approach in the grid's committed rows (experiments/results/<grid>/, an
+    earlier run, maybe on another machine): what a piece expects of an approach it has not run yet, so
+    that its first process (blocks-paper's lru-block-merge: 35 min a cell) is not started just
+    before the deadline."""
+    f = (committed or paths.top() / "experiments" / "results") / grid / "cells.csv"
+    return per_cell_walls(load_results(f)) if f.exists() else {}
 
 
 def status_lines(stage: Path, grids: tuple[str, ...] = GRIDS) -> list[str]:
@@ -242,7 +274,9 @@ def status_lines(stage: Path, grids: tuple[str, ...] = GRIDS) -> list[str]:
     for g in grids:
         s = grid_state(g, stage)
         out.append(f"{g:24} {s.finished:4}/{s.cells:<4} cells" + (f", {s.busy} beside other work" if s.busy else "")
-                   + (f", {s.failed} failed" if s.failed else "") + f", {s.wall_s / 3600:.2f} h"
+                   + (f", {s.failed} failed" if s.failed else "")
+                   + (f", {s.stale} run with other settings than the spec's now" if s.stale else "")
+                   + f", {s.wall_s / 3600:.2f} h"
                    + (f" ({s.given_up_s / 3600:.2f} h given up)" if s.given_up_s else "")
                    + (f", binaries {', '.join(b[:16] for b in s.binaries)}" if s.binaries else "")
                    + (" — complete" if s.complete else f"; left ≈ {s.left_s / 3600:.2f} h")
@@ -253,10 +287,10 @@ def status_lines(stage: Path, grids: tuple[str, ...] = GRIDS) -> list[str]:
 # --- a piece of the rerun ------------------------------------------------------------------------
 
 def run_piece(stage: Path, results: Path, run_id: str, stop_by: float, grids: tuple[str, ...],
-              run_grid: Callable[[Path, Path, str, float, float], int],
+              run_grid: Callable[[Path, Path, str, float, float, dict[str, list[float]]], int],
               run_fig2: Callable[[Path], int], say: Callable[[str], None]) -> int:
     """Runs the grids in order until stop_by; stages each grid's rows after it ran (also when stopped).
-    run_grid(spec, results, run_id, stop_by, busy) is runner.run_spec's piece; run_fig2(out) the Fig 2
+    run_grid(spec, results, run_id, stop_by, busy, prior_walls) is runner.run_spec's piece; run_fig2(out) the Fig 2
     command. Returns STOPPED_BY when the deadline left work, run_grid's status when it was interrupted
     (130), 0 when every grid is complete, 1 when a grid has failed cells."""
     say(f"restored {restore_calibrations(stage)} calibrations from {stage}")
@@ -268,13 +302,10 @@ def run_piece(stage: Path, results: Path, run_id: str, stop_by: float, grids: tu
         if g == FIG2:
             if time.time() + FIG2_S > stop_by:
                 return STOPPED_BY
-            out = stage / FIG2
-            t0 = time.monotonic()
-            rc = run_fig2(out)
-            meta = {"binary_sha256": sysinfo.binary_sha256(), "git_revision": sysinfo.git_revision(),
-                    "wall_s": round(time.monotonic() - t0, 1), "exit_status": rc, "finished": sysinfo.now()}
-            if (out / "fig2.csv").exists():
-                (out / "run.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+            rc = stage_fig2(stage / FIG2, results / FIG2 / run_id, run_fig2)
+            if rc > 1:
+                return rc
+            failed |= rc != 0
             continue
         rd = RunDir(results / g / run_id)
         if rd.read().empty:
@@ -283,20 +314,57 @@ def run_piece(stage: Path, results: Path, run_id: str, stop_by: float, grids: tu
                 say(f"{g}: restored {n} rows from {stage / g}")
         else:
             check_not_behind(rd, stage / g)
-        rc = run_grid(paths.top() / "experiments" / f"{g}.toml", results, run_id, stop_by, BUSY)
+        spec = paths.top() / "experiments" / f"{g}.toml"
+        rc = run_grid(spec, results, run_id, stop_by, BUSY, prior_walls(g))
         n = publish(rd, stage / g)
         say(f"{g}: {n} rows staged in {stage / g}; {save_calibrations(stage)} new calibrations")
+        busy = grid_state(g, stage).busy if rc in (0, 1) else 0
+        if busy:        # cells that ran beside other work (a test, a build): once more, now
+            say(f"{g}: {busy} cells ran beside other work (other_cpu_share > {BUSY}): running them again")
+            rc = run_grid(spec, results, run_id, stop_by, BUSY, prior_walls(g))
+            publish(rd, stage / g)
         if rc == STOPPED_BY or rc > 1:      # the deadline, or interrupted (130: SIGTERM, ^C)
             return rc
         failed |= rc != 0
     return 1 if failed else 0
 
 
+# Fig 2's files that are results (theta-T/ holds the drivers' JSON and callgrind's outputs: not staged)
+FIG2_FILES = ("fig2.csv", "fig2-runs.csv", "fig2.png", "fig2.pdf")
+
+
+def stage_fig2(dest: Path, out: Path, run_fig2: Callable[[Path], int]) -> int:
+    """Runs Fig 2 into OUT (a run directory, out of the repository) and, if it wrote fig2.csv, stages
+    its result files and a run.json (binary, revision, wall time, exit status) in DEST; its status (1
+    with fig2.csv: written, a method's callgrind run failed, as vma's does; 2 without)."""
+    if out.exists():
+        shutil.rmtree(out)
+    t0 = time.monotonic()
+    rc = run_fig2(out)
+    if not (out / "fig2.csv").exists():
+        return rc if rc > 1 else 2
+    tmp = dest.with_name(dest.name + ".tmp")
+    if tmp.exists():
+        shutil.rmtree(tmp)
+    tmp.mkdir(parents=True)
+    for name in FIG2_FILES:
+        if (out / name).exists():
+            shutil.copy2(out / name, tmp / name)
+    meta = {"binary_sha256": sysinfo.binary_sha256(), "git_revision": sysinfo.git_revision(),
+            "wall_s": round(time.monotonic() - t0, 1), "exit_status": rc, "finished": sysinfo.now()}
+    (tmp / "run.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    if dest.exists():
+        shutil.rmtree(dest)
+    tmp.rename(dest)
+    return rc
+
+
 def finish(stage: Path, dest_root: Path, grids: tuple[str, ...] = GRIDS) -> list[str]:
     """Every grid complete on one binary: the staged grids copied to DEST_ROOT/<grid>/ (cells.csv,
     run.json; Fig 2's files). RerunError says what is missing otherwise."""
     states = [grid_state(g, stage) for g in grids]
-    missing = [f"{s.grid} ({s.finished}/{s.cells}" + (f", {s.busy} beside other work" if s.busy else "") + ")"
+    missing = [f"{s.grid} ({s.finished}/{s.cells}" + (f", {s.busy} beside other work" if s.busy else "")
+               + (f", {s.stale} with other settings than the spec's" if s.stale else "") + ")"
                for s in states if not s.complete]
     if missing:
         raise RerunError(f"{stage}: not complete: {', '.join(missing)}")

@@ -4,6 +4,7 @@ the repository (rerun.py)."""
 from __future__ import annotations
 
 import os
+import signal
 import subprocess
 import sys
 from pathlib import Path
@@ -59,13 +60,6 @@ def main(
                 raise rerun.RerunError(f"{root}: no rerun staged on this machine ({rerun.machine_slug(facts)}); "
                                        f"staged: {', '.join(others) or 'none'}")
         else:
-            if status or finish:
-            here = rerun.existing_stage_dir(root, facts)
-            if here is None:
-                others = sorted(p.parent.name for p in root.glob("*/machine.json"))
-                raise rerun.RerunError(f"{root}: no rerun staged on this machine ({rerun.machine_slug(facts)}); "
-                                       f"staged: {', '.join(others) or 'none'}")
-        else:
             pin = rerun.check_pin(root, git_head, not (os.environ.get("ACBENCH_BIN") or os.environ.get("ACOPT_LIB")))
             console.print(f"binaries of revision {pin['revision'][:12]} (pinned {pin['pinned']}): "
                           + ", ".join(f"{k} {v}" for k, v in sorted(pin["binaries"].items())))
@@ -81,20 +75,38 @@ def main(
             return
         assert deadline is not None
 
-        def run_grid(spec: Path, res: Path, rid: str, until: float, busy: float) -> int:
-            return run_spec(spec, res, rid, False, False, None, console, stop_by=until, redo_busy=busy)
+        def run_grid(spec: Path, res: Path, rid: str, until: float, busy: float, prior: dict[str, list[float]]) -> int:
+            return run_spec(spec, res, rid, False, False, None, console, stop_by=until, redo_busy=busy,
+                            prior_walls=prior)
 
-        def run_fig2(out: Path) -> int:
-            return subprocess.run([sys.executable, "-m", "acbench", "fig2", "--out", str(out)]).returncode
-
+        signal.signal(signal.SIGTERM, _interrupt)      # stop the piece (a grid's cell or Fig 2 cleaned up)
         rc = rerun.run_piece(here, results or paths.default_results(), run_id, deadline, grids, run_grid, run_fig2,
                              console.print)
     except (rerun.RerunError, SpecError, RunError, RamDeviceError, StopByError) as e:
         _err.print(f"acbench rerun: error: {e}", markup=False)
         raise typer.Exit(2)
+    except KeyboardInterrupt:
+        _err.print("acbench rerun: interrupted; what each grid finished is in its run directory (the same command "
+                   "resumes and stages it)")
+        raise typer.Exit(130)
     for line in rerun.status_lines(here, grids):
         console.print("  " + line)
     raise typer.Exit(rc)
+
+
+def _interrupt(signum: int, frame: object) -> None:
+    raise KeyboardInterrupt
+
+
+def run_fig2(out: Path) -> int:
+    """`acbench fig2 --out OUT`; interrupted, it is asked to stop (SIGTERM: it cleans up) and waited for."""
+    child = subprocess.Popen([sys.executable, "-m", "acbench", "fig2", "--out", str(out)])
+    try:
+        return child.wait()
+    except KeyboardInterrupt:
+        child.send_signal(signal.SIGTERM)
+        child.wait()
+        raise
 
 
 def git_head() -> str:

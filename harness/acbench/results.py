@@ -89,8 +89,11 @@ def write_published(df: pd.DataFrame, meta: dict[str, Any], dest: Path) -> None:
     """DEST/cells.csv (every row, every column) and DEST/run.json: a run as committed data
     (`acbench publish`, `acbench rerun`); read back by load_results."""
     dest.mkdir(parents=True, exist_ok=True)
-    df.to_csv(dest / CSV, index=False)
-    (dest / "run.json").write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n")
+    for name, write in ((CSV, lambda f: df.to_csv(f, index=False)),
+                        ("run.json", lambda f: f.write_text(json.dumps(meta, indent=1, sort_keys=True) + "\n"))):
+        tmp = dest / f".{name}.tmp{os.getpid()}"      # whole or not at all: an interrupt leaves the old file
+        write(tmp)
+        tmp.replace(dest / name)
 
 
 def load_results(path: Path) -> pd.DataFrame:

@@ -533,13 +533,17 @@ def record(out: CellOutcome, rd: RunDir, settings: dict[str, Any], session: Sess
 
 def run_one(spec: Spec, unit: list[Cell], rd: RunDir, run_id: str, mode: str, use_perf: bool,
             machine: dict[str, Any], turn: machine_turn.Turn, ram: "RamHold", ident: dict[str, dict[str, Any]],
-            session: Session, tally: Tally, console: Console) -> None:
+            session: Session, tally: Tally, console: Console, may_start: Callable[[], bool] = lambda: True) -> bool:
     """Runs the cells of one process here (units()) and appends their rows (or failures); one failed
     cell never stops the run. Work that asks for the machine (turn.wanted) gets it first, before the
-    process or during it (it then runs again whole, machine.py)."""
+    process or during it (it then runs again whole, machine.py). may_start is asked each time the
+    process is to start (--stop-by: the machine may have been given up for long); False: it is not
+    run, and run_one returns False."""
     while True:
         while who := turn.wanted():      # (another may have asked while the grid waited for the first)
             turn.give_way(who, ram.stop, ram.start)
+        if not may_start():
+            return False
         outs = execute_cells(spec, unit, [rd.cell_dir(c.cell_id) for c in unit], run_id, mode, use_perf, machine,
                              ram.root, [ident[c.cell_id] for c in unit], turn.wanted)
         if not outs[0].yielded:
@@ -547,6 +551,7 @@ def run_one(spec: Spec, unit: list[Cell], rd: RunDir, run_id: str, mode: str, us
         console.print(outs[0].message, highlight=False)
     for c, out in zip(unit, outs):
         record(out, rd, ident[c.cell_id], session, tally, console)
+    return True
 
 
 class RamHold:
@@ -584,11 +589,15 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
              mode: str | None, console: Console, spill_device: str | None = None,
              redo: list[str] | None = None, run_overrides: dict[str, Any] | None = None,
              only: list[str] | None = None, allow_mixed: bool = False, cluster: Placement | None = None,
-             repetitions: int | None = None, stop_by: float | None = None, redo_busy: float | None = None) -> int:
+             repetitions: int | None = None, stop_by: float | None = None, redo_busy: float | None = None,
+             prior_walls: dict[str, list[float]] | None = None) -> int:
     """cluster: where the cells run instead of here, one by one (cluster.Cluster: a Dask cluster);
     repetitions: only the first that many of each cell (a later run of the run id adds the others);
     stop_by: a Unix time no process may be expected to run past (deadline.py; returns STOPPED_BY
-    when it left cells to run); redo_busy: run again the finished cells whose other_cpu_share is above it."""
+    when it left cells to run, also when some failed: they run again on resume); prior_walls: per
+    approach, the wall per cell of earlier runs, for an approach this run directory has no finished
+    process of (deadline.per_cell_walls); redo_busy: run again the finished cells whose
+    other_cpu_share is above it."""
     spec = load_spec(spec_path, run_overrides)
     if spill_device is not None:
         spec.run["spill_device"] = spill_device
@@ -655,7 +664,7 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
     turn = machine_turn.Turn(lambda text: console.print(f"acbench run: {text}", highlight=False))
     old = signal.signal(signal.SIGTERM, _sigterm)
     tally = Tally()
-    walls = deadline.per_cell_walls(rd.read()) if stop_by is not None else {}
+    walls = {**(prior_walls or {}), **deadline.per_cell_walls(rd.read())} if stop_by is not None else {}
     try:
         if cluster is None and status.todo:
             turn.take()
@@ -670,14 +679,19 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
             elif cluster is None:
                 plan_units = units(spec, status.todo)
                 for i, unit in enumerate(plan_units):
-                    if stop_by is not None and time.time() + deadline.expected_wall(walls, unit[0].approach,
-                                                                                    len(unit)) > stop_by:
-                        tally.stopped = sum(len(u) for u in plan_units[i:])
-                        break
                     bar.update(task, description=f"{spec.name}: {unit[0].cell_id}"
                                + (f" (+{len(unit) - 1} windows)" if len(unit) > 1 else ""))
-                    run_one(spec, unit, rd, run_id, mode, use_perf, machine, turn, ram, ident, session, tally, console)
+
+                    def fits(u: list[Cell] = unit) -> bool:
+                        return stop_by is None or time.time() + deadline.expected_wall(walls, u[0].approach,
+                                                                                       len(u)) <= stop_by
+                    if not run_one(spec, unit, rd, run_id, mode, use_perf, machine, turn, ram, ident, session, tally,
+                                   console, fits):
+                        tally.stopped = sum(len(u) for u in plan_units[i:])
+                        break
                     bar.advance(task, len(unit))
+                    if stop_by is not None:     # this run's own times, as they come
+                        walls.update(deadline.per_cell_walls(rd.read()))
     except KeyboardInterrupt:
         console.print(f"interrupted: {tally.finished} cells finished in this run, "
                       f"{len(rd.finished())} kept in {rd.path}; nothing left running")

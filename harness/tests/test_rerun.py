@@ -123,7 +123,9 @@ def spec_ids(grid: str) -> list[str]:
 
 
 def test_piece_runs_grids_in_order_until_the_deadline(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """The first grid completes, the second stops at the deadline: both staged, the third not started;
+    monkeypatch.setattr(rerun, "stale_cells", lambda *a: set())        # fake rows have no real cell keys
+    """The first grid completes (its cell that ran beside other work run again at once), the second
+    stops at the deadline: both staged, the third not started;
     the next piece restores the second from the stage (its run directory gone, as on a fresh
     checkout), redoes its busy cell, and goes on to Fig 2 only when an hour is left."""
     monkeypatch.setattr(paths, "cache_dir", lambda: tmp_path / "cache")
@@ -134,12 +136,14 @@ def test_piece_runs_grids_in_order_until_the_deadline(tmp_path: Path, monkeypatc
     inm, comp = spec_ids("inmemory-paper"), spec_ids("compression-paper")
 
     def grid(first_piece: bool):
-        def run_grid(spec: Path, results: Path, run_id: str, until: float, busy: float) -> int:
+        def run_grid(spec: Path, results: Path, run_id: str, until: float, busy: float, prior: dict) -> int:
             calls.append((spec.stem, busy))
+            assert spec.stem != "compression-paper" or sorted(prior) == ["lru", "lru-lz4"]     # committed rows
             rd = RunDir(results / spec.stem / run_id)
             have = rd.read()
-            if spec.stem == "inmemory-paper":
-                rd.write(fake_rows(inm))
+            if spec.stem == "inmemory-paper":      # complete, one cell beside a build: run again at once
+                rd.write(fake_rows(inm) if len(have) else
+                         pd.concat([fake_rows(inm[:-1]), fake_rows(inm[-1:], share=0.39)], ignore_index=True))
                 return 0
             if first_piece:           # half the cells, one beside other work; then the deadline
                 rd.write(pd.concat([fake_rows(comp[:5]), fake_rows(comp[5:6], share=0.3)], ignore_index=True))
@@ -152,7 +156,7 @@ def test_piece_runs_grids_in_order_until_the_deadline(tmp_path: Path, monkeypatc
     fig2: list[Path] = []
     grids = ("inmemory-paper", "compression-paper", "fig2", "blocks-paper")
     rc = rerun.run_piece(stage, res, "rerun", 1e12, grids, grid(True), lambda out: fig2.append(out) or 0, lambda s: None)
-    assert rc == runner.STOPPED_BY and [c[0] for c in calls] == ["inmemory-paper", "compression-paper"]
+    assert rc == runner.STOPPED_BY and [c[0] for c in calls] == ["inmemory-paper", "inmemory-paper", "compression-paper"]
     assert calls[0][1] == rerun.BUSY
     st = {g: rerun.grid_state(g, stage) for g in grids}
     assert st["inmemory-paper"].complete and (st["compression-paper"].finished, st["compression-paper"].busy) == (6, 1)
@@ -175,27 +179,37 @@ def test_piece_runs_grids_in_order_until_the_deadline(tmp_path: Path, monkeypatc
     assert (tmp_path / "cache" / "allowance-lru-abc.json").exists()          # the calibration came back
     assert rerun.grid_state("compression-paper", stage).complete
 
-    interrupted = lambda spec, results, run_id, until, busy: calls.append((spec.stem, busy)) or 130  # noqa: E731
+    interrupted = lambda spec, results, run_id, until, busy, prior: calls.append((spec.stem, busy)) or 130  # noqa: E731
     calls.clear()
     assert rerun.run_piece(stage, res, "rerun", 1e12, ("blocks-paper", "fig3-paper"), interrupted, fake_fig2_never,
                            lambda s: None) == 130
     assert [c[0] for c in calls] == ["blocks-paper"]          # an interrupted grid ends the piece
 
     def fake_fig2(out: Path) -> int:
-        out.mkdir(parents=True)
+        (out / "theta-0.99").mkdir(parents=True)
+        (out / "theta-0.99" / "callgrind.out").write_text("big")
         (out / "fig2.csv").write_text("method\nlru\n")
+        (out / "fig2-runs.csv").write_text("method\nlru\n")
         return 1                # as the real one when vma's callgrind run stops: its files are written
     calls.clear()
     rc = rerun.run_piece(stage, res, "rerun", 1e12, grids[:3], grid(False), fake_fig2, lambda s: None)
-    assert rc == 0 and calls == [] and rerun.grid_state("fig2", stage).complete
+    assert rc == 1 and calls == [] and rerun.grid_state("fig2", stage).complete     # 1: a method's callgrind failed
     assert json.loads((stage / "fig2" / "run.json").read_text())["exit_status"] == 1
+    assert sorted(p.name for p in (stage / "fig2").iterdir()) == ["fig2-runs.csv", "fig2.csv", "run.json"]
+    # a Fig 2 that wrote nothing, or was interrupted, stages nothing and ends the piece
+    import shutil as sh
+    sh.rmtree(stage / "fig2")
+    assert rerun.run_piece(stage, res, "rerun", 1e12, grids[:3], grid(False), lambda out: 1, lambda s: None) == 2
+    assert rerun.run_piece(stage, res, "rerun", 1e12, grids[:3], grid(False), lambda out: 130, lambda s: None) == 130
+    assert not (stage / "fig2").exists()
 
 
 def fake_fig2_never(out: Path) -> int:
     raise AssertionError("Fig 2 must not run")
 
 
-def test_finish_only_complete_on_one_binary(tmp_path: Path) -> None:
+def test_finish_only_complete_on_one_binary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rerun, "stale_cells", lambda *a: set())
     stage, dest = tmp_path / "stage", tmp_path / "results"
     grids = ("inmemory-paper", "compression-paper")
     for g in grids:
@@ -224,9 +238,51 @@ def test_binaries_name_no_checkout_path() -> None:
         assert top not in f.read_bytes(), f"{f} names {top.decode()}"
 
 
-def test_status_expects_the_time_left(tmp_path: Path) -> None:
+def test_prior_walls_from_committed_rows(tmp_path: Path) -> None:
+    """An approach not run yet on this machine is expected to take what the grid's committed rows
+    took: blocks-paper's lru-block-merge 2099 s a cell (a separate process: its wall_s read as
+    cell_wall_s)."""
+    walls = rerun.prior_walls("blocks-paper")
+    assert walls["lru-block-merge"] == [pytest.approx(2099.435186)] and walls["lru-4m"] == [pytest.approx(32.612229)]
+    assert rerun.prior_walls("blocks-paper", tmp_path) == {} and rerun.prior_walls("no-such-grid") == {}
+
+
+def test_stale_cells(tmp_path: Path) -> None:
+    """Staged cells whose key is not the one the spec and the pinned binaries give now: counted, the
+    grid not complete, and --finish refuses it (a spec edited after its cells ran)."""
+    from acbench import cellkey
+    from acbench.placement import cell_device, cell_repetition_mode
+    spec = load_spec(paths.top() / "experiments" / "inmemory-paper.toml")
+    cells = spec.cells()
+    bins = {"libacopt.so": "1" * 16, "memcached-ac": "2" * 16, "ycsb-trace": "3" * 16}
+
+    def key(c, b):
+        return cellkey.key(cellkey.settings(c, {**spec.run, "repetition_mode": cell_repetition_mode(spec, c)},
+                                            spec.memory, mode=spec.run["mode"], spill_device=cell_device(spec, c),
+                                            perf=bool(spec.run["perf"]) and runner.perf_available(), bins=b,
+                                            harness_version=runner.HARNESS_VERSION))
+    df = fake_rows([c.cell_id for c in cells]).assign(cell_key=[key(c, bins) for c in cells])
+    assert rerun.stale_cells(spec, cells, df, bins) == set()
+    df.loc[0, "cell_key"] = "0" * 16
+    assert rerun.stale_cells(spec, cells, df, bins) == {cells[0].cell_id}
+    assert len(rerun.stale_cells(spec, cells, df, {**bins, "memcached-ac": "9" * 16})) == len(cells)
+    stage = tmp_path / "amd-epyc-2cpu-6.18"        # STAGE/<machine>/, the pin in STAGE/
+    (stage / "inmemory-paper").mkdir(parents=True)
+    df.to_csv(stage / "inmemory-paper" / "cells.csv", index=False)
+    s = rerun.grid_state("inmemory-paper", stage, bins=bins)
+    assert (s.finished, s.stale, s.complete) == (10, 1, False)
+    (tmp_path / "pin.json").write_text(json.dumps({"revision": "r", "binaries": bins}))
+    assert rerun.grid_state("inmemory-paper", stage).stale == 1       # the pin's binaries by default
+    with pytest.raises(rerun.RerunError, match=r"inmemory-paper \(10/10, 1 with other settings than the spec's\)"):
+        rerun.finish(stage, tmp_path / "out", ("inmemory-paper",))
+
+
+def test_status_expects_the_time_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """compression-paper (separate processes): lru's 3 finished cells took 20, 30 and 40 s, so its 3
-    left are expected to take 3 × 30 s; lru-lz4 has none finished and is named as not measured."""
+    left are expected to take 3 × 30 s; lru-lz4 has none finished and is named as not measured (no
+    committed rows either: prior_walls gives none)."""
+    monkeypatch.setattr(rerun, "prior_walls", lambda grid: {})
+    monkeypatch.setattr(rerun, "stale_cells", lambda *a: set())
     lru = [c for c in spec_ids("compression-paper") if c.startswith("lru_")]
     d = tmp_path / "compression-paper"
     d.mkdir()
