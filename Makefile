@@ -135,7 +135,8 @@ paper: all
 	$(MAKE) -C harness paper
 
 # The paper grids rerun in pieces, each ending by STOP_BY (default +2h) with its rows staged in
-# experiments/results/rerun/<machine>/ to commit; `python3 -m acbench rerun --status` says where it stands.
+# experiments/results/rerun/<machine>/ to commit, on the binaries of the revision the first piece
+# pinned (built in build/rerun-pin); `python3 -m acbench rerun --status` says where it stands.
 rerun: all
 	$(MAKE) -C harness rerun
 
