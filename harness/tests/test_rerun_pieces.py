@@ -1,4 +1,4 @@
-"""A rerun in pieces (rerun.py, deadline.py): deadlines parsed, process times expected, rows staged
+"""A rerun in pieces (rerun.py, deadline.py; analysis/tests/test_rerun.py is acplot.rerun's old-vs-new table): deadlines parsed, process times expected, rows staged
 and restored byte-for-byte as the runner reads them, grids run in order until the deadline, a
 finished rerun published only when complete on one binary."""
 from __future__ import annotations
