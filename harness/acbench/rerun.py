@@ -238,21 +238,13 @@ def stale_cells(spec: Any, cells: list[Any], rows: pd.DataFrame, bins: dict[str,
     """The rows' cells whose cell key is not the one the spec and these binaries give now (the spec
     was changed after they ran): `acbench run` refuses to resume over them, naming what changed."""
     from acbench import cellkey
-    from acbench.placement import cell_device, cell_repetition_mode
-    from acbench.runner import HARNESS_VERSION, perf_available
+    from acbench.runner import identities, perf_available
     if rows.empty or "cell_key" not in rows.columns:
         return set()
     keys = dict(zip(rows["cell_id"], rows["cell_key"]))
-    mode, perf = spec.run["mode"], bool(spec.run["perf"]) and perf_available()
-    out = set()
-    for c in cells:
-        if c.cell_id in keys:
-            now = cellkey.settings(c, {**spec.run, "repetition_mode": cell_repetition_mode(spec, c)}, spec.memory,
-                                   mode=mode, spill_device=cell_device(spec, c), perf=perf, bins=bins,
-                                   harness_version=HARNESS_VERSION)
-            if cellkey.key(now) != keys[c.cell_id]:
-                out.add(c.cell_id)
-    return out
+    now = identities(spec, [c for c in cells if c.cell_id in keys], spec.run["mode"],
+                     bool(spec.run["perf"]) and perf_available(), bins)
+    return {cid for cid, settings in now.items() if cellkey.key(settings) != keys[cid]}
 
 
 def pinned_or_current(root: Path) -> dict[str, str]:

@@ -313,9 +313,11 @@ def busy_cells(rows: Any, share: float | None) -> set[str]:
     return set(rows.loc[ok & (rows["other_cpu_share"] > share), "cell_id"])
 
 
-def identities(spec: Spec, cells: list[Cell], mode: str, use_perf: bool) -> dict[str, dict[str, Any]]:
-    """Each cell's identity (cellkey.settings) as this run would run it."""
-    bins = cellkey.binaries(mode)
+def identities(spec: Spec, cells: list[Cell], mode: str, use_perf: bool,
+               bins: dict[str, str] | None = None) -> dict[str, dict[str, Any]]:
+    """Each cell's identity (cellkey.settings) as this run would run it; bins: the binaries' checksums
+    (default: those in use, cellkey.binaries)."""
+    bins = cellkey.binaries(mode) if bins is None else bins
     return {c.cell_id: cellkey.settings(c, {**spec.run, "repetition_mode": cell_repetition_mode(spec, c)}, spec.memory,
                                         mode=mode, spill_device=cell_device(spec, c),
                                         perf=use_perf, bins=bins, harness_version=HARNESS_VERSION)

@@ -1,4 +1,5 @@
-"""A rerun in pieces (rerun.py, deadline.py; analysis/tests/test_rerun.py is acplot.rerun's old-vs-new table): deadlines parsed, process times expected, rows staged
+"""A rerun in pieces (rerun.py, deadline.py; analysis/tests/test_rerun.py is acplot.rerun's table):
+deadlines parsed, process times expected, rows staged
 and restored byte-for-byte as the runner reads them, grids run in order until the deadline, a
 finished rerun published only when complete on one binary."""
 from __future__ import annotations
@@ -251,17 +252,12 @@ def test_stale_cells(tmp_path: Path) -> None:
     """Staged cells whose key is not the one the spec and the pinned binaries give now: counted, the
     grid not complete, and --finish refuses it (a spec edited after its cells ran)."""
     from acbench import cellkey
-    from acbench.placement import cell_device, cell_repetition_mode
     spec = load_spec(paths.top() / "experiments" / "inmemory-paper.toml")
     cells = spec.cells()
     bins = {"libacopt.so": "1" * 16, "memcached-ac": "2" * 16, "ycsb-trace": "3" * 16}
 
-    def key(c, b):
-        return cellkey.key(cellkey.settings(c, {**spec.run, "repetition_mode": cell_repetition_mode(spec, c)},
-                                            spec.memory, mode=spec.run["mode"], spill_device=cell_device(spec, c),
-                                            perf=bool(spec.run["perf"]) and runner.perf_available(), bins=b,
-                                            harness_version=runner.HARNESS_VERSION))
-    df = fake_rows([c.cell_id for c in cells]).assign(cell_key=[key(c, bins) for c in cells])
+    ident = runner.identities(spec, cells, spec.run["mode"], bool(spec.run["perf"]) and runner.perf_available(), bins)
+    df = fake_rows([c.cell_id for c in cells]).assign(cell_key=[cellkey.key(ident[c.cell_id]) for c in cells])
     assert rerun.stale_cells(spec, cells, df, bins) == set()
     df.loc[0, "cell_key"] = "0" * 16
     assert rerun.stale_cells(spec, cells, df, bins) == {cells[0].cell_id}
