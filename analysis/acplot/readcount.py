@@ -1,17 +1,20 @@
 """How many measured reads a cell needs: the first window of a process against all its windows
 pooled (experiments/hdd-reads-check.toml: 4 windows of 25,000 reads in one process on the emulated
-hard disk; harness/README.md "Repetitions in windows").
+hard disk; experiments/fig3-reads-check.toml: 2 windows of 1M reads where fig3's grids measure 2M;
+harness/README.md "Repetitions in windows").
 
 Per process (the rows of one `window_of`) and figure: window 0's value (what a cell of one window's
 reads measures), the windows' mean with its 95 % Student t interval (their spread: each window is a
-fresh request stream of the same state), the pool (throughput: all windows' operations over their
-summed run time, what one run of all the reads would measure; hit rate: hits over reads), window 0
-less the pool as a share of it, and the windows' coefficient of variation (sd over mean: how much one
-window's measurement varies). `agrees`: both are at most TOLERANCE; then a run of one window's reads
-measures what the run of all of them does, to within TOLERANCE (and three repetitions of it give an
-interval of about ±2.5 × the variation).
+fresh request stream of the store as the previous one left it), the pool (throughput: all windows'
+operations over their summed run time, what one run of all the reads would measure; hit rate: hits
+over reads), window 0 less the pool and the windows' variation. Throughput: both as a share of the
+pool and the mean (coefficient of variation), `agrees` when both are at most TOLERANCE. Hit rate:
+both in percentage points (the variation is the windows' standard deviation), `agrees` when both are
+at most HIT_TOLERANCE_PP: a hit rate's verdict margins are points, and a share of 3 % of a 0.8 hit
+rate would be 2.4 of them. Then a run of one window's reads measures what the run of all of them does
+(and three repetitions of it give an interval of about ±2.5 × the variation).
 
-    python3 -m acplot.readcount RUN [--tolerance 0.03]"""
+    python3 -m acplot.readcount RUN [--tolerance 0.03] [--hit-tolerance 0.2]"""
 from __future__ import annotations
 
 import argparse
@@ -23,12 +26,15 @@ from acplot.evidence import t_interval
 from acplot.loss import ResultsError
 
 TOLERANCE = 0.03
+HIT_TOLERANCE_PP = 0.2
 NEED = ["approach", "zipf_theta", "mem_ratio", "run_window", "window_of", "operations", "run_duration_s",
         "throughput_ops_s", "hit_rate"]
 
 
-def pool_table(df: pd.DataFrame, tolerance: float = TOLERANCE) -> pd.DataFrame:
-    """One row per (process, figure); ResultsError if the rows are not windows of processes."""
+def pool_table(df: pd.DataFrame, tolerance: float = TOLERANCE,
+               hit_tolerance_pp: float = HIT_TOLERANCE_PP) -> pd.DataFrame:
+    """One row per (process, figure); ResultsError if the rows are not windows of processes. Throughput's
+    "window 0 − pool" and "variation" are % of the pool and the mean, hit rate's percentage points."""
     missing = [c for c in NEED if c not in df.columns]
     if missing:
         raise ResultsError(f"rows lack {', '.join(missing)} (a run of repetition_mode = \"windows\" has them)")
@@ -42,30 +48,40 @@ def pool_table(df: pd.DataFrame, tolerance: float = TOLERANCE) -> pd.DataFrame:
         if len(g) < 2 or int(g["run_window"].iloc[0]) != 0:
             continue
         first = g.iloc[0]
-        pools = {"throughput_ops_s": float(g["operations"].sum() / g["run_duration_s"].sum()),
-                 "hit_rate": float((g["hit_rate"] * g["operations"]).sum() / g["operations"].sum())}
-        for col, pool in pools.items():
-            iv = t_interval(g[col])
-            w0 = float(first[col])
-            cv = float(g[col].std() / iv.mean) if iv.mean else float("nan")
-            off = (w0 - pool) / pool if pool else float("nan")
+        tput = g["throughput_ops_s"].astype(float)
+        hit = 100.0 * g["hit_rate"].astype(float)
+        pools = {"throughput_ops_s": (tput, float(g["operations"].sum() / g["run_duration_s"].sum())),
+                 "hit_rate": (hit, float((hit * g["operations"]).sum() / g["operations"].sum()))}
+        for col, (xs, pool) in pools.items():
+            iv = t_interval(xs)
+            w0 = float(xs.iloc[0])
+            if col == "hit_rate":       # points
+                off, var, bound = w0 - pool, float(xs.std()), hit_tolerance_pp
+            else:                       # shares, in %
+                off = 100.0 * (w0 - pool) / pool if pool else float("nan")
+                var = 100.0 * float(xs.std() / iv.mean) if iv.mean else float("nan")
+                bound = 100.0 * tolerance
             out.append({"process": proc, "approach": first["approach"], "θ": float(first["zipf_theta"]),
                         "M/D": float(first["mem_ratio"]), "figure": col, "windows": len(g),
                         "reads per window": int(first["operations"]), "window 0": w0, "windows mean": iv,
-                        "pool": pool, "window 0 − pool (%)": 100.0 * off, "variation (%)": 100.0 * cv,
-                        "agrees": bool(abs(off) <= tolerance and cv <= tolerance)})
+                        "pool": pool, "window 0 − pool": off, "variation": var,
+                        "unit": "pp" if col == "hit_rate" else "%",
+                        "agrees": bool(abs(off) <= bound and var <= bound)})
     if not out:
         raise ResultsError("no process with a window 0 and a later window")
     return pd.DataFrame(out)
 
 
 def markdown(t: pd.DataFrame) -> str:
+    """Hit rates in %, their differences and variation in points; throughput in ops/s, its in %."""
     lines = ["| approach | θ | M/D | figure | windows × reads | window 0 | windows' mean [95 %] | pool | window 0 − pool | "
              "variation | agrees |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for _, r in t.iterrows():
-        lines.append(f"| {r['approach']} | {r['θ']:g} | {r['M/D']:g} | {r['figure']} | {r['windows']} × "
+        fig = "hit rate (%)" if r["figure"] == "hit_rate" else "throughput (ops/s)"
+        lines.append(f"| {r['approach']} | {r['θ']:g} | {r['M/D']:g} | {fig} | {r['windows']} × "
                      f"{r['reads per window']:,} | {r['window 0']:.4g} | {r['windows mean'].text()} | {r['pool']:.4g} | "
-                     f"{r['window 0 − pool (%)']:+.1f} % | {r['variation (%)']:.1f} % | {'yes' if r['agrees'] else '**no**'} |")
+                     f"{r['window 0 − pool']:+.2f} {r['unit']} | {r['variation']:.2f} {r['unit']} | "
+                     f"{'yes' if r['agrees'] else '**no**'} |")
     return "\n".join(lines)
 
 
@@ -74,12 +90,17 @@ def main(argv: list[str] | None = None) -> int:
     ap = argparse.ArgumentParser(prog="python3 -m acplot.readcount", description=__doc__.split("\n\n")[0])
     ap.add_argument("run", help="a run directory or cells file of a repetition_mode = \"windows\" grid")
     ap.add_argument("--tolerance", type=float, default=TOLERANCE,
-                    help=f"the largest accepted window 0 − pool and variation, a share (default {TOLERANCE})")
+                    help=f"throughput's largest accepted window 0 − pool and variation, a share (default {TOLERANCE})")
+    ap.add_argument("--hit-tolerance", type=float, default=HIT_TOLERANCE_PP,
+                    help=f"hit rate's largest accepted window 0 − pool and variation, in percentage points "
+                         f"(default {HIT_TOLERANCE_PP})")
     a = ap.parse_args(argv)
     if not 0 <= a.tolerance < 1:
         ap.error(f"--tolerance {a.tolerance}: accepted: 0 <= share < 1")
+    if not 0 <= a.hit_tolerance < 100:
+        ap.error(f"--hit-tolerance {a.hit_tolerance}: accepted: 0 <= points < 100")
     try:
-        print(markdown(pool_table(load_run(a.run), a.tolerance)))
+        print(markdown(pool_table(load_run(a.run), a.tolerance, a.hit_tolerance)))
     except (ResultsError, OSError) as e:
         print(f"acplot.readcount: {e}", file=sys.stderr)
         return 2

@@ -24,8 +24,9 @@ def cell_device(spec: Spec, cell: Cell) -> str:
 
 def cell_repetition_mode(spec: Spec, cell: Cell) -> str:
     """"windows" when the spec asks for them and the approach's repetitions may be windows of one
-    process (approaches.in_windows), else "separate"."""
-    return "windows" if spec.run["repetition_mode"] == "windows" and in_windows(get_approach(cell.approach)) \
+    process (approaches.in_windows), or for every approach ("windows-all"); else "separate"."""
+    mode = spec.run["repetition_mode"]
+    return "windows" if mode == "windows-all" or (mode == "windows" and in_windows(get_approach(cell.approach))) \
         else "separate"
 
 

@@ -489,7 +489,7 @@ def windows_wall(first: dict[str, Any], later: list[dict[str, Any]]) -> dict[str
 def units(spec: Spec, todo: list[Cell]) -> list[list[Cell]]:
     """The cells to run, as the processes that run them, in the order of each one's first cell: one
     cell each, or with [run] repetition_mode = "windows" and an approach whose repetitions may be
-    windows (placement.cell_repetition_mode) a cell's consecutive repetitions to run together (a
+    windows, or "windows-all" (placement.cell_repetition_mode), a cell's consecutive repetitions to run together (a
     repetition already finished splits them: it is not run again)."""
     groups: dict[tuple[Any, ...], list[Cell]] = {}
     alone: list[list[Cell]] = []
@@ -605,11 +605,12 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
         spec.run["spill_device"] = spill_device
     check_tools()
     cells = select_cells(spec, only or [], redo or [], repetitions)
-    if spec.run["repetition_mode"] == "windows" and cluster is not None:
-        raise RunError(f"{spec.path.name}: [run] repetition_mode = \"windows\" runs a cell's repetitions in one "
+    windows = spec.run["repetition_mode"]
+    if windows != "separate" and cluster is not None:
+        raise RunError(f"{spec.path.name}: [run] repetition_mode = \"{windows}\" runs a cell's repetitions in one "
                        "process here; accepted: without --cluster, or repetition_mode = \"separate\"")
-    if spec.run["repetition_mode"] == "windows" and (mode or spec.run["mode"]) != "in-process":
-        raise RunError(f"--mode {mode}: [run] repetition_mode = \"windows\" needs the in-process driver "
+    if windows != "separate" and (mode or spec.run["mode"]) != "in-process":
+        raise RunError(f"--mode {mode}: [run] repetition_mode = \"{windows}\" needs the in-process driver "
                        "(its run windows); accepted: --mode in-process, or repetition_mode = \"separate\"")
     if cluster is not None:
         cluster.check(cells)

@@ -15,7 +15,8 @@
               the disk limited to hdd_iops reads and writes per second for each cell, the
               paper's hard disk emulated), order (grid or interleaved), repetition_mode
               (separate: a process per repetition; windows: one process per cell's
-              repetitions, one measured window each, see REPETITION_MODES)
+              repetitions, one measured window each; windows-all: windows for every
+              approach, for checks; see REPETITION_MODES)
     [memory]  item_footprint, allowance, allowance_margin, swap
 
 Every error names the table and field and says what is accepted.
@@ -68,8 +69,11 @@ ORDERS = ("grid", "interleaved")
 # process for all of them: one load and warm-up, then the run once per repetition, repetition r's
 # requests those of the run with seed + r; the driver's runwindows, ycsb-driver/README.md "Run windows").
 # windows saves a load and a warm-up per repetition; a repetition's store is then as the previous one
-# left it (harness/README.md "Repetitions in windows" has the equivalence check)
-REPETITION_MODES = ("separate", "windows")
+# left it (harness/README.md "Repetitions in windows" has the equivalence check). windows runs them so
+# only for the approaches measured not to move with it (approaches.in_windows); "windows-all" for every
+# approach, checked or not: for the checks themselves (a first window against the pool of all,
+# experiments/*-reads-check.toml), whose later windows are not repetitions of the unchecked ones
+REPETITION_MODES = ("separate", "windows", "windows-all")
 # the driver's most windows in one process (ycsb-driver/ycsb_config.h YCSB_RUN_WINDOWS_MAX)
 MAX_WINDOWS = 8
 # -o ac_io of the approaches that spill (policies/README.md "I/O engines")
@@ -508,9 +512,10 @@ def _check_windows(path: Path, run: dict[str, Any], reps: int, trace: str, grid:
     every repetition (in-process, YCSB requests without inserts, at most MAX_WINDOWS)."""
     mode = run["repetition_mode"]
     if mode not in REPETITION_MODES:
-        raise _err(path, "[run] repetition_mode", f"{mode!r}; accepted: separate (a process per repetition) or "
-                   "windows (one process per cell: one load and warm-up, a measured window per repetition)")
-    if mode != "windows":
+        raise _err(path, "[run] repetition_mode", f"{mode!r}; accepted: separate (a process per repetition), "
+                   "windows (one process per cell: one load and warm-up, a measured window per repetition) or "
+                   "windows-all (windows for every approach, also those not shown to stand them: for checks)")
+    if mode == "separate":
         return
     why = None
     if run["mode"] != "in-process":
@@ -529,7 +534,7 @@ def _check_windows(path: Path, run: dict[str, Any], reps: int, trace: str, grid:
                        "previous window's, not be those of its own seed")
                 break
     if why:
-        raise _err(path, "[run] repetition_mode", f"windows: {why}; accepted: separate")
+        raise _err(path, "[run] repetition_mode", f"{mode}: {why}; accepted: separate")
 
 
 def _file_property(path: Path, key: str) -> str | None:

@@ -104,9 +104,19 @@ def test_repetition_mode_windows(tmp_path: Path) -> None:
     sep = load_spec(write(tmp_path, GOOD, "s2.toml"))
     assert units(sep, sep.cells()[:3]) == [[c] for c in sep.cells()[:3]]
     w = '[run]\nrepetition_mode = "windows"\n'
-    assert ("[run] repetition_mode: 'once'; accepted: separate (a process per repetition) or windows (one process "
-            "per cell: one load and warm-up, a measured window per repetition)") in err(
+    assert ("[run] repetition_mode: 'once'; accepted: separate (a process per repetition), windows (one process "
+            "per cell: one load and warm-up, a measured window per repetition) or windows-all (windows for every "
+            "approach, also those not shown to stand them: for checks)") in err(
         tmp_path, GOOD + '[run]\nrepetition_mode = "once"\n')
+    # windows-all: every approach's repetitions in one process, memcached's too; refused where windows are
+    every = load_spec(write(tmp_path, GOOD + '[run]\norder = "interleaved"\nrepetition_mode = "windows-all"\n', "a.toml"))
+    assert [[c.cell_id for c in u] for u in units(every, every.cells())][:2] == [
+        ["memcached_readonly_z0.99_m0.5_r0", "memcached_readonly_z0.99_m0.5_r1"],
+        ["lru_readonly_z0.99_m0.5_r0", "lru_readonly_z0.99_m0.5_r1"]]
+    assert {cell_repetition_mode(every, c) for c in every.cells()} == {"windows"}
+    assert ("[run] repetition_mode: windows-all: [run] mode is network: the windows are the in-process driver's "
+            "(runwindows); accepted: separate") in err(tmp_path, GOOD + '[run]\nrepetition_mode = "windows-all"\n'
+                                                       'mode = "network"\n')
     assert ("[run] repetition_mode: windows: [run] mode is network: the windows are the in-process driver's "
             "(runwindows); accepted: separate") in err(tmp_path, GOOD + w + 'mode = "network"\n')
     assert ("[run] repetition_mode: windows: [grid] repetition is 9: one process measures at most 8 windows; "
@@ -321,3 +331,15 @@ def test_scan_workloads_accepted(tmp_path: Path) -> None:
     cell = spec.cells()[0]
     assert cell.workload == "scans"
     assert cell.properties["minscanlength"] == 5 and cell.properties["maxscanlength"] == 20
+
+
+def test_every_committed_spec_loads() -> None:
+    """Each spec in experiments/ loads and lists its cells, as `acbench run` would; a spec that
+    replays a generated trace (build/traces/, `make -C harness trace-demo`) may only miss that file."""
+    specs = sorted(WORKLOADS.parent.glob("*.toml"))
+    assert len(specs) >= 40, specs
+    for f in specs:
+        try:
+            assert load_spec(f).cells(), f
+        except SpecError as e:
+            assert "[fixed] trace:" in str(e) and "build/traces/" in str(e) and "is missing" in str(e), str(e)
