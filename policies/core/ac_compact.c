@@ -14,11 +14,15 @@
  *    allocated, linked, evicted or encoded again (the hit counts stay near,
  *    not equal to, a run's that never compacts: the copies fill the open
  *    block, and a spill round spills up to what that block still takes).
- * Either way a record whose key is locked by a request stays where it is
- * (the block is claimed again by a later drop), and a failed write leaves the
- * rest in place: nothing is skipped or lost, only left for later. copy is
+ * Either way a record whose key another request has locked stays where it
+ * is (the block is claimed again by a later drop; the key lock the claiming
+ * fetch holds itself is no obstacle, ac_walk_lock), and a failed write leaves
+ * the rest in place: nothing is skipped or lost, only left for later. copy is
  * refused with ac_merge=block (tier blocks says so), where every fetch merges
- * its whole block.
+ * its whole block, and there a mate that finds no free chunk is moved to the
+ * open block as copy moves it (ac_move_spilled), so that the block empties:
+ * H-Store's merge takes every tuple out of the block (DeBrabant et al. VLDB
+ * 2013 §3.4), and a block that kept a few cold ones would keep its extent.
  *
  * Where (-o ac_compact_thread): by default right there, inside the lookup and
  * under the fetched key's lock: the block's read (1 MiB by default) and the
@@ -36,8 +40,9 @@
  * the lookup: thread off, or its queue full); merged_blocks / merged_items
  * (merges), copied_blocks (blocks whose every live record was copied or
  * left to a later claim; not those a failed write stopped), copied_items,
- * copied_bytes, copy_skipped (records left where they were: key locked,
- * write failed).
+ * copied_bytes (records moved to the open block: copies, and whole merges'
+ * mates that found no free chunk), copy_skipped (records left where they
+ * were: key locked, write failed).
  * Uses: ac_materialize, ac_state. */
 #include "memcached.h"
 #include "ac_internal.h"
@@ -77,7 +82,7 @@ const struct ac_opt_table ac_compact_options = AC_OPT_TABLE("lazy compaction (ti
 static struct {
     pthread_mutex_t mu;
     pthread_cond_t cv;
-    struct claim { uint32_t block; bool copy; } q[COMPACT_QUEUE];
+    struct claim { uint32_t block; bool lazy; } q[COMPACT_QUEUE];
     unsigned head, n;
     bool started;
     uint64_t queued, in_place;
@@ -89,39 +94,19 @@ static struct {
  * evicted table does not stop it). False: the open block could not be
  * written, the rest of the block stays. */
 static bool copy_record(const struct ac_walk *w, void *arg) {
-    (void)arg;
-    bool go_on = true;
-    struct ac_loc to;
-    ac_spill_lock();
-    for (;;) {
-        void *lk = item_trylock(hash(w->r.key, w->r.nkey));
-        if (lk == NULL) {
-            AC_COUNT(copy_skipped, 1);     /* a request has it: it stays, for a later claim */
-            break;
-        }
-        bool live = ac_spilled_at(w->fp, &w->loc);
-        int rc = live ? ac.spill->move(w->fp, w->rec, w->r.len, &w->loc, &to) : -1;
-        item_trylock_unlock(lk);
-        if (rc == 0) {
-            AC_COUNT(copied_items, 1);
-            AC_COUNT(copied_bytes, w->r.len);
-        } else if (live && rc != AC_TIER_FULL) {
-            AC_COUNT(copy_skipped, 1);     /* not moved (a write failed): it stays */
-        }
-        if (rc != AC_TIER_FULL)
-            break;
-        if (ac.spill->flush() != 0) {       /* the open block could not be written: the rest stays */
-            AC_COUNT(copy_skipped, 1);
-            go_on = false;
-            break;
-        }
+    const uint32_t *const *held = arg;
+    void *lk = ac_walk_lock(hash(w->r.key, w->r.nkey), *held);
+    if (lk == NULL) {
+        AC_COUNT(copy_skipped, 1);         /* a request has it: it stays, for a later claim */
+        return true;
     }
-    ac_spill_unlock();
-    return go_on;
+    int rc = ac_move_spilled(w);
+    ac_walk_unlock(lk);
+    return rc >= 0;
 }
 
-static void copy_block(uint32_t block) {
-    if (ac_walk_block(block, copy_record, NULL) == 1)
+static void copy_block(uint32_t block, const uint32_t *held) {
+    if (ac_walk_block(block, copy_record, &held) == 1)
         AC_COUNT(copied_blocks, 1);
 }
 
@@ -129,11 +114,11 @@ bool ac_compact_copies(void) {
     return opts.copy != 0;
 }
 
-static void run_claim(struct ac_scratch *s, uint32_t block, bool copy) {
-    if (copy)
-        copy_block(block);
+static void run_claim(struct ac_scratch *s, uint32_t block, bool lazy, const uint32_t *held) {
+    if (lazy && opts.copy)
+        copy_block(block, held);
     else
-        ac_merge_block(s, block);
+        ac_merge_block(s, block, !lazy, held);
 }
 
 static void *compact_main(void *arg) {
@@ -147,7 +132,7 @@ static void *compact_main(void *arg) {
         cq.head = (cq.head + 1) % COMPACT_QUEUE;
         cq.n--;
         pthread_mutex_unlock(&cq.mu);
-        run_claim(s, c.block, c.copy);
+        run_claim(s, c.block, c.lazy, NULL);     /* no key lock held here */
         pthread_mutex_lock(&cq.mu);
     }
     return NULL;
@@ -167,13 +152,12 @@ int ac_compact_start(void) {
     return 0;
 }
 
-void ac_compact(struct ac_scratch *s, uint32_t block, bool lazy) {
-    bool copy = lazy && opts.copy;
+void ac_compact(struct ac_scratch *s, uint32_t block, bool lazy, const uint32_t *held) {
     if (cq.started) {
         pthread_mutex_lock(&cq.mu);
         bool queued = cq.n < COMPACT_QUEUE;
         if (queued) {
-            cq.q[(cq.head + cq.n) % COMPACT_QUEUE] = (struct claim){ block, copy };
+            cq.q[(cq.head + cq.n) % COMPACT_QUEUE] = (struct claim){ block, lazy };
             cq.n++;
             cq.queued++;
             pthread_cond_signal(&cq.cv);
@@ -183,7 +167,7 @@ void ac_compact(struct ac_scratch *s, uint32_t block, bool lazy) {
             return;
     }
     __atomic_add_fetch(&cq.in_place, 1, __ATOMIC_RELAXED);
-    run_claim(s, block, copy);
+    run_claim(s, block, lazy, held);
 }
 
 void ac_compact_stats(ADD_STAT add_stats, void *c) {

@@ -54,7 +54,7 @@ item *ac_fetch(struct ac_lookup *lk) {
         AC_COUNT(fetched_items, 1);
         AC_COUNT(fetched_bytes, r.len);
         if (ac.spill->begin_merge != NULL && ac.spill->begin_merge(locs[i].block, claimed))
-            ac_compact(lk->scratch, locs[i].block, claimed);
+            ac_compact(lk->scratch, locs[i].block, claimed, &lk->hv);
         lk->disk = true;
         return it;
     }
@@ -171,7 +171,7 @@ static int migrate_one(struct ac_scratch *s, struct ac_prefetcher *pf, uint64_t 
             AC_COUNT(fetched_items, 1);
             AC_COUNT(fetched_bytes, loc.len);
             if (ac.spill->begin_merge != NULL && ac.spill->begin_merge(loc.block, claimed))
-                ac_compact(s, loc.block, claimed);   /* as a fetch does (lazy compaction) */
+                ac_compact(s, loc.block, claimed, &hv);   /* as a fetch does (lazy compaction) */
         }
         item_unlock(hv);
     }

@@ -57,7 +57,7 @@ struct ac_counters {
     uint64_t spilled_items, spilled_bytes, fetched_items, fetched_bytes;
     uint64_t rescued_items;        /* spilled on behalf of the slab mover / tail repair */
     uint64_t merged_blocks, merged_items;
-    uint64_t copied_blocks, copied_items, copied_bytes, copy_skipped;   /* ac_compact=copy */
+    uint64_t copied_blocks, copied_items, copied_bytes, copy_skipped;   /* ac_compact=copy; whole merges */
     uint64_t checksum_errors, read_errors, fetch_nomem;
     uint64_t read_through_items;   /* reads served from a record without memory for it */
     uint64_t migrate_reads_saved;  /* migrations that used the bytes of their first read (no second read) */
@@ -300,17 +300,35 @@ struct ac_walk {
  * visited; 0 stopped (by each, or at a damaged record: counted); -1 the block
  * could not be read. */
 int ac_walk_block(uint32_t block, bool (*each)(const struct ac_walk *w, void *arg), void *arg);
+/* The key lock of hash value hv for one record of a block walk: taken
+ * (item_trylock); or the lock the walk's caller holds already (*held: the
+ * hash value of the key a fetch holds while it compacts in place; NULL: none),
+ * which it may use and must not release; or NULL: another thread has it. */
+void *ac_walk_lock(uint32_t hv, const uint32_t *held);
+void ac_walk_unlock(void *lk);
 /* Brings every live record of a claimed block back into RAM into free chunks
  * only, then releases the claim (H-Store's block merge; block-mates whose keys
- * are locked stay spilled). s: the calling thread's buffers. */
-void ac_merge_block(struct ac_scratch *s, uint32_t block);
+ * another thread has locked stay spilled). whole (ac_merge=block's merge of the
+ * fetched record's block): the block-mates that find no free chunk are moved
+ * to the open block (ac_move_spilled; tiers with move), so that nothing live is left in the
+ * block and its extent goes back to the store; else (lazy compaction's merge)
+ * they stay, for a later claim. s: the calling thread's buffers; held: as for
+ * ac_walk_lock. */
+void ac_merge_block(struct ac_scratch *s, uint32_t block, bool whole, const uint32_t *held);
+/* Under the key lock of w's record: the record moved to the open block as it
+ * is (spill->move: its entry points there at once), the open block written
+ * when full; counted in copied_items / copied_bytes. 1 moved; 0 it stays (no
+ * longer spilled there, or the move failed: copy_skipped); -1 the open block
+ * could not be written (copy_skipped; the rest of a walk stays too). */
+int ac_move_spilled(const struct ac_walk *w);
 
 /* ---------------------------------------------------------- ac_compact.c */
 
 /* Compacts a claimed block (lazy: lazy compaction's claim, merged or copied
- * as ac_compact says; else ac_merge=block's merge), in place (with the
- * caller's buffers s) or in the compactor thread. */
-void ac_compact(struct ac_scratch *s, uint32_t block, bool lazy);
+ * as ac_compact says; else ac_merge=block's whole merge), in place (with the
+ * caller's buffers s, and the key lock of hash value *held that the caller
+ * holds, or NULL) or in the compactor thread. */
+void ac_compact(struct ac_scratch *s, uint32_t block, bool lazy, const uint32_t *held);
 /* Runs the compactor thread when ac_compact_thread asks for it (0, or -1
  * said on stderr). */
 int ac_compact_start(void);

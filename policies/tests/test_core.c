@@ -92,6 +92,8 @@ void item_unlock(uint32_t hv) {
     release(hv);
 }
 
+unsigned int item_lock_hashpower = 32;     /* the locks above: one per hash value */
+
 static uint32_t trylocked[32];
 static int ntrylocked;
 

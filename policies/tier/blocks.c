@@ -145,10 +145,20 @@ static bool blocks_read_valid(const struct ac_loc *loc, uint64_t token) {
     return ac_block_store_ops.get_valid(store, loc, token);
 }
 
+/* With ac_merge=block no drop claims a block for lazy compaction: a claim is
+ * given back at once, and the next fetch from the block merges it whole
+ * (emptying it, ac_merge_block), where a lazy merge would leave the mates no
+ * free chunk takes. */
 static int blocks_drop(uint64_t fp, const struct ac_loc *loc) {
     if (!ac_evicted_remove(&table, fp, loc))
         return -1;
-    return ac_block_store_ops.invalidate(store, loc) == 1 ? 1 : 0;
+    if (ac_block_store_ops.invalidate(store, loc) != 1)
+        return 0;
+    if (opt.merge_block) {
+        ac_block_store_ops.merge_done(store, loc->block);
+        return 0;
+    }
+    return 1;
 }
 
 static ssize_t blocks_read_block(uint32_t block, void **buf) {

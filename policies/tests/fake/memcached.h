@@ -95,6 +95,7 @@ int item_is_flushed(item *it);
 void item_lock(uint32_t hv);
 void item_unlock(uint32_t hv);
 void *item_trylock(uint32_t hv);
+extern unsigned int item_lock_hashpower;   /* 32 in the tests: a lock per hash value */
 void item_trylock_unlock(void *lock);
 item *assoc_find(const char *key, const size_t nkey, const uint32_t hv);
 item *do_item_alloc(const char *key, const size_t nkey, const unsigned int flags, const rel_time_t exptime,
