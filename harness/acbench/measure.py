@@ -20,7 +20,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from acbench import leftovers, paths, server
+from acbench import leftovers, paths, server, sysinfo
 
 FOOTPRINT_KEYS = ("fieldcount", "fieldlength", "zeropadding", "insertorder", "valuekind")
 SAMPLE_RECORDS = 2000
@@ -41,9 +41,10 @@ def _cached(name: str, key: dict[str, Any], compute: Any) -> Any:
 
 
 def _binary_id() -> str:
-    b = paths.binary("memcached-ac")
-    st = b.stat()
-    return f"{st.st_size}-{int(st.st_mtime)}"
+    """The memcached-ac a measurement holds for: its content (SHA-256, sysinfo.binary_sha256), so that
+    a cached calibration holds for the same binary built in another checkout or session
+    (reproducible.mk; the rerun restores its calibrations on a fresh checkout) and for no other."""
+    return sysinfo.binary_sha256()
 
 
 def _stop(proc: subprocess.Popen) -> None:

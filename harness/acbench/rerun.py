@@ -31,7 +31,7 @@ from typing import Any, Callable
 
 import pandas as pd
 
-from acbench import paths, sysinfo
+from acbench import measure, paths, sysinfo
 from acbench.deadline import expected_wall, per_cell_walls
 from acbench.results import RunDir, load_results, write_published
 from acbench.runner import HOST_FACTS, STOPPED_BY, busy_cells, fact_text, units
@@ -166,11 +166,17 @@ def check_not_behind(rd: RunDir, published: Path) -> None:
 
 
 def save_calibrations(stage: Path) -> int:
-    """This machine's cached allowance calibrations, copied into the stage (new ones only)."""
+    """This machine's cached allowance calibrations of the binary in use (measure._binary_id: the
+    pinned one), copied into the stage (new ones only)."""
     out = stage / CALIBRATIONS
+    mine = measure._binary_id()
     n = 0
     for f in sorted(paths.cache_dir().glob("allowance-*.json")):
-        if not (out / f.name).exists():
+        try:
+            ours = json.loads(f.read_text())["key"]["bin"] == mine
+        except (OSError, ValueError, KeyError, TypeError):
+            ours = False                       # unreadable or of another layout: not the rerun's
+        if ours and not (out / f.name).exists():
             out.mkdir(parents=True, exist_ok=True)
             shutil.copy2(f, out / f.name)
             n += 1

@@ -131,7 +131,9 @@ def test_piece_runs_grids_in_order_until_the_deadline(tmp_path: Path, monkeypatc
     checkout), redoes its busy cell, and goes on to Fig 2 only when an hour is left."""
     monkeypatch.setattr(paths, "cache_dir", lambda: tmp_path / "cache")
     (tmp_path / "cache").mkdir()
-    (tmp_path / "cache" / "allowance-lru-abc.json").write_text("{}")
+    from acbench import measure
+    monkeypatch.setattr(measure, "_binary_id", lambda: "b1")             # the binary in use
+    (tmp_path / "cache" / "allowance-lru-abc.json").write_text('{"key": {"bin": "b1"}, "value": 1}')
     stage, res = tmp_path / "stage", tmp_path / "res"
     calls: list[tuple[str, float]] = []
     inm, comp = spec_ids("inmemory-paper"), spec_ids("compression-paper")
@@ -311,3 +313,30 @@ def test_pin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
         rerun.check_pin(tmp_path, lambda: "other", own_build=True)
     assert (f"the rerun runs revision ffffffffffff's binaries; these differ (memcached-ac: {'2' * 16} pinned, "
             f"{'9' * 16} here). `make rerun` builds that revision in build/rerun-pin") in str(e.value)
+
+
+def test_calibrations_staged_for_the_binary_in_use(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """save_calibrations stages the cached calibrations of the binary in use only (their key's bin is
+    its SHA-256: measure._binary_id), not those of other builds or unreadable files; restore puts
+    them back into an empty cache byte for byte and keeps a cached one."""
+    from acbench import measure
+    cache = tmp_path / "cache"
+    cache.mkdir()
+    monkeypatch.setattr(paths, "cache_dir", lambda: cache)
+    monkeypatch.setattr(measure, "_binary_id", lambda: "aaaa000011112222")
+    mine = {"key": {"bin": "aaaa000011112222", "approach": "lru"}, "value": {"a": 1}}
+    (cache / "allowance-lru-1.json").write_text(json.dumps(mine))
+    (cache / "allowance-lru-2.json").write_text(json.dumps({"key": {"bin": "2544488-1796018042"}, "value": {}}))
+    (cache / "allowance-lru-3.json").write_text("{not json")
+    (cache / "footprint-1.json").write_text(json.dumps(mine))          # not an allowance calibration
+    stage = tmp_path / "stage"
+    assert rerun.save_calibrations(stage) == 1
+    assert sorted(p.name for p in (stage / rerun.CALIBRATIONS).iterdir()) == ["allowance-lru-1.json"]
+    assert rerun.save_calibrations(stage) == 0                           # new ones only
+    for p in cache.iterdir():
+        p.unlink()
+    (cache / "allowance-lru-1.json").write_text("kept")
+    assert rerun.restore_calibrations(stage) == 0 and (cache / "allowance-lru-1.json").read_text() == "kept"
+    (cache / "allowance-lru-1.json").unlink()
+    assert rerun.restore_calibrations(stage) == 1
+    assert json.loads((cache / "allowance-lru-1.json").read_text()) == mine
