@@ -1,6 +1,7 @@
 """How many measured reads a cell needs: the first window of a process against all its windows
 pooled (experiments/hdd-reads-check.toml: 4 windows of 25,000 reads in one process on the emulated
-hard disk; experiments/fig3-reads-check.toml: 2 windows of 1M reads where fig3's grids measure 2M;
+hard disk; experiments/fig3-reads-check-{flat,skewed}.toml, fig3-rw-reads-check.toml: 2 windows of 1M
+reads where fig3's grids measure 2M;
 harness/README.md "Repetitions in windows").
 
 Per process (the rows of one `window_of`) and figure: window 0's value (what a cell of one window's
