@@ -15,7 +15,11 @@ at most HIT_TOLERANCE_PP: a hit rate's verdict margins are points, and a share o
 rate would be 2.4 of them. Then a run of one window's reads measures what the run of all of them does
 (and three repetitions of it give an interval of about ±2.5 × the variation).
 
-    python3 -m acplot.readcount RUN [--tolerance 0.03] [--hit-tolerance 0.2]"""
+--first N sets the first N windows pooled (N × reads: what a cell of that many reads measures)
+against the pool of all, in place of window 0 alone: with 4 windows of 25,000, --first 2 asks
+whether 50,000 reads stand for 100,000.
+
+    python3 -m acplot.readcount RUN [--first 1] [--tolerance 0.03] [--hit-tolerance 0.2]"""
 from __future__ import annotations
 
 import argparse
@@ -32,10 +36,18 @@ NEED = ["approach", "zipf_theta", "mem_ratio", "run_window", "window_of", "opera
         "throughput_ops_s", "hit_rate"]
 
 
+def _pooled(g: pd.DataFrame) -> tuple[float, float]:
+    """(throughput, hit rate in %) of windows run as one: operations over summed time, hits over reads."""
+    ops = g["operations"].astype(float)
+    return float(ops.sum() / g["run_duration_s"].sum()), float((100.0 * g["hit_rate"] * ops).sum() / ops.sum())
+
+
 def pool_table(df: pd.DataFrame, tolerance: float = TOLERANCE,
-               hit_tolerance_pp: float = HIT_TOLERANCE_PP) -> pd.DataFrame:
+               hit_tolerance_pp: float = HIT_TOLERANCE_PP, first: int = 1) -> pd.DataFrame:
     """One row per (process, figure); ResultsError if the rows are not windows of processes. Throughput's
-    "window 0 − pool" and "variation" are % of the pool and the mean, hit rate's percentage points."""
+    "window 0 − pool" and "variation" are % of the pool and the mean, hit rate's percentage points.
+    first > 1: "window 0" is the first `first` windows pooled (processes with no window beyond them
+    are left out)."""
     missing = [c for c in NEED if c not in df.columns]
     if missing:
         raise ResultsError(f"rows lack {', '.join(missing)} (a run of repetition_mode = \"windows\" has them)")
@@ -46,36 +58,37 @@ def pool_table(df: pd.DataFrame, tolerance: float = TOLERANCE,
         raise ResultsError("no rows of a windows process (run_window / window_of empty)")
     out = []
     for proc, g in df.sort_values("run_window").groupby("window_of", sort=True):
-        if len(g) < 2 or int(g["run_window"].iloc[0]) != 0:
+        if len(g) <= first or int(g["run_window"].iloc[0]) != 0:
             continue
-        first = g.iloc[0]
-        tput = g["throughput_ops_s"].astype(float)
-        hit = 100.0 * g["hit_rate"].astype(float)
-        pools = {"throughput_ops_s": (tput, float(g["operations"].sum() / g["run_duration_s"].sum())),
-                 "hit_rate": (hit, float((hit * g["operations"]).sum() / g["operations"].sum()))}
-        for col, (xs, pool) in pools.items():
+        row0 = g.iloc[0]
+        head, whole = _pooled(g.iloc[:first]), _pooled(g)
+        pools = {"throughput_ops_s": (g["throughput_ops_s"].astype(float), whole[0], head[0]),
+                 "hit_rate": (100.0 * g["hit_rate"].astype(float), whole[1], head[1])}
+        for col, (xs, pool, w0) in pools.items():
             iv = t_interval(xs)
-            w0 = float(xs.iloc[0])
             if col == "hit_rate":       # points
                 off, var, bound = w0 - pool, float(xs.std()), hit_tolerance_pp
             else:                       # shares, in %
                 off = 100.0 * (w0 - pool) / pool if pool else float("nan")
                 var = 100.0 * float(xs.std() / iv.mean) if iv.mean else float("nan")
                 bound = 100.0 * tolerance
-            out.append({"process": proc, "approach": first["approach"], "θ": float(first["zipf_theta"]),
-                        "M/D": float(first["mem_ratio"]), "figure": col, "windows": len(g),
-                        "reads per window": int(first["operations"]), "window 0": w0, "windows mean": iv,
+            out.append({"process": proc, "approach": row0["approach"], "θ": float(row0["zipf_theta"]),
+                        "M/D": float(row0["mem_ratio"]), "figure": col, "windows": len(g), "first": first,
+                        "reads per window": int(row0["operations"]), "window 0": w0, "windows mean": iv,
                         "pool": pool, "window 0 − pool": off, "variation": var,
                         "unit": "pp" if col == "hit_rate" else "%",
                         "agrees": bool(abs(off) <= bound and var <= bound)})
     if not out:
-        raise ResultsError("no process with a window 0 and a later window")
+        raise ResultsError("no process with a window 0 and a later window" if first == 1 else
+                           f"no process with windows 0 to {first - 1} and a later window")
     return pd.DataFrame(out)
 
 
 def markdown(t: pd.DataFrame) -> str:
     """Hit rates in %, their differences and variation in points; throughput in ops/s, its in %."""
-    lines = ["| approach | θ | M/D | figure | windows × reads | window 0 | windows' mean [95 %] | pool | window 0 − pool | "
+    n = int(t["first"].iloc[0]) if len(t) and "first" in t else 1
+    head = "window 0" if n == 1 else f"windows 0–{n - 1} pooled"
+    lines = [f"| approach | θ | M/D | figure | windows × reads | {head} | windows' mean [95 %] | pool | {head} − pool | "
              "variation | agrees |", "|---|---|---|---|---|---|---|---|---|---|---|"]
     for _, r in t.iterrows():
         fig = "hit rate (%)" if r["figure"] == "hit_rate" else "throughput (ops/s)"
@@ -95,13 +108,17 @@ def main(argv: list[str] | None = None) -> int:
     ap.add_argument("--hit-tolerance", type=float, default=HIT_TOLERANCE_PP,
                     help=f"hit rate's largest accepted window 0 − pool and variation, in percentage points "
                          f"(default {HIT_TOLERANCE_PP})")
+    ap.add_argument("--first", type=int, default=1,
+                    help="pool the first N windows (N × reads per window) against all of them (default 1: window 0)")
     a = ap.parse_args(argv)
+    if a.first < 1:
+        ap.error(f"--first {a.first}: accepted: a whole number >= 1 (fewer than a process's windows)")
     if not 0 <= a.tolerance < 1:
         ap.error(f"--tolerance {a.tolerance}: accepted: 0 <= share < 1")
     if not 0 <= a.hit_tolerance < 100:
         ap.error(f"--hit-tolerance {a.hit_tolerance}: accepted: 0 <= points < 100")
     try:
-        print(markdown(pool_table(load_run(a.run), a.tolerance, a.hit_tolerance)))
+        print(markdown(pool_table(load_run(a.run), a.tolerance, a.hit_tolerance, a.first)))
     except (ResultsError, OSError) as e:
         print(f"acplot.readcount: {e}", file=sys.stderr)
         return 2

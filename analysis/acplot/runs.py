@@ -159,7 +159,7 @@ def hit_rate_rows(df: pd.DataFrame) -> pd.DataFrame:
     """One row per cell and repetition for hit rates and memory: where a cell ran on the RAM device
     and on the disk (fig3-paper and fig4-paper read together), the RAM device's row, whose grid is
     the hit-rate grid; every other row as it is (experiments/README.md "Fast device" compares them).
-    Rows of another regime than the native disk (fig4-paper-hdd: 100,000 reads on an emulated hard
+    Rows of another regime than the native disk (fig4-paper-hdd: 50,000 reads on an emulated hard
     disk, for its times) are left out: the hit-rate grids measure 2M reads on the native one."""
     if "regime" in df.columns:
         df = df[df["regime"].fillna("native").astype(str) == "native"].reset_index(drop=True)

@@ -49,6 +49,21 @@ def test_pool_and_verdicts() -> None:
     assert h2["window 0 − pool"] == pytest.approx(-0.0165) and h2["agrees"] and h2["reads per window"] == 1000000
 
 
+def test_first_windows_pooled() -> None:
+    """--first 2: windows 0 and 1 as one run (50,000 reads) against the pool of all four."""
+    df = pd.DataFrame(process("ospaging", [90.0, 110.0, 100.0, 100.0], [0.70, 0.72, 0.71, 0.71]))
+    t = pool_table(df, first=2).set_index("figure")
+    head = 50000 / (25000 / 90 + 25000 / 110)           # 99.0: two windows' operations over their time
+    pool = 100000 / (25000 / 90 + 25000 / 110 + 250 + 250)
+    assert t.loc["throughput_ops_s", "window 0"] == pytest.approx(head)
+    assert t.loc["throughput_ops_s", "window 0 − pool"] == pytest.approx(100 * (head - pool) / pool)
+    assert t.loc["hit_rate", "window 0"] == pytest.approx(71.0) and t.loc["hit_rate", "window 0 − pool"] == pytest.approx(0.0)
+    assert "| ospaging | 0.99 | 0.25 | hit rate (%) | 4 × 25,000 | 71 |" in markdown(t.reset_index())
+    assert "windows 0–1 pooled − pool" in markdown(t.reset_index())
+    with pytest.raises(ResultsError, match="no process with windows 0 to 3 and a later window"):
+        pool_table(df, first=4)
+
+
 def test_refusals(tmp_path) -> None:
     with pytest.raises(ResultsError, match="rows lack run_window, window_of"):
         pool_table(pd.DataFrame({"approach": ["lru"], "zipf_theta": [0.9], "mem_ratio": [0.5], "operations": [1],
@@ -62,3 +77,5 @@ def test_refusals(tmp_path) -> None:
     assert main([str(tmp_path / "none.csv")]) == 2
     with pytest.raises(SystemExit):
         main([str(f), "--hit-tolerance", "-1"])
+    with pytest.raises(SystemExit):
+        main([str(f), "--first", "0"])
