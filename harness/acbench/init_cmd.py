@@ -77,6 +77,12 @@ repetition_mode = "{repetition_mode}"   # separate (a process per repetition) or
 # allowance = "auto"           # the limit beyond the items' budget: calibrated, or a size
 # allowance_margin = "8M"      # provisioning = "own" only: a fixed floor added to each allowance
 # swap = "auto"                # paging approaches' swap file size
+
+# [per_approach.NAME]: how long one approach of the grid measures and warms up, instead of [fixed]'s
+# (operationcount, warmupoperations only: every approach of a cell sees the same data and requests),
+# e.g. for one that a read-count check (harness/README.md) showed still settling.
+# [per_approach.lru]
+# operationcount = 100000
 '''
 
 

@@ -18,6 +18,8 @@
               repetitions, one measured window each; windows-all: windows for every
               approach, for checks; see REPETITION_MODES)
     [memory]  item_footprint, allowance, allowance_margin, swap
+    [per_approach.NAME]  run-length properties (PER_APPROACH_KEYS) one approach of the grid runs
+              with instead of [fixed]'s, e.g. one shown to settle later than the others
 
 Every error names the table and field and says what is accepted.
 """
@@ -52,7 +54,10 @@ RESERVED = {"zipfianconstant": "use [grid] zipf_theta",
             "lookaside": "set by the approach (memcached refills after a miss, memcached-static does not)",
             "diskstats_device": "set by the harness (the device of the spill directory)",
             "workload": "use [grid] workload (a workload file's name or path)"}
-TOP_KEYS = ("name", "description", "fixed", "grid", "run", "memory")
+TOP_KEYS = ("name", "description", "fixed", "grid", "run", "memory", "per_approach")
+# what [per_approach.NAME] may set: how long a cell measures and warms up, never what it stores or asks
+# (every approach of a slice must see the same data set and request stream to be compared)
+PER_APPROACH_KEYS = ("operationcount", "warmupoperations")
 GRID_KEYS = ("approach", "zipf_theta", "mem_ratio", "workload", "repetition")
 # server_threads "threads": memcached's -t follows each cell's driver threads (YCSB `threads`)
 RUN_DEFAULTS: dict[str, Any] = {"mode": "in-process", "server_threads": "threads", "perf": True,
@@ -143,6 +148,7 @@ class Spec:
     run: dict[str, Any]
     memory: dict[str, Any]
     trace: str = ""
+    per_approach: dict[str, dict[str, Any]] = field(default_factory=dict)
 
     def cells(self) -> list[Cell]:
         extra_keys = [k for k in self.grid if k not in GRID_KEYS]
@@ -154,6 +160,7 @@ class Spec:
             for rep in range(self.repetitions):
                 ex = dict(zip(extra_keys, extra))
                 props = {k: v for k, v in self.fixed.items()}
+                props.update(self.per_approach.get(approach, {}))
                 props.update(ex)
                 if not self.trace:          # a trace has its own skew (measured: skew_* columns)
                     props["zipfianconstant"] = theta
@@ -379,7 +386,34 @@ def parse_spec(data: dict[str, Any], path: Path) -> Spec:
     if trace and run["driver_depth"] != 1:
         raise _err(path, "[run] driver_depth", f"{run['driver_depth']}: a trace is replayed one request at a time "
                    "(batches refill their misses after the batch); accepted: 1 with [fixed] trace")
-    return Spec(name, path, desc, fixed, grid, reps, run, memory, trace)
+    per_approach = _per_approach(path, data.get("per_approach", {}), grid, trace)
+    return Spec(name, path, desc, fixed, grid, reps, run, memory, trace, per_approach)
+
+
+def _per_approach(path: Path, t: Any, grid: dict[str, list[Any]], trace: str) -> dict[str, dict[str, Any]]:
+    """[per_approach.NAME]: for an approach of [grid] approach, PER_APPROACH_KEYS replacing [fixed]'s."""
+    if not isinstance(t, dict):
+        raise _err(path, "per_approach", "must be tables [per_approach.NAME], NAME an approach of [grid] approach")
+    out: dict[str, dict[str, Any]] = {}
+    for name, props in t.items():
+        where = f"[per_approach.{name}]"
+        if name not in grid["approach"]:
+            raise _err(path, where, f"{name!r} is not in [grid] approach; accepted: "
+                       f"{', '.join(grid['approach'])}")
+        if not isinstance(props, dict) or not props:
+            raise _err(path, where, f"must be a table with one or more of {', '.join(PER_APPROACH_KEYS)}")
+        for k, v in props.items():
+            if k not in PER_APPROACH_KEYS:
+                raise _err(path, f"{where} {k}", "not settable per approach (every approach of a slice sees the "
+                           f"same data and requests); accepted: {', '.join(PER_APPROACH_KEYS)}")
+            if k in grid:
+                raise _err(path, f"{where} {k}", "is also a [grid] key; set it in one place only")
+            if trace:
+                raise _err(path, f"{where} {k}", f"set by [fixed] trace ({TRACE_SETS.get(k, 'the trace')})"
+                           if k in TRACE_SETS else "a replayed trace is the same requests for every approach")
+            props_k = _count(path, f"{where} {k}", v, 1 if k == "operationcount" else 0)
+            out.setdefault(name, {})[k] = props_k
+    return out
 
 
 # what a replayed trace decides, so a spec with [fixed] trace does not set it

@@ -176,7 +176,16 @@ def test_first_repetitions_selected(tmp_path: Path) -> None:
     ('zipf_theta = [0.99, 0.5]\n', "",
      "s.toml: [grid] zipf_theta: missing; required: a non-empty list"),
     ("[fixed]", "speed = 1\n[fixed]",
-     "s.toml: top level: unknown key 'speed'; accepted: name, description, fixed, grid, run, memory"),
+     "s.toml: top level: unknown key 'speed'; accepted: name, description, fixed, grid, run, memory, per_approach"),
+    ("repetition = 2", "repetition = 2\n[per_approach.logging]\noperationcount = 5",
+     "s.toml: [per_approach.logging]: 'logging' is not in [grid] approach; accepted: memcached, lru"),
+    ("repetition = 2", "repetition = 2\n[per_approach.lru]\nrecordcount = 5",
+     "s.toml: [per_approach.lru] recordcount: not settable per approach (every approach of a slice sees the same "
+     "data and requests); accepted: operationcount, warmupoperations"),
+    ("repetition = 2", "repetition = 2\n[per_approach.lru]\noperationcount = 0",
+     "s.toml: [per_approach.lru] operationcount: 0; accepted: a whole number >= 1"),
+    ("repetition = 2", "repetition = 2\n[per_approach]\nlru = 5",
+     "s.toml: [per_approach.lru]: must be a table with one or more of operationcount, warmupoperations"),
     ("[fixed]", "[run]\nmode = \"rocket\"\n[fixed]",
      "s.toml: [run] mode: 'rocket'; accepted: in-process, network"),
     ("[fixed]", "[run]\nturbo = true\n[fixed]",
@@ -224,6 +233,16 @@ def test_first_repetitions_selected(tmp_path: Path) -> None:
 def test_errors(tmp_path: Path, old: str, new: str, message: str) -> None:
     assert old in GOOD
     assert err(tmp_path, GOOD.replace(old, new)).startswith(message)
+
+
+def test_per_approach_run_length(tmp_path: Path) -> None:
+    """[per_approach.NAME]: that approach's cells get its operationcount (and only they); the others
+    keep [fixed]'s; the property is a cell parameter like any other (p_operationcount)."""
+    spec = load_spec(write(tmp_path, GOOD + "[per_approach.lru]\noperationcount = 4000\nwarmupoperations = 0\n"))
+    by = {c.approach: c for c in spec.cells()}
+    assert by["lru"].properties["operationcount"] == 4000 and by["lru"].properties["warmupoperations"] == 0
+    assert by["memcached"].properties["operationcount"] == 2000 and "warmupoperations" not in by["memcached"].properties
+    assert by["lru"].params()["p_operationcount"] == 4000 and spec.fixed["operationcount"] == 2000
 
 
 def test_bad_toml_and_missing_file(tmp_path: Path) -> None:
