@@ -19,7 +19,7 @@ import re
 import statistics
 from typing import Any
 
-STOP_BY_FORMS = ("+DURATION (+2h, +90m, +1h30m, +600s), HH:MM (UTC, the next such time), or an ISO "
+STOP_BY_FORMS = ("+DURATION (+2h, +90m, +1h30m, +600s), HH:MM or HH:MM UTC (UTC, the next such time), or an ISO "
                  "8601 time (2026-11-30T05:10, UTC unless it names its zone)")
 
 _DURATION = re.compile(r"^\+(?:(\d+)h)?(?:(\d+)m)?(?:(\d+)s)?$")
@@ -37,7 +37,7 @@ def parse_stop_by(text: str, now: dt.datetime | None = None) -> float:
     if m and any(m.groups()):
         h, mi, s = (int(x or 0) for x in m.groups())
         return (now + dt.timedelta(hours=h, minutes=mi, seconds=s)).timestamp()
-    m = re.match(r"^(\d{1,2}):(\d{2})$", t)
+    m = re.match(r"^(\d{1,2}):(\d{2})(?:\s*UTC)?$", t, re.IGNORECASE)
     if m and int(m[1]) < 24 and int(m[2]) < 60:
         at = now.replace(hour=int(m[1]), minute=int(m[2]), second=0, microsecond=0)
         return (at if at > now else at + dt.timedelta(days=1)).timestamp()

@@ -24,14 +24,15 @@ def test_stop_by_forms() -> None:
     assert at("+1h30m") == NOW + dt.timedelta(minutes=90)
     assert at("+600s") == NOW + dt.timedelta(seconds=600)
     assert at("05:10") == NOW.replace(hour=5, minute=10)
+    assert at("05:10 UTC") == at("05:10utc") == NOW.replace(hour=5, minute=10)     # as the --help writes it
     assert at("02:00") == NOW.replace(hour=2) + dt.timedelta(days=1)      # passed today: tomorrow's
     assert at("2026-11-30T04:00") == NOW.replace(hour=4)
     assert at("2026-11-30T05:00+01:00") == NOW.replace(hour=4)
 
 
 @pytest.mark.parametrize("text, says", [
-    ("2h", "not a time; accepted: +DURATION"), ("+", "not a time"), ("+2d", "not a time"), ("25:00", "not a time"),
-    ("soon", "not a time; accepted: +DURATION (+2h, +90m, +1h30m, +600s), HH:MM (UTC, the next such time), or an ISO"),
+    ("2h", "not a time; accepted: +DURATION"), ("+", "not a time"), ("+2d", "not a time"), ("25:00", "not a time"), ("05:10 CET", "not a time"),
+    ("soon", "not a time; accepted: +DURATION (+2h, +90m, +1h30m, +600s), HH:MM or HH:MM UTC (UTC, the next such time), or an ISO"),
     ("2026-11-30T02:00", "has passed (now 2026-11-30T03:00:00+00:00)"),
 ])
 def test_stop_by_refused(text: str, says: str) -> None:
