@@ -284,13 +284,34 @@ def status_lines(stage: Path, grids: tuple[str, ...] = GRIDS) -> list[str]:
 
 # --- a piece of the rerun ------------------------------------------------------------------------
 
+def set_aside_unpinned(rd: RunDir, pinned: str) -> Path | None:
+    """A run directory with rows of another memcached-ac than the pinned one (binary_sha256) is what an
+    earlier pin left in build/: the rerun runs one binary, so none of its cells can be kept, and `acbench
+    run` would refuse to resume over them. Renamed to <run id>.unpinned-<its binary> beside it (kept,
+    nothing deleted), so that the grid restores from its staged rows; the new path, or None."""
+    df = rd.read()
+    if df.empty or "binary_sha256" not in df.columns:
+        return None
+    others = sorted(str(b) for b in df["binary_sha256"].dropna().unique() if str(b) != pinned)
+    if not others:
+        return None
+    base = rd.path.with_name(f"{rd.path.name}.unpinned-{others[0][:16]}")
+    dest, n = base, 1
+    while dest.exists():
+        n += 1
+        dest = base.with_name(f"{base.name}.{n}")
+    rd.path.rename(dest)
+    return dest
+
+
 def run_piece(stage: Path, results: Path, run_id: str, stop_by: float, grids: tuple[str, ...],
               run_grid: Callable[[Path, Path, str, float, float, dict[str, list[float]]], int],
-              run_fig2: Callable[[Path], int], say: Callable[[str], None]) -> int:
+              run_fig2: Callable[[Path], int], say: Callable[[str], None], pinned: str | None = None) -> int:
     """Runs the grids in order until stop_by; stages each grid's rows after it ran (also when stopped).
     run_grid(spec, results, run_id, stop_by, busy, prior_walls) is runner.run_spec's piece; run_fig2(out) the Fig 2
-    command. Returns STOPPED_BY when the deadline left work, run_grid's status when it was interrupted
-    (130), 0 when every grid is complete, 1 when a grid has failed cells."""
+    command; pinned: the pinned memcached-ac's checksum (a run directory of another is set aside:
+    set_aside_unpinned). Returns STOPPED_BY when the deadline left work, run_grid's status when it was
+    interrupted (130), 0 when every grid is complete, 1 when a grid has failed cells."""
     say(f"restored {restore_calibrations(stage)} calibrations from {stage}")
     failed = False
     for g in grids:
@@ -305,6 +326,10 @@ def run_piece(stage: Path, results: Path, run_id: str, stop_by: float, grids: tu
                 return rc
             continue        # 1: written, a method's callgrind run failed (vma's always does): fig2/run.json says so
         rd = RunDir(results / g / run_id)
+        aside = set_aside_unpinned(rd, pinned) if pinned is not None else None
+        if aside is not None:
+            say(f"{g}: {rd.path} held rows of another binary than the pinned {pinned[:16]} (an earlier pin's): "
+                f"moved to {aside}")
         if rd.read().empty:
             n = restore(stage / g, rd)
             if n:

@@ -81,7 +81,7 @@ def main(
 
         signal.signal(signal.SIGTERM, _interrupt)      # stop the piece (a grid's cell or Fig 2 cleaned up)
         rc = rerun.run_piece(here, results or paths.default_results(), run_id, deadline, grids, run_grid, run_fig2,
-                             console.print)
+                             console.print, pin["binaries"].get("memcached-ac"))
     except (rerun.RerunError, SpecError, RunError, RamDeviceError, StopByError) as e:
         _err.print(f"acbench rerun: error: {e}", markup=False)
         raise typer.Exit(2)

@@ -208,6 +208,48 @@ def test_piece_runs_grids_in_order_until_the_deadline(tmp_path: Path, monkeypatc
     assert not (stage / "fig2").exists()
 
 
+def test_piece_sets_aside_an_earlier_pins_run_directory(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A run directory left by an earlier pin (rows of another memcached-ac, never staged) is renamed
+    beside it, rows intact, and the grid restored from its staged rows; one of the pinned binary is
+    run on; a second leftover of the same binary gets its own name."""
+    monkeypatch.setattr(rerun, "stale_cells", lambda *a: set())
+    monkeypatch.setattr(paths, "cache_dir", lambda: tmp_path / "cache")
+    (tmp_path / "cache").mkdir()
+    stage, res = tmp_path / "stage", tmp_path / "res"
+    comp = spec_ids("compression-paper")
+    pinned, old = "p" * 16, "0" * 16
+    seen: list[list[str]] = []
+
+    def run_grid(spec: Path, results: Path, run_id: str, until: float, busy: float, prior: dict) -> int:
+        rd = RunDir(results / spec.stem / run_id)
+        seen.append(sorted(rd.read()["cell_id"]) if not rd.read().empty else [])
+        rd.write(pd.concat([rd.read(), fake_rows(comp[len(rd.read()):len(rd.read()) + 2], binary=pinned)],
+                           ignore_index=True))
+        return runner.STOPPED_BY
+
+    said: list[str] = []
+    rd = RunDir(res / "compression-paper" / "rerun")
+    rd.write(fake_rows(comp, binary=old))                   # an earlier pin's whole grid, not staged
+    rc = rerun.run_piece(stage, res, "rerun", 1e12, ("compression-paper",), run_grid, fake_fig2_never, said.append,
+                         pinned)
+    aside = res / "compression-paper" / f"rerun.unpinned-{old}"
+    assert rc == runner.STOPPED_BY and seen == [[]]        # ran from nothing: nothing staged yet
+    assert sorted(RunDir(aside).read()["cell_id"]) == sorted(comp) and set(RunDir(aside).read()["binary_sha256"]) == {old}
+    assert any(f"moved to {aside}" in s and "another binary than the pinned pppppppppppppppp" in s for s in said)
+    assert rerun.grid_state("compression-paper", stage).finished == 2
+
+    # the pinned run directory is run on (no rename); a second leftover of the old binary: ".2"
+    rerun.run_piece(stage, res, "rerun", 1e12, ("compression-paper",), run_grid, fake_fig2_never, said.append, pinned)
+    assert seen[-1] == sorted(comp[:2]) and not (res / "compression-paper" / f"rerun.unpinned-{old}.2").exists()
+    import shutil
+    shutil.rmtree(rd.path)
+    rd.write(pd.concat([fake_rows(comp[:1], binary=pinned), fake_rows(comp[1:3], binary=old)], ignore_index=True))
+    rerun.run_piece(stage, res, "rerun", 1e12, ("compression-paper",), run_grid, fake_fig2_never, said.append, pinned)
+    assert sorted(RunDir(res / "compression-paper" / f"rerun.unpinned-{old}.2").read()["cell_id"]) == sorted(comp[:3])
+    assert seen[-1] == sorted(comp[:4])                     # restored from the stage's 4 pinned rows
+    assert rerun.set_aside_unpinned(RunDir(tmp_path / "none"), pinned) is None
+
+
 def fake_fig2_never(out: Path) -> int:
     raise AssertionError("Fig 2 must not run")
 
