@@ -292,7 +292,7 @@ def set_aside_unpinned(rd: RunDir, pinned: str) -> Path | None:
     df = rd.read()
     if df.empty or "binary_sha256" not in df.columns:
         return None
-    others = sorted(str(b) for b in df["binary_sha256"].dropna().unique() if str(b) != pinned)
+    others = sorted(str(b) for b in df["binary_sha256"].dropna().unique() if str(b)[:16] != pinned[:16])  # 16 hex kept
     if not others:
         return None
     base = rd.path.with_name(f"{rd.path.name}.unpinned-{others[0][:16]}")
