@@ -222,9 +222,9 @@ def test_piece_sets_aside_an_earlier_pins_run_directory(tmp_path: Path, monkeypa
 
     def run_grid(spec: Path, results: Path, run_id: str, until: float, busy: float, prior: dict) -> int:
         rd = RunDir(results / spec.stem / run_id)
-        seen.append(sorted(rd.read()["cell_id"]) if not rd.read().empty else [])
-        rd.write(pd.concat([rd.read(), fake_rows(comp[len(rd.read()):len(rd.read()) + 2], binary=pinned)],
-                           ignore_index=True))
+        have = rd.read()
+        seen.append(sorted(have["cell_id"]) if not have.empty else [])
+        rd.write(pd.concat([have, fake_rows(comp[len(have):len(have) + 2], binary=pinned)], ignore_index=True))
         return runner.STOPPED_BY
 
     said: list[str] = []
@@ -248,6 +248,9 @@ def test_piece_sets_aside_an_earlier_pins_run_directory(tmp_path: Path, monkeypa
     assert sorted(RunDir(res / "compression-paper" / f"rerun.unpinned-{old}.2").read()["cell_id"]) == sorted(comp[:3])
     assert seen[-1] == sorted(comp[:4])                     # restored from the stage's 4 pinned rows
     assert rerun.set_aside_unpinned(RunDir(tmp_path / "none"), pinned) is None
+    full = RunDir(tmp_path / "full")                        # the pinned binary's whole checksum: the same binary
+    full.write(fake_rows(comp[:1], binary=pinned + "f" * 48))
+    assert rerun.set_aside_unpinned(full, pinned) is None and full.path.exists()
 
 
 def fake_fig2_never(out: Path) -> int:
