@@ -8,7 +8,8 @@ Expected wall time of a process (runner.units: one cell, or a cell's repetitions
 median wall time per cell of the run directory's finished processes of the same approach, times the
 process's cells (a windows process's first cell carries the set-up, load and warm-up, so this is on
 the long side), brought up to date after each process. An approach with no finished process there
-takes the times the caller knows from elsewhere (acbench rerun: the grid's committed rows); with
+takes the times the caller knows from elsewhere (acbench rerun: the grid's committed rows, else its
+check runs' processes scaled to the grid's run lengths, scaled_walls); with
 none, it is expected to take no time: its first process starts whenever the deadline has not
 passed. Not counted: a memory calibration the process runs first (seconds to a few minutes, once
 per approach, θ and M/D; acbench rerun restores the staged ones)."""
@@ -63,6 +64,26 @@ def per_cell_walls(rows: Any) -> dict[str, list[float]]:
         wall = g["cell_wall_s"].dropna()
         if len(wall):
             out.setdefault(str(approach), []).append(float(wall.sum()) / len(g))
+    return out
+
+
+def scaled_walls(rows: Any, ops: dict[str, int]) -> dict[str, list[float]]:
+    """What a cell of ops[approach] measured operations is expected to take, from the finished
+    processes in rows of another run at other run lengths (a check run): each process's set-up (its
+    wall less its measured runs: start, load, warm-up) plus ops[approach] operations at the rate its
+    measured runs went. Approaches not in ops, or without run_duration_s and operations, are left out."""
+    out: dict[str, list[float]] = {}
+    need = {"cell_wall_s", "run_duration_s", "operations"}
+    if rows is None or rows.empty or not need <= set(rows.columns):
+        return out
+    ok = rows[rows["status"].fillna("ok") == "ok"] if "status" in rows.columns else rows
+    ok = ok.dropna(subset=sorted(need))
+    proc = ok["window_of"].fillna(ok["cell_id"]) if "window_of" in ok.columns else ok["cell_id"]
+    for (approach, _), g in ok.groupby([ok["approach"], proc]):
+        n, run_s = float(g["operations"].sum()), float(g["run_duration_s"].sum())
+        if str(approach) in ops and n > 0:
+            setup = max(float(g["cell_wall_s"].sum()) - run_s, 0.0)
+            out.setdefault(str(approach), []).append(setup + ops[str(approach)] * run_s / n)
     return out
 
 

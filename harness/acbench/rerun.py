@@ -32,7 +32,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from acbench import measure, paths, sysinfo
-from acbench.deadline import expected_wall, per_cell_walls
+from acbench.deadline import expected_wall, per_cell_walls, scaled_walls
 from acbench.results import RunDir, load_results, write_published
 from acbench.runner import HOST_FACTS, STOPPED_BY, busy_cells, fact_text, units
 from acbench.spec import load_spec
@@ -208,6 +208,7 @@ class GridState:
     given_up_s: float
     left_s: float = 0.0             # expected wall time of the cells left, from this machine's finished ones
     unmeasured: tuple[str, ...] = ()   # approaches with cells left and none finished yet (not in left_s)
+    checked: tuple[str, ...] = ()      # approaches with cells left whose time is a check run's (CHECKS)
 
     @property
     def complete(self) -> bool:
@@ -233,11 +234,13 @@ def grid_state(grid: str, stage: Path, busy: float = BUSY, bins: dict[str, str] 
     stale = stale_cells(spec, cells, ok, bins if bins is not None else pinned_or_current(stage.parent))
     redo = busy_cells(ok, busy)
     todo = [c for c in cells if c.cell_id not in set(ok["cell_id"]) - redo]
-    walls = {**prior_walls(grid), **per_cell_walls(ok)}
+    prior, own = prior_walls(grid), per_cell_walls(ok)
+    walls = {**prior, **own}
     left = [(u[0].approach, expected_wall(walls, u[0].approach, len(u))) for u in units(spec, todo)]
+    checked = tuple(sorted({a for a, _ in left if a in prior and a not in own} - committed_approaches(grid)))
     return GridState(grid, len(ids), ok["cell_id"].nunique(), len(redo), len(df) - len(ok), len(stale), ran,
                      float(meta.get("wall_s") or 0), float(meta.get("given_up_s") or 0),
-                     sum(t for _, t in left), tuple(sorted({a for a, _ in left if a not in walls})))
+                     sum(t for _, t in left), tuple(sorted({a for a, _ in left if a not in walls})), checked)
 
 
 def stale_cells(spec: Any, cells: list[Any], rows: pd.DataFrame, bins: dict[str, str]) -> set[str]:
@@ -258,13 +261,40 @@ def pinned_or_current(root: Path) -> dict[str, str]:
     return json.loads(f.read_text())["binaries"] if f.exists() else pin_binaries()
 
 
+# Check runs that measured a grid's approaches at its scale (their READMEs in
+# experiments/results/<check>/): what a piece expects of an approach the grid's committed rows lack,
+# at one slice or a few among the grid's costliest, so on the long side (fig3-rw-reads-check's one
+# slice stands for all twelve of fig3-paper-rw).
+CHECKS = {"fig3-paper": ("fig3-reads-check-flat", "fig3-reads-check-skewed"),
+          "fig3-paper-rw": ("fig3-rw-reads-check",), "fig4-paper-hdd": ("hdd-reads-check",)}
+
+
 def prior_walls(grid: str, committed: Path | None = None) -> dict[str, list[float]]:
     """Wall per cell of each approach in the grid's committed rows (experiments/results/<grid>/, an
     earlier run, maybe on another machine): what a piece expects of an approach it has not run yet, so
     that its first process (blocks-paper's lru-block-merge: 35 min a cell) is not started just
-    before the deadline."""
-    f = (committed or paths.top() / "experiments" / "results") / grid / "cells.csv"
-    return per_cell_walls(load_results(f)) if f.exists() else {}
+    before the deadline. An approach those rows lack (all of them, for a grid never run) takes its
+    CHECKS' processes instead, scaled to the grid's run lengths (deadline.scaled_walls:
+    fig3-paper-rw's uvmm 16 min a cell)."""
+    root = committed or paths.top() / "experiments" / "results"
+    f = root / grid / "cells.csv"
+    out = per_cell_walls(load_results(f)) if f.exists() else {}
+    checks = [c for c in (root / c / "cells.csv" for c in CHECKS.get(grid, ())) if c.exists()]
+    if not checks:
+        return out
+    ops = {c.approach: int(c.properties["operationcount"])
+           for c in load_spec(paths.top() / "experiments" / f"{grid}.toml").cells()}
+    ops = {a: n for a, n in ops.items() if a not in out}
+    for c in checks:
+        for approach, walls in scaled_walls(load_results(c), ops).items():
+            out.setdefault(approach, []).extend(walls)
+    return out
+
+
+def committed_approaches(grid: str) -> set[str]:
+    """The approaches with finished cells in the grid's committed rows."""
+    f = paths.top() / "experiments" / "results" / grid / "cells.csv"
+    return set(per_cell_walls(load_results(f))) if f.exists() else set()
 
 
 def status_lines(stage: Path, grids: tuple[str, ...] = GRIDS) -> list[str]:
@@ -278,7 +308,9 @@ def status_lines(stage: Path, grids: tuple[str, ...] = GRIDS) -> list[str]:
                    + (f" ({s.given_up_s / 3600:.2f} h given up)" if s.given_up_s else "")
                    + (f", binaries {', '.join(b[:16] for b in s.binaries)}" if s.binaries else "")
                    + (" — complete" if s.complete else f"; left ≈ {s.left_s / 3600:.2f} h")
-                   + (f" + {', '.join(s.unmeasured)} (none finished yet)" if s.unmeasured else ""))
+                   + (f" + {', '.join(s.unmeasured)} (none finished yet)" if s.unmeasured else "")
+                   + (f" ({', '.join(s.checked)} timed by {', '.join(CHECKS[g])}, not by cells of its own)"
+                      if s.checked else ""))
     return out
 
 

@@ -296,6 +296,47 @@ def test_prior_walls_from_committed_rows(tmp_path: Path) -> None:
     assert rerun.prior_walls("blocks-paper", tmp_path) == {} and rerun.prior_walls("no-such-grid") == {}
 
 
+def test_scaled_walls_from_a_check_run() -> None:
+    """A check process at other run lengths: its set-up (wall less measured runs) plus the grid's
+    operations at the rate its measured runs went; a failed process and an approach the grid lacks
+    give nothing."""
+    df = pd.DataFrame([
+        {"cell_id": "u_r0", "approach": "uvmm", "window_of": "u_r0", "cell_wall_s": 700.0, "run_duration_s": 300.0,
+         "operations": 1000, "status": "ok"},          # set-up 400 s, then 1000 ops in 300 s
+        {"cell_id": "u_r1", "approach": "uvmm", "window_of": "u_r0", "cell_wall_s": 300.0, "run_duration_s": 300.0,
+         "operations": 1000, "status": "ok"},
+        {"cell_id": "l_r0", "approach": "lru", "window_of": None, "cell_wall_s": 50.0, "run_duration_s": 40.0,
+         "operations": 4000, "status": "ok"},
+        {"cell_id": "a_r0", "approach": "alru", "window_of": None, "cell_wall_s": 90.0, "run_duration_s": 80.0,
+         "operations": 1000, "status": "oom_killed"},
+        {"cell_id": "m_r0", "approach": "memcached", "window_of": None, "cell_wall_s": 5.0, "run_duration_s": 4.0,
+         "operations": 1000, "status": "ok"}])
+    walls = deadline.scaled_walls(df, {"uvmm": 3000, "lru": 1000, "alru": 1000})
+    assert walls == {"uvmm": [pytest.approx(400.0 + 900.0)], "lru": [pytest.approx(10.0 + 10.0)]}
+    assert deadline.scaled_walls(df.drop(columns=["operations"]), {"uvmm": 1}) == {}
+
+
+def test_prior_walls_of_a_grid_never_run_from_its_checks(tmp_path: Path) -> None:
+    """fig3-paper-rw has no committed rows: its approaches take fig3-rw-reads-check's processes (one
+    of 1M warm-up + 2 windows of 1M each), scaled to the grid's 2M measured (uvmm: the whole 954 s
+    process) and lru's 1M; with neither rows nor checks, nothing."""
+    walls = rerun.prior_walls("fig3-paper-rw")
+    assert sorted(walls) == ["alru", "effpaging", "logging", "logging-buffer", "lru", "memcached", "ospaging",
+                             "uvmm"]
+    assert walls["uvmm"] == [pytest.approx(673.698798 + 280.239370)]
+    lru_setup = 34.169619 + 14.543407 - 14.340034 - 14.543407
+    assert walls["lru"] == [pytest.approx(lru_setup + (14.340034 + 14.543407) / 2)]
+    assert sorted(rerun.prior_walls("fig4-paper-hdd")) == ["lru", "ospaging"]
+    assert rerun.prior_walls("fig3-paper-rw", tmp_path) == {}
+    # fig3-paper's committed rows time their approaches; the three they lack come from both checks
+    mixed = rerun.prior_walls("fig3-paper")
+    committed = deadline.per_cell_walls(load_results(paths.top() / "experiments/results/fig3-paper/cells.csv"))
+    assert {a: mixed[a] for a in committed} == committed
+    assert sorted(set(mixed) - set(committed)) == ["logging-buffer", "uvmm", "uvmm-check"]
+    assert all(len(mixed[a]) == 2 for a in ("logging-buffer", "uvmm", "uvmm-check"))
+    assert rerun.committed_approaches("fig3-paper") == set(committed)
+
+
 def test_stale_cells(tmp_path: Path) -> None:
     """Staged cells whose key is not the one the spec and the pinned binaries give now: counted, the
     grid not complete, and --finish refuses it (a spec edited after its cells ran)."""
