@@ -1,5 +1,5 @@
 """`acbench rerun [--stop-by WHEN] [--grid G ...] [--stage DIR] [--results DIR] [--run-id ID] [--status]
-[--finish]`: the paper's grids rerun in pieces that each end by a deadline and stage their rows in
+[--finish] [--redo-stale]`: the paper's grids rerun in pieces that each end by a deadline and stage their rows in
 the repository (rerun.py)."""
 from __future__ import annotations
 
@@ -37,6 +37,8 @@ def main(
     status: bool = typer.Option(False, "--status", help="Print where each grid of this machine's rerun stands; run nothing."),
     finish: bool = typer.Option(False, "--finish", help="Every grid complete on one binary: copy the staged grids to "
                                 "experiments/results/<grid>/; run nothing."),
+    redo_stale: bool = typer.Option(False, "--redo-stale", help="Run again the finished cells whose settings are not "
+                                    "their spec's now (a spec changed after they ran), instead of refusing the grid."),
 ) -> None:
     """Rerun the paper's grids in pieces (harness/README.md "The rerun in pieces")."""
     grids = tuple(grid or rerun.GRIDS)
@@ -77,7 +79,7 @@ def main(
 
         def run_grid(spec: Path, res: Path, rid: str, until: float, busy: float, prior: dict[str, list[float]]) -> int:
             return run_spec(spec, res, rid, False, False, None, console, stop_by=until, redo_busy=busy,
-                            prior_walls=prior)
+                            prior_walls=prior, redo_stale=redo_stale)
 
         signal.signal(signal.SIGTERM, _interrupt)      # stop the piece (a grid's cell or Fig 2 cleaned up)
         rc = rerun.run_piece(here, results or paths.default_results(), run_id, deadline, grids, run_grid, run_fig2,

@@ -220,6 +220,7 @@ class ResumeStatus:
     kept: list[Cell] = field(default_factory=list)          # finished with the settings it has now
     stale: list[tuple[Cell, list[str]]] = field(default_factory=list)   # finished with other settings: why
     mixed: list[Cell] = field(default_factory=list)         # kept although another binary ran it (--allow-mixed)
+    redone_stale: list[tuple[Cell, list[str]]] = field(default_factory=list)  # finished with other settings: run again
 
     def refusal(self, rd: RunDir) -> str | None:
         """The message that refuses the run, naming what changed (None: nothing stale)."""
@@ -243,10 +244,12 @@ class ResumeStatus:
 
 def resume_status(cells: list[Cell], identity: dict[str, dict[str, Any]], finished: dict[str, str | None],
                   recorded: dict[str, dict[str, Any]], force: bool = False, redo: list[str] | None = None,
-                  allow_mixed: bool = False, redo_ids: set[str] | frozenset[str] = frozenset()) -> ResumeStatus:
+                  allow_mixed: bool = False, redo_ids: set[str] | frozenset[str] = frozenset(),
+                  redo_stale: bool = False) -> ResumeStatus:
     """identity: each cell's settings now; finished: the run directory's finished cells and their
     keys; recorded: the settings each finished cell ran with (run.json); redo_ids: finished cells to
-    run again (busy_cells)."""
+    run again (busy_cells); redo_stale: run again those finished with other settings than the spec's
+    now instead of refusing (counted in `redone_stale`)."""
     st = ResumeStatus()
     for c in cells:
         if force or c.approach in (redo or []) or c.cell_id not in finished or c.cell_id in redo_ids:
@@ -262,6 +265,9 @@ def resume_status(cells: list[Cell], identity: dict[str, dict[str, Any]], finish
         if allow_mixed and cellkey.only_binaries(why) and c.cell_id in recorded:
             st.kept.append(c)
             st.mixed.append(c)
+        elif redo_stale:
+            st.todo.append(c)
+            st.redone_stale.append((c, why))
         else:
             st.stale.append((c, why))
     return st
@@ -592,14 +598,15 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
              redo: list[str] | None = None, run_overrides: dict[str, Any] | None = None,
              only: list[str] | None = None, allow_mixed: bool = False, cluster: Placement | None = None,
              repetitions: int | None = None, stop_by: float | None = None, redo_busy: float | None = None,
-             prior_walls: dict[str, list[float]] | None = None) -> int:
+             prior_walls: dict[str, list[float]] | None = None, redo_stale: bool = False) -> int:
     """cluster: where the cells run instead of here, one by one (cluster.Cluster: a Dask cluster);
     repetitions: only the first that many of each cell (a later run of the run id adds the others);
     stop_by: a Unix time no process may be expected to run past (deadline.py; returns STOPPED_BY
     when it left cells to run, also when some failed: they run again on resume); prior_walls: per
     approach, the wall per cell of earlier runs, for an approach this run directory has no finished
     process of (deadline.per_cell_walls); redo_busy: run again the finished cells whose
-    other_cpu_share is above it."""
+    other_cpu_share is above it; redo_stale: run again the finished cells whose settings are not the
+    spec's now (what a changed spec would otherwise refuse; done once, so a resumed run keeps them)."""
     spec = load_spec(spec_path, run_overrides)
     if spill_device is not None:
         spec.run["spill_device"] = spill_device
@@ -627,7 +634,7 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
         raise RunError(str(e)) from None
     busy = busy_cells(rd.read(), redo_busy)
     status = resume_status(cells, ident, rd.finished_keys(), old_meta.get("cell_settings") or {}, force,
-                           redo, allow_mixed, busy)
+                           redo, allow_mixed, busy, redo_stale)
     if dry_run:
         console.print(dry_run_table(spec, cells, status))
         console.print(f"results would go to {rd.path}")
@@ -651,6 +658,10 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
     if busy:
         console.print(f"{len(busy)} finished cells ran beside other work (other_cpu_share > {redo_busy}): run again",
                       highlight=False)
+    if status.redone_stale:
+        changes = sorted({w for _, why in status.redone_stale for w in why})
+        console.print(f"{len(status.redone_stale)} finished cells ran with other settings than the spec gives now "
+                      f"({'; '.join(changes[:3])}{' ...' if len(changes) > 3 else ''}): run again", highlight=False)
     if status.kept:
         console.print(f"{len(status.kept)} of {len(cells)} cells already finished in {rd.path} with the same "
                       "settings (--force redoes them)")

@@ -126,6 +126,14 @@ def test_resume_keeps_refuses_and_forces(tmp_path: Path) -> None:
     assert len(st.todo) == 2 and not st.stale
     st = resume_status(changed.cells(), now, _finished(ran), ran, redo=["lru"])
     assert [c.approach for c in st.todo] == ["lru"] and [c.approach for c, _ in st.stale] == ["memcached"]
+    # --redo-stale: the stale cells run again, each with what changed, and nothing refuses; once they
+    # have run with the new settings, a resumed run keeps them (it redoes nothing twice)
+    st = resume_status(changed.cells(), now, _finished(ran), ran, redo_stale=True)
+    assert sorted(c.approach for c in st.todo) == ["lru", "memcached"] and not st.stale and not st.kept
+    assert st.refusal(RunDir(tmp_path / "rd")) is None
+    assert all(why == ["property.operationcount: 10000 then, 20000 now"] for _, why in st.redone_stale)
+    st = resume_status(changed.cells(), now, _finished(now), now, redo_stale=True)
+    assert len(st.kept) == 2 and not st.todo and not st.redone_stale
     # a cell not finished yet is run; a row of an older acbench (no key) is stale, said so
     st = resume_status(cells, ran, {"lru_readonly_z0.9_m0.5_r0": None}, {})
     assert [c.approach for c in st.todo] == ["memcached"]
