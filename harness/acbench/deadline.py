@@ -53,14 +53,19 @@ def parse_stop_by(text: str, now: dt.datetime | None = None) -> float:
     return at.timestamp()
 
 
+def _processes(rows: Any) -> Any:
+    """The finished (status ok) rows grouped by (approach, process): a windows process is one group."""
+    ok = rows[rows["status"].fillna("ok") == "ok"] if "status" in rows.columns else rows
+    proc = ok["window_of"].fillna(ok["cell_id"]) if "window_of" in ok.columns else ok["cell_id"]
+    return ok.groupby([ok["approach"], proc])
+
+
 def per_cell_walls(rows: Any) -> dict[str, list[float]]:
     """Each approach's finished processes in rows (a run directory's): wall seconds per cell."""
     out: dict[str, list[float]] = {}
     if rows is None or rows.empty or "cell_wall_s" not in rows.columns:
         return out
-    ok = rows[rows["status"].fillna("ok") == "ok"] if "status" in rows.columns else rows
-    proc = ok["window_of"].fillna(ok["cell_id"]) if "window_of" in ok.columns else ok["cell_id"]
-    for (approach, _), g in ok.groupby([ok["approach"], proc]):
+    for (approach, _), g in _processes(rows):
         wall = g["cell_wall_s"].dropna()
         if len(wall):
             out.setdefault(str(approach), []).append(float(wall.sum()) / len(g))
@@ -73,13 +78,10 @@ def scaled_walls(rows: Any, ops: dict[str, int]) -> dict[str, list[float]]:
     wall less its measured runs: start, load, warm-up) plus ops[approach] operations at the rate its
     measured runs went. Approaches not in ops, or without run_duration_s and operations, are left out."""
     out: dict[str, list[float]] = {}
-    need = {"cell_wall_s", "run_duration_s", "operations"}
-    if rows is None or rows.empty or not need <= set(rows.columns):
+    need = ["cell_wall_s", "operations", "run_duration_s"]
+    if rows is None or rows.empty or not set(need) <= set(rows.columns):
         return out
-    ok = rows[rows["status"].fillna("ok") == "ok"] if "status" in rows.columns else rows
-    ok = ok.dropna(subset=sorted(need))
-    proc = ok["window_of"].fillna(ok["cell_id"]) if "window_of" in ok.columns else ok["cell_id"]
-    for (approach, _), g in ok.groupby([ok["approach"], proc]):
+    for (approach, _), g in _processes(rows.dropna(subset=need)):
         n, run_s = float(g["operations"].sum()), float(g["run_duration_s"].sum())
         if str(approach) in ops and n > 0:
             setup = max(float(g["cell_wall_s"].sum()) - run_s, 0.0)

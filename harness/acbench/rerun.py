@@ -234,10 +234,11 @@ def grid_state(grid: str, stage: Path, busy: float = BUSY, bins: dict[str, str] 
     stale = stale_cells(spec, cells, ok, bins if bins is not None else pinned_or_current(stage.parent))
     redo = busy_cells(ok, busy)
     todo = [c for c in cells if c.cell_id not in set(ok["cell_id"]) - redo - stale]
-    prior, own = prior_walls(grid), per_cell_walls(ok)
-    walls = {**prior, **own}
+    rows, checks = prior_sources(grid)
+    own = per_cell_walls(ok)
+    walls = {**checks, **rows, **own}
     left = [(u[0].approach, expected_wall(walls, u[0].approach, len(u))) for u in units(spec, todo)]
-    checked = tuple(sorted({a for a, _ in left if a in prior and a not in own} - committed_approaches(grid)))
+    checked = tuple(sorted({a for a, _ in left if a in checks and a not in own}))
     return GridState(grid, len(ids), ok["cell_id"].nunique(), len(redo), len(df) - len(ok), len(stale), ran,
                      float(meta.get("wall_s") or 0), float(meta.get("given_up_s") or 0),
                      sum(t for _, t in left), tuple(sorted({a for a, _ in left if a not in walls})), checked)
@@ -269,32 +270,31 @@ CHECKS = {"fig3-paper": ("fig3-reads-check-flat", "fig3-reads-check-skewed"),
           "fig3-paper-rw": ("fig3-rw-reads-check",), "fig4-paper-hdd": ("hdd-reads-check",)}
 
 
-def prior_walls(grid: str, committed: Path | None = None) -> dict[str, list[float]]:
+def prior_sources(grid: str, committed: Path | None = None) -> tuple[dict[str, list[float]], dict[str, list[float]]]:
     """Wall per cell of each approach in the grid's committed rows (experiments/results/<grid>/, an
-    earlier run, maybe on another machine): what a piece expects of an approach it has not run yet, so
-    that its first process (blocks-paper's lru-block-merge: 35 min a cell) is not started just
-    before the deadline. An approach those rows lack (all of them, for a grid never run) takes its
-    CHECKS' processes instead, scaled to the grid's run lengths (deadline.scaled_walls:
+    earlier run, maybe on another machine), and for each approach those rows lack (all of them, for a
+    grid never run) its CHECKS' processes, scaled to the grid's run lengths (deadline.scaled_walls:
     fig3-paper-rw's uvmm 16 min a cell)."""
     root = committed or paths.top() / "experiments" / "results"
     f = root / grid / "cells.csv"
-    out = per_cell_walls(load_results(f)) if f.exists() else {}
+    rows = per_cell_walls(load_results(f)) if f.exists() else {}
     checks = [c for c in (root / c / "cells.csv" for c in CHECKS.get(grid, ())) if c.exists()]
     if not checks:
-        return out
+        return rows, {}
     ops = {c.approach: int(c.properties["operationcount"])
-           for c in load_spec(paths.top() / "experiments" / f"{grid}.toml").cells()}
-    ops = {a: n for a, n in ops.items() if a not in out}
+           for c in load_spec(paths.top() / "experiments" / f"{grid}.toml").cells() if c.approach not in rows}
+    out: dict[str, list[float]] = {}
     for c in checks:
         for approach, walls in scaled_walls(load_results(c), ops).items():
             out.setdefault(approach, []).extend(walls)
-    return out
+    return rows, out
 
 
-def committed_approaches(grid: str) -> set[str]:
-    """The approaches with finished cells in the grid's committed rows."""
-    f = paths.top() / "experiments" / "results" / grid / "cells.csv"
-    return set(per_cell_walls(load_results(f))) if f.exists() else set()
+def prior_walls(grid: str, committed: Path | None = None) -> dict[str, list[float]]:
+    """What a piece expects of an approach it has not run yet (prior_sources, both), so that its first
+    process (blocks-paper's lru-block-merge: 35 min a cell) is not started just before the deadline."""
+    rows, checks = prior_sources(grid, committed)
+    return {**checks, **rows}
 
 
 def status_lines(stage: Path, grids: tuple[str, ...] = GRIDS) -> list[str]:

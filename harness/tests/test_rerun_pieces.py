@@ -334,7 +334,8 @@ def test_prior_walls_of_a_grid_never_run_from_its_checks(tmp_path: Path) -> None
     assert {a: mixed[a] for a in committed} == committed
     assert sorted(set(mixed) - set(committed)) == ["logging-buffer", "uvmm", "uvmm-check"]
     assert all(len(mixed[a]) == 2 for a in ("logging-buffer", "uvmm", "uvmm-check"))
-    assert rerun.committed_approaches("fig3-paper") == set(committed)
+    assert rerun.prior_sources("fig3-paper") == (committed, {a: mixed[a] for a in ("logging-buffer", "uvmm",
+                                                                                 "uvmm-check")})
 
 
 def test_stale_cells(tmp_path: Path) -> None:
@@ -365,8 +366,8 @@ def test_stale_cells(tmp_path: Path) -> None:
 def test_status_expects_the_time_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """compression-paper (separate processes): lru's 3 finished cells took 20, 30 and 40 s, so its 3
     left are expected to take 3 × 30 s; lru-lz4 has none finished and is named as not measured (no
-    committed rows either: prior_walls gives none)."""
-    monkeypatch.setattr(rerun, "prior_walls", lambda grid: {})
+    committed rows or checks either: prior_sources gives none)."""
+    monkeypatch.setattr(rerun, "prior_sources", lambda grid: ({}, {}))
     monkeypatch.setattr(rerun, "stale_cells", lambda *a: set())
     lru = [c for c in spec_ids("compression-paper") if c.startswith("lru_")]
     d = tmp_path / "compression-paper"
