@@ -10,8 +10,9 @@ process's cells (a windows process's first cell carries the set-up, load and war
 the long side), brought up to date after each process. An approach with no finished process there
 takes the times the caller knows from elsewhere (acbench rerun: the grid's committed rows, else its
 check runs' processes scaled to the grid's run lengths, scaled_walls); with
-none, it is expected to take no time: its first process starts whenever the deadline has not
-passed. Not counted: a memory calibration the process runs first (seconds to a few minutes, once
+none, it is expected to take as long as the slowest approach known (not 0 s, which would let its
+first process start just before the deadline and run far past it); with no approach known at all,
+the first process starts whenever the deadline has not passed. Not counted: a memory calibration the process runs first (seconds to a few minutes, once
 per approach, θ and M/D; acbench rerun restores the staged ones)."""
 from __future__ import annotations
 
@@ -89,7 +90,13 @@ def scaled_walls(rows: Any, ops: dict[str, int]) -> dict[str, list[float]]:
     return out
 
 
-def expected_wall(walls: dict[str, list[float]], approach: str, cells: int) -> float:
-    """Seconds a process of `cells` cells of this approach is expected to take (0: none finished yet)."""
+def expected_wall(walls: dict[str, list[float]], approach: str, cells: int, unknown_as_slowest: bool = False) -> float:
+    """Seconds a process of `cells` cells of this approach is expected to take. An approach none of
+    whose processes finished yet: 0, or with unknown_as_slowest the slowest known approach's median
+    per cell (what a deadline must assume rather than 0 s: its first process could start just before
+    the deadline and run far past it; 0 still when no approach is known)."""
     seen = walls.get(approach)
-    return statistics.median(seen) * cells if seen else 0.0
+    if seen:
+        return statistics.median(seen) * cells
+    known = [statistics.median(w) for w in walls.values() if w]
+    return max(known) * cells if unknown_as_slowest and known else 0.0

@@ -697,8 +697,8 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
                                + (f" (+{len(unit) - 1} windows)" if len(unit) > 1 else ""))
 
                     def fits(u: list[Cell] = unit) -> bool:
-                        return stop_by is None or time.time() + deadline.expected_wall(walls, u[0].approach,
-                                                                                       len(u)) <= stop_by
+                        return stop_by is None or time.time() + deadline.expected_wall(
+                            walls, u[0].approach, len(u), unknown_as_slowest=True) <= stop_by
                     if not run_one(spec, unit, rd, run_id, mode, use_perf, machine, turn, ram, ident, session, tally,
                                    console, fits):
                         tally.stopped = sum(len(u) for u in plan_units[i:])

@@ -59,7 +59,10 @@ def test_expected_wall_per_process() -> None:
     assert sorted(walls["lru"]) == [30.0, 40.0, 60.0] and walls["alru"] == [200.0]
     assert deadline.expected_wall(walls, "lru", 3) == 120.0
     assert deadline.expected_wall(walls, "alru", 1) == 200.0
-    assert deadline.expected_wall(walls, "logging", 2) == 0.0      # none finished: starts if not past
+    assert deadline.expected_wall(walls, "logging", 2) == 0.0      # none finished: 0 for --status's sum
+    # a deadline assumes the slowest known approach's median per cell (alru's 200 s), not 0 s
+    assert deadline.expected_wall(walls, "logging", 2, unknown_as_slowest=True) == 400.0
+    assert deadline.expected_wall({}, "logging", 2, unknown_as_slowest=True) == 0.0
     failed = df.assign(status=["ok"] * 5 + ["oom_killed"])
     assert "alru" not in deadline.per_cell_walls(failed)
 
