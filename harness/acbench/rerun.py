@@ -165,16 +165,28 @@ def check_not_behind(rd: RunDir, published: Path) -> None:
                          "it is behind the stage; remove the run directory to restore it from the staged rows")
 
 
-def save_calibrations(stage: Path) -> int:
+def probe_sizes(spec: Any) -> set[tuple[int, ...]]:
+    """The record counts a calibration of the spec's cells probes (calibrate.Request.sizes)."""
+    from acbench import calibrate
+    out = set()
+    for c in spec.cells():
+        n = int(calibrate._with_file_counts(c.properties, c.workload_file)["recordcount"])
+        out.add((n,) if c.trace else calibrate.sizes_for(n))
+    return out
+
+
+def save_calibrations(stage: Path, sizes: set[tuple[int, ...]]) -> int:
     """This machine's cached allowance calibrations of the binary in use (measure._binary_id: the
-    pinned one), copied into the stage (new ones only)."""
+    pinned one) that probed one of `sizes` (probe_sizes of the grid run: not those of a test's or a
+    check's small grids run with the same binary), copied into the stage (new ones only)."""
     out = stage / CALIBRATIONS
     mine = measure._binary_id()
     n = 0
     for f in sorted(paths.cache_dir().glob("allowance-*.json")):
         try:
-            ours = json.loads(f.read_text())["key"]["bin"] == mine
-        except (OSError, ValueError, KeyError, TypeError):
+            key = json.loads(f.read_text())["key"]
+            ours = key["bin"] == mine and tuple(int(r[0]) for r in key["runs"]) in sizes
+        except (OSError, ValueError, KeyError, TypeError, IndexError):
             ours = False                       # unreadable or of another layout: not the rerun's
         if ours and not (out / f.name).exists():
             out.mkdir(parents=True, exist_ok=True)
@@ -371,7 +383,8 @@ def run_piece(stage: Path, results: Path, run_id: str, stop_by: float, grids: tu
         spec = paths.top() / "experiments" / f"{g}.toml"
         rc = run_grid(spec, results, run_id, stop_by, BUSY, prior_walls(g))
         n = publish(rd, stage / g)
-        say(f"{g}: {n} rows staged in {stage / g}; {save_calibrations(stage)} new calibrations")
+        say(f"{g}: {n} rows staged in {stage / g}; {save_calibrations(stage, probe_sizes(load_spec(spec)))} "
+            "new calibrations")
         busy = grid_state(g, stage).busy if rc in (0, 1) else 0
         if busy:        # cells that ran beside other work (a test, a build): once more, now
             say(f"{g}: {busy} cells ran beside other work (other_cpu_share > {BUSY}): running them again")

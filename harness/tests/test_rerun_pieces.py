@@ -137,7 +137,8 @@ def test_piece_runs_grids_in_order_until_the_deadline(tmp_path: Path, monkeypatc
     (tmp_path / "cache").mkdir()
     from acbench import measure
     monkeypatch.setattr(measure, "_binary_id", lambda: "b1")             # the binary in use
-    (tmp_path / "cache" / "allowance-lru-abc.json").write_text('{"key": {"bin": "b1"}, "value": 1}')
+    (tmp_path / "cache" / "allowance-lru-abc.json").write_text(      # probed the paper grids' sizes
+        '{"key": {"bin": "b1", "runs": [[25000, 1, 1], [100000, 1, 1], [250000, 1, 1]]}, "value": 1}')
     stage, res = tmp_path / "stage", tmp_path / "res"
     calls: list[tuple[str, float]] = []
     inm, comp = spec_ids("inmemory-paper"), spec_ids("compression-paper")
@@ -408,22 +409,29 @@ def test_pin(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
 
 def test_calibrations_staged_for_the_binary_in_use(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     """save_calibrations stages the cached calibrations of the binary in use only (their key's bin is
-    its SHA-256: measure._binary_id), not those of other builds or unreadable files; restore puts
-    them back into an empty cache byte for byte and keeps a cached one."""
+    its SHA-256: measure._binary_id) that probed the grid's sizes, not those of other builds, of a
+    test's small grid run with the same binary, or unreadable files; restore puts them back into an
+    empty cache byte for byte and keeps a cached one."""
     from acbench import measure
     cache = tmp_path / "cache"
     cache.mkdir()
     monkeypatch.setattr(paths, "cache_dir", lambda: cache)
     monkeypatch.setattr(measure, "_binary_id", lambda: "aaaa000011112222")
-    mine = {"key": {"bin": "aaaa000011112222", "approach": "lru"}, "value": {"a": 1}}
+    paper = [[25000, 25000, 12500], [100000, 100000, 50000], [250000, 250000, 125000]]
+    mine = {"key": {"bin": "aaaa000011112222", "approach": "lru", "runs": paper}, "value": {"a": 1}}
     (cache / "allowance-lru-1.json").write_text(json.dumps(mine))
-    (cache / "allowance-lru-2.json").write_text(json.dumps({"key": {"bin": "2544488-1796018042"}, "value": {}}))
+    (cache / "allowance-lru-2.json").write_text(json.dumps({"key": {"bin": "2544488-1796018042", "runs": paper},
+                                                             "value": {}}))
+    small = {"key": {"bin": "aaaa000011112222", "approach": "lru", "runs": [[20000, 20000, 10000]]}, "value": {}}
+    (cache / "allowance-lru-4.json").write_text(json.dumps(small))     # a test's grid of 20,000 records
     (cache / "allowance-lru-3.json").write_text("{not json")
     (cache / "footprint-1.json").write_text(json.dumps(mine))          # not an allowance calibration
     stage = tmp_path / "stage"
-    assert rerun.save_calibrations(stage) == 1
+    spec = load_spec(paths.top() / "experiments" / "fig4-paper.toml")
+    assert rerun.probe_sizes(spec) == {(25000, 100000, 250000)}
+    assert rerun.save_calibrations(stage, rerun.probe_sizes(spec)) == 1
     assert sorted(p.name for p in (stage / rerun.CALIBRATIONS).iterdir()) == ["allowance-lru-1.json"]
-    assert rerun.save_calibrations(stage) == 0                           # new ones only
+    assert rerun.save_calibrations(stage, rerun.probe_sizes(spec)) == 0    # new ones only
     for p in cache.iterdir():
         p.unlink()
     (cache / "allowance-lru-1.json").write_text("kept")
