@@ -12,8 +12,9 @@ takes the times the caller knows from elsewhere (acbench rerun: the grid's commi
 check runs' processes scaled to the grid's run lengths, scaled_walls); with
 none, it is expected to take as long as the slowest approach known (not 0 s, which would let its
 first process start just before the deadline and run far past it); with no approach known at all,
-the first process starts whenever the deadline has not passed. Not counted: a memory calibration the process runs first (seconds to a few minutes, once
-per approach, θ and M/D; acbench rerun restores the staged ones)."""
+the first process starts whenever the deadline has not passed. Not counted: a memory calibration
+the process runs first (seconds to a few minutes, once per approach, θ and M/D; acbench rerun
+restores the staged ones)."""
 from __future__ import annotations
 
 import datetime as dt
