@@ -118,6 +118,11 @@ class _ProbeOom(CalibrationError):
     pass
 
 
+class _ProbeUnseen(CalibrationError):
+    """The probe's process ended before a usable sample (a probe of tens of thousands of records runs
+    about 0.1 s: its group's first reading can come too late): run it again."""
+
+
 @dataclass(frozen=True)
 class Point:
     """One calibration run."""
@@ -307,6 +312,9 @@ def probe_until_fits(approach: Approach, req: Request, n: int) -> Point:
     for tries in range(1, PROBE_TRIES + 1):
         try:
             return probe(approach, req, n, extra, tries)
+        except _ProbeUnseen as e:
+            if tries == PROBE_TRIES:
+                raise CalibrationError(f"{e} ({tries} times)") from None
         except _ProbeOom:
             if tries == PROBE_TRIES:
                 raise CalibrationError(f"calibrating {req.approach} at {n} records: OOM-killed {tries} times, last"
@@ -594,7 +602,7 @@ def _probe(approach: Approach, req: Request, n: int, tries: int, p: memory.Memor
         if ov is not None and (best is None or ov[0] > best[0]):
             best = (ov[0], ov[1], s)
     if best is None:
-        raise CalibrationError(f"calibrating {approach.name} at {n} records: the run ended before a sample")
+        raise _ProbeUnseen(f"calibrating {approach.name} at {n} records: the run ended before a sample")
     ov_bytes, anon, s = best
     if not approach.pages:
         # the kernel's own peaks, which no sampling interval misses: VmHWM (resident anon + file + shmem

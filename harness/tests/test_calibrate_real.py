@@ -46,3 +46,27 @@ def test_small_calibration(tmp_path, monkeypatch) -> None:
     monkeypatch.setattr(calibrate, "probe", lambda *a, **k: pytest.fail("ran a probe although cached"))
     assert calibrate.calibrate(req) == cal
     assert len(list(tmp_path.glob("allowance-lru-*.json"))) == 1
+
+
+def test_a_probe_that_saw_nothing_runs_again(monkeypatch: pytest.MonkeyPatch) -> None:
+    """A probe whose process ended before a usable sample is run again (same budget), up to
+    PROBE_TRIES times; then the error says how often."""
+    seen: list[int] = []
+    point = object()
+
+    def probe(approach: object, req: object, n: int, extra: int, tries: int) -> object:
+        seen.append(extra)
+        if tries < 2:
+            raise calibrate._ProbeUnseen(f"calibrating lru at {n} records: the run ended before a sample")
+        return point
+    monkeypatch.setattr(calibrate, "probe", probe)
+    assert calibrate.probe_until_fits(None, None, 20000) is point          # type: ignore[arg-type]
+    assert seen == [calibrate.PROBE_EXTRA] * 2
+
+    def never(approach: object, req: object, n: int, extra: int, tries: int) -> object:
+        raise calibrate._ProbeUnseen(f"calibrating lru at {n} records: the run ended before a sample")
+    monkeypatch.setattr(calibrate, "probe", never)
+    with pytest.raises(calibrate.CalibrationError) as e:
+        calibrate.probe_until_fits(None, None, 20000)                        # type: ignore[arg-type]
+    assert str(e.value) == (f"calibrating lru at 20000 records: the run ended before a sample "
+                            f"({calibrate.PROBE_TRIES} times)")
