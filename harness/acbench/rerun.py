@@ -16,9 +16,10 @@ The next piece, on a fresh checkout, restores each grid's run directory from its
 inverse of publish) and the calibrations into the cache, and resumes: `acbench run` keeps a
 finished cell only if its settings (binaries included) are the same, and refuses one that ran on
 another machine. A piece on another machine (this VM is started on AMD EPYC or Intel Xeon hosts, with
-other kernel builds) stages under its own directory: a grid's rows never mix machines, and whichever
-machine's rerun completes first is published (`finish`: every grid complete, one binary, one machine,
-no cell beside other work, copied to experiments/results/<grid>/)."""
+other kernel builds) stages under its own directory: a grid's rows never mix machines, nor do those of
+grids compared within a slice (a unit: machine_units); a unit another machine started is left to it
+unless taken over. `finish` publishes every grid complete, one binary, each unit from one machine, no
+cell beside other work, copied to experiments/results/<grid>/."""
 from __future__ import annotations
 
 import json
@@ -75,12 +76,6 @@ def stage_dir(stage: Path, facts: dict[str, str]) -> Path:
         d.mkdir(parents=True, exist_ok=True)
         f.write_text(json.dumps(facts, indent=1, sort_keys=True) + "\n")
     return d
-
-
-def existing_stage_dir(stage: Path, facts: dict[str, str]) -> Path | None:
-    """STAGE/<machine>/ if a piece on this machine made it (None otherwise; nothing is created)."""
-    d = stage / machine_slug(facts)
-    return stage_dir(stage, facts) if (d / "machine.json").exists() else None
 
 
 # --- the rerun's binaries --------------------------------------------------------------------------
@@ -309,21 +304,95 @@ def prior_walls(grid: str, committed: Path | None = None) -> dict[str, list[floa
     return {**checks, **rows}
 
 
-def status_lines(stage: Path, grids: tuple[str, ...] = GRIDS) -> list[str]:
-    out = []
+# --- which machine runs which grid -----------------------------------------------------------------
+# A grid's rows never mix machines (the runner refuses another's rows), nor do the rows of grids whose
+# disk cells share a slice: the figures and claims compare them within it (fig4-paper's disk runs of
+# fig3-paper's RAM-device approaches beside fig3-paper's own disk cells; compression-paper,
+# uvmm-compression-paper and blocks-paper at θ 0.99, M/D 1/2 beside both). Such grids are one unit
+# (machine_units). The VM is started on hosts with other kernel builds between sessions, so units may
+# run on different machines: a unit goes on on the machine that holds rows of one of its grids; one no
+# machine has started runs here; one started on another machine only (it may come back) is skipped,
+# unless the piece is told to take it over (take_over: it runs again here from its first cell, the
+# other machine's rows kept where they are). `finish` publishes each unit from a machine where it is
+# complete.
+
+def disk_slices(grid: str) -> set[tuple[Any, ...]]:
+    """(regime, workload, θ, M/D) of the grid's cells on the disk (Fig 2: none)."""
+    if grid == FIG2:
+        return set()
+    from acbench.placement import cell_device
+    spec = load_spec(paths.top() / "experiments" / f"{grid}.toml")
+    return {(spec.run["regime"], c.workload, c.zipf_theta, c.mem_ratio) for c in spec.cells()
+            if cell_device(spec, c) == "disk"}
+
+
+def machine_units(grids: tuple[str, ...] = GRIDS) -> list[tuple[str, ...]]:
+    """The grids grouped into units that run on one machine: grids sharing a disk slice, and the grids
+    sharing one with those (in GRIDS order)."""
+    slices = {g: disk_slices(g) for g in grids}
+    units: list[tuple[set[str], set[Any]]] = []
     for g in grids:
-        s = grid_state(g, stage)
-        out.append(f"{g:24} {s.finished:4}/{s.cells:<4} cells" + (f", {s.busy} beside other work" if s.busy else "")
-                   + (f", {s.failed} failed" if s.failed else "")
-                   + (f", {s.stale} run with other settings than the spec's now" if s.stale else "")
-                   + f", {s.wall_s / 3600:.2f} h"
-                   + (f" ({s.given_up_s / 3600:.2f} h given up)" if s.given_up_s else "")
-                   + (f", binaries {', '.join(b[:16] for b in s.binaries)}" if s.binaries else "")
-                   + (" — complete" if s.complete else f"; left ≈ {s.left_s / 3600:.2f} h")
-                   + (f" + {', '.join(s.unmeasured)} (none finished yet)" if s.unmeasured else "")
-                   + (f" ({', '.join(s.checked)} timed by {', '.join(CHECKS[g])}, not by cells of its own)"
-                      if s.checked else ""))
+        joined = [u for u in units if u[1] & slices[g]]
+        merged = ({g}.union(*(u[0] for u in joined)), slices[g].union(*(u[1] for u in joined)))
+        units = [u for u in units if u not in joined] + [merged]
+    return sorted((tuple(h for h in grids if h in u[0]) for u in units), key=lambda u: grids.index(u[0]))
+
+
+def unit_of(grid: str, units: list[tuple[str, ...]]) -> tuple[str, ...]:
+    return next(u for u in units if grid in u)
+
+
+def machines(root: Path) -> list[Path]:
+    """ROOT's machine directories (those with a machine.json)."""
+    return sorted(f.parent for f in root.glob("*/machine.json"))
+
+
+def holds(stage: Path, grid: str) -> bool:
+    """Whether a machine's stage holds rows of the grid (Fig 2: its files)."""
+    return (stage / grid / ("fig2.csv" if grid == FIG2 else "cells.csv")).exists()
+
+
+def placement(stage: Path, grid: str, units: list[tuple[str, ...]], take_over: tuple[str, ...] = ()) -> str | None:
+    """None when a piece on the machine of STAGE (STAGE.parent holds every machine's) runs the grid;
+    else why it is skipped: its unit was started on another machine only, and not taken over."""
+    unit = unit_of(grid, units)
+    if any(holds(stage, g) for g in unit) or any(g in take_over for g in unit):
+        return None
+    elsewhere = sorted({m.name for m in machines(stage.parent) if m != stage for g in unit if holds(m, g)})
+    if not elsewhere:
+        return None
+    what = f"its unit ({', '.join(unit)})" if len(unit) > 1 else "it"
+    return (f"{what} ran on {', '.join(elsewhere)} and is left to it; --take-over {grid} runs "
+            f"{'them' if len(unit) > 1 else 'it'} here from the first cell")
+
+
+def status_lines(stage: Path, grids: tuple[str, ...] = GRIDS) -> list[str]:
+    """Each grid on this machine (STAGE); one held only by other machines, as it stands there."""
+    out = []
+    units = machine_units()
+    for g in grids:
+        there = [m for m in machines(stage.parent) if m != stage and holds(m, g)]
+        states = {m: grid_state(g, m) for m in there}
+        out.extend(f"{g:24} on {m.name}: " + _state_text(s) for m, s in states.items())
+        if holds(stage, g) or not there:
+            out.append(f"{g if not there else '':24} {'here: ' if there else ''}" + _state_text(grid_state(g, stage)))
+        why = placement(stage, g, units)
+        if why is not None and not any(s.complete for s in states.values()):
+            out.append(f"{'':24} skipped here: {why}")
     return out
+
+
+def _state_text(s: GridState) -> str:
+    return (f"{s.finished:4}/{s.cells:<4} cells" + (f", {s.busy} beside other work" if s.busy else "")
+            + (f", {s.failed} failed" if s.failed else "")
+            + (f", {s.stale} run with other settings than the spec's now" if s.stale else "")
+            + f", {s.wall_s / 3600:.2f} h"
+            + (f" ({s.given_up_s / 3600:.2f} h given up)" if s.given_up_s else "")
+            + (f", binaries {', '.join(b[:16] for b in s.binaries)}" if s.binaries else "")
+            + (" — complete" if s.complete else f"; left ≈ {s.left_s / 3600:.2f} h")
+            + (f" + {', '.join(s.unmeasured)} (none finished yet)" if s.unmeasured else "")
+            + (f" ({', '.join(s.checked)} timed by {', '.join(CHECKS[s.grid])}, not by cells of its own)"
+               if s.checked else ""))
 
 
 # --- a piece of the rerun ------------------------------------------------------------------------
@@ -350,17 +419,24 @@ def set_aside_unpinned(rd: RunDir, pinned: str) -> Path | None:
 
 def run_piece(stage: Path, results: Path, run_id: str, stop_by: float, grids: tuple[str, ...],
               run_grid: Callable[[Path, Path, str, float, float, dict[str, list[float]]], int],
-              run_fig2: Callable[[Path], int], say: Callable[[str], None], pinned: str | None = None) -> int:
+              run_fig2: Callable[[Path], int], say: Callable[[str], None], pinned: str | None = None,
+              take_over: tuple[str, ...] = ()) -> int:
     """Runs the grids in order until stop_by; stages each grid's rows after it ran (also when stopped).
     run_grid(spec, results, run_id, stop_by, busy, prior_walls) is runner.run_spec's piece; run_fig2(out) the Fig 2
     command; pinned: the pinned memcached-ac's checksum (a run directory of another is set aside:
-    set_aside_unpinned). Returns STOPPED_BY when the deadline left work, run_grid's status when it was
-    interrupted (130), 0 when every grid is complete, 1 when a grid has failed cells."""
+    set_aside_unpinned); a grid whose unit another machine started is skipped unless take_over names one of
+    the unit (placement). Returns STOPPED_BY when the deadline left work, run_grid's status when it was
+    interrupted (130), 0 when every grid run here is complete, 1 when a grid has failed cells."""
     say(f"restored {restore_calibrations(stage)} calibrations from {stage}")
     failed = False
+    units = machine_units()
     for g in grids:
         state = grid_state(g, stage)
         if state.complete:
+            continue
+        why = placement(stage, g, units, take_over)
+        if why is not None:
+            say(f"{g}: skipped: {why}")
             continue
         if g == FIG2:
             if time.time() + FIG2_S > stop_by:
@@ -426,26 +502,44 @@ def stage_fig2(dest: Path, out: Path, run_fig2: Callable[[Path], int]) -> int:
     return rc
 
 
-def finish(stage: Path, dest_root: Path, grids: tuple[str, ...] = GRIDS) -> list[str]:
-    """Every grid complete on one binary: the staged grids copied to DEST_ROOT/<grid>/ (cells.csv,
-    run.json; Fig 2's files). RerunError says what is missing otherwise."""
-    states = [grid_state(g, stage) for g in grids]
-    missing = [f"{s.grid} ({s.finished}/{s.cells}" + (f", {s.busy} beside other work" if s.busy else "")
-               + (f", {s.stale} with other settings than the spec's" if s.stale else "") + ")"
-               for s in states if not s.complete]
+def finish(root: Path, dest_root: Path, grids: tuple[str, ...] = GRIDS) -> list[tuple[str, str]]:
+    """Every grid complete on one binary, each unit (machine_units) on one machine: the staged grids
+    copied to DEST_ROOT/<grid>/ (cells.csv, run.json; Fig 2's files) from ROOT/<machine>/; (destination,
+    machine) of each. RerunError says what is missing otherwise (nothing is copied)."""
+    chosen: dict[str, Path] = {}
+    missing = []
+    for unit in ([g for g in u if g in grids] for u in machine_units()):
+        if not unit:
+            continue
+        states = {m: [grid_state(g, m) for g in unit] for m in machines(root)}
+        whole = [m for m, ss in states.items() if all(s.complete for s in ss)]
+        if len(whole) > 1:
+            raise RerunError(f"{', '.join(unit)}: complete on {len(whole)} machines ({', '.join(m.name for m in whole)}); "
+                             "one is published: remove the other machines' directories of these grids")
+        if whole:
+            chosen.update({g: whole[0] for g in unit})
+            continue
+        for m, ss in states.items():
+            if any(holds(m, s.grid) for s in ss):
+                missing.append(f"on {m.name}: " + ", ".join(
+                    f"{s.grid} ({s.finished}/{s.cells}" + (f", {s.busy} beside other work" if s.busy else "")
+                    + (f", {s.stale} with other settings than the spec's" if s.stale else "") + ")"
+                    for s in ss if not s.complete))
+        if not any(holds(m, g) for m in states for g in unit):
+            missing.append(f"{', '.join(unit)}: not started")
     if missing:
-        raise RerunError(f"{stage}: not complete: {', '.join(missing)}")
-    bins = sorted({b for s in states for b in s.binaries})
+        raise RerunError(f"{root}: not complete: {'; '.join(missing)}")
+    bins = sorted({b for g, m in chosen.items() for b in grid_state(g, m).binaries})
     if len(bins) != 1:
-        raise RerunError(f"{stage}: the grids ran {len(bins)} binaries ({', '.join(b[:16] for b in bins)}); one is required")
+        raise RerunError(f"{root}: the grids ran {len(bins)} binaries ({', '.join(b[:16] for b in bins)}); one is required")
     done = []
     for g in grids:
         dest = dest_root / g
         dest.mkdir(parents=True, exist_ok=True)
-        for f in (stage / g).iterdir():
+        for f in (chosen[g] / g).iterdir():
             if f.is_file():
                 shutil.copy2(f, dest / f.name)
-        done.append(str(dest))
+        done.append((str(dest), chosen[g].name))
     return done
 
 

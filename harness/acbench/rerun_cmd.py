@@ -1,5 +1,5 @@
 """`acbench rerun [--stop-by WHEN] [--grid G ...] [--stage DIR] [--results DIR] [--run-id ID] [--status]
-[--finish] [--redo-stale]`: the paper's grids rerun in pieces that each end by a deadline and stage their rows in
+[--finish] [--redo-stale] [--take-over G]`: the paper's grids rerun in pieces that each end by a deadline and stage their rows in
 the repository (rerun.py)."""
 from __future__ import annotations
 
@@ -34,15 +34,20 @@ def main(
     results: Optional[Path] = typer.Option(None, "--results", help="Results root of the run directories "
                                            "(default: build/results)."),
     run_id: str = typer.Option("rerun", "--run-id", help="Run id of each grid's run directory."),
-    status: bool = typer.Option(False, "--status", help="Print where each grid of this machine's rerun stands; run nothing."),
-    finish: bool = typer.Option(False, "--finish", help="Every grid complete on one binary: copy the staged grids to "
-                                "experiments/results/<grid>/; run nothing."),
+    status: bool = typer.Option(False, "--status", help="Print where each grid stands on this machine (and on the "
+                                "others that hold it); run nothing."),
+    finish: bool = typer.Option(False, "--finish", help="Every grid complete on one binary, grids compared within a "
+                                "slice on one machine: copy the staged grids to experiments/results/<grid>/; run nothing."),
     redo_stale: bool = typer.Option(False, "--redo-stale", help="Run again the finished cells whose settings are not "
                                     "their spec's now (a spec changed after they ran), instead of refusing the grid."),
+    take_over: Optional[list[str]] = typer.Option(None, "--take-over", help="Run this grid and the grids of its unit "
+                                                  "here from their first cell although another machine started "
+                                                  "them (repeatable; --status names the skipped ones)."),
 ) -> None:
     """Rerun the paper's grids in pieces (harness/README.md "The rerun in pieces")."""
     grids = tuple(grid or rerun.GRIDS)
-    unknown = [g for g in grids if g != rerun.FIG2 and not (paths.top() / "experiments" / f"{g}.toml").exists()]
+    unknown = [g for g in (*grids, *(take_over or ())) if g != rerun.FIG2
+               and not (paths.top() / "experiments" / f"{g}.toml").exists()]
     if unknown:
         _err.print(f"acbench rerun: error: --grid {', '.join(unknown)}: no experiments/<grid>.toml; accepted: "
                    f"{', '.join(rerun.GRIDS)}")
@@ -56,24 +61,23 @@ def main(
         facts = rerun.machine_facts()
         root = paths.from_home(stage) if stage is not None else paths.top() / STAGE
         if status or finish:
-            here = rerun.existing_stage_dir(root, facts)
-            if here is None:
-                others = sorted(p.parent.name for p in root.glob("*/machine.json"))
-                raise rerun.RerunError(f"{root}: no rerun staged on this machine ({rerun.machine_slug(facts)}); "
-                                       f"staged: {', '.join(others) or 'none'}")
+            if not rerun.machines(root):
+                raise rerun.RerunError(f"{root}: no rerun staged on any machine")
+            here = root / rerun.machine_slug(facts)      # maybe none staged here yet: read, not made
         else:
             pin = rerun.check_pin(root, git_head, not (os.environ.get("ACBENCH_BIN") or os.environ.get("ACOPT_LIB")))
             console.print(f"binaries of revision {pin['revision'][:12]} (pinned {pin['pinned']}): "
                           + ", ".join(f"{k} {v}" for k, v in sorted(pin["binaries"].items())))
             here = rerun.stage_dir(root, facts)
         if status:
-            console.print(f"{here} ({facts['cpu_model']}, {facts['cpus']} cpus, kernel {facts['kernel']}):")
+            console.print(f"{here} ({facts['cpu_model']}, {facts['cpus']} cpus, kernel {facts['kernel']}; "
+                          f"machines staged: {', '.join(m.name for m in rerun.machines(root))}):")
             for line in rerun.status_lines(here, grids):
                 console.print("  " + line)
             return
         if finish:
-            for d in rerun.finish(here, paths.top() / "experiments" / "results", grids):
-                console.print(f"published {d}")
+            for d, m in rerun.finish(root, paths.top() / "experiments" / "results", grids):
+                console.print(f"published {d} (from {m})")
             return
         assert deadline is not None
 
@@ -83,7 +87,7 @@ def main(
 
         signal.signal(signal.SIGTERM, _interrupt)      # stop the piece (a grid's cell or Fig 2 cleaned up)
         rc = rerun.run_piece(here, results or paths.default_results(), run_id, deadline, grids, run_grid, run_fig2,
-                             console.print, pin["binaries"].get("memcached-ac"))
+                             console.print, pin["binaries"].get("memcached-ac"), tuple(take_over or ()))
     except (rerun.RerunError, SpecError, RunError, RamDeviceError, StopByError) as e:
         _err.print(f"acbench rerun: error: {e}", markup=False)
         raise typer.Exit(2)

@@ -94,7 +94,6 @@ def test_machine_slug_and_stage(tmp_path: Path) -> None:
     (d / "machine.json").write_text(json.dumps({**amd, "kernel": "6.18.44-fc-v595 "}))
     with pytest.raises(rerun.RerunError, match="a directory name was reused"):
         rerun.stage_dir(tmp_path, amd)
-    assert not (tmp_path / "x").exists() and rerun.existing_stage_dir(tmp_path / "x", amd) is None
 
 
 def fake_rows(ids: list[str], approach: str = "memcached", share: float = 0.0, binary: str = "b" * 16) -> pd.DataFrame:
@@ -261,24 +260,90 @@ def fake_fig2_never(out: Path) -> int:
     raise AssertionError("Fig 2 must not run")
 
 
+AMD = {"cpu_model": "AMD EPYC", "cpus": "2", "kernel": "6.18.44-fc-v595"}
+AMD2 = {**AMD, "kernel": "6.18.44-fc-v857"}
+
+
+def stage_rows(stage: Path, grid: str, ids: list[str], binary: str = "b" * 16) -> None:
+    (stage / grid).mkdir(parents=True, exist_ok=True)
+    fake_rows(ids, binary=binary).to_csv(stage / grid / "cells.csv", index=False)
+    (stage / grid / "run.json").write_text("{}")
+
+
 def test_finish_only_complete_on_one_binary(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(rerun, "stale_cells", lambda *a: set())
-    stage, dest = tmp_path / "stage", tmp_path / "results"
+    root, dest = tmp_path / "stage", tmp_path / "results"
+    stage = rerun.stage_dir(root, AMD)
     grids = ("inmemory-paper", "compression-paper")
     for g in grids:
-        (stage / g).mkdir(parents=True)
-        fake_rows(spec_ids(g)[:-1]).to_csv(stage / g / "cells.csv", index=False)
-        (stage / g / "run.json").write_text("{}")
-    with pytest.raises(rerun.RerunError, match=r"not complete: inmemory-paper \(9/10\), compression-paper \(11/12\)"):
-        rerun.finish(stage, dest, grids)
-    fake_rows(spec_ids("inmemory-paper")).to_csv(stage / "inmemory-paper" / "cells.csv", index=False)
-    fake_rows(spec_ids("compression-paper"), binary="c" * 16).to_csv(stage / "compression-paper" / "cells.csv", index=False)
+        stage_rows(stage, g, spec_ids(g)[:-1])
+    with pytest.raises(rerun.RerunError, match=rf"not complete: on {stage.name}: inmemory-paper \(9/10\); "
+                                               rf"on {stage.name}: compression-paper \(11/12\)"):
+        rerun.finish(root, dest, grids)
+    stage_rows(stage, "inmemory-paper", spec_ids("inmemory-paper"))
+    stage_rows(stage, "compression-paper", spec_ids("compression-paper"), binary="c" * 16)
     with pytest.raises(rerun.RerunError, match="the grids ran 2 binaries \\(bbbbbbbbbbbbbbbb, cccccccccccccccc\\)"):
-        rerun.finish(stage, dest, grids)
+        rerun.finish(root, dest, grids)
     assert not dest.exists()
-    fake_rows(spec_ids("compression-paper")).to_csv(stage / "compression-paper" / "cells.csv", index=False)
-    assert rerun.finish(stage, dest, grids) == [str(dest / g) for g in grids]
+    stage_rows(stage, "compression-paper", spec_ids("compression-paper"))
+    assert rerun.finish(root, dest, grids) == [(str(dest / g), stage.name) for g in grids]
     assert len(load_results(dest / "compression-paper" / "cells.csv")) == 12
+
+
+def test_units_and_machines(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Grids whose disk cells share a slice are one unit; a unit another machine started is skipped
+    by a piece here unless taken over, a unit no machine started runs here; finish takes each unit
+    from the machine where it is complete, and refuses a unit split over machines."""
+    units = rerun.machine_units()
+    assert ("compression-paper", "uvmm-compression-paper", "fig4-paper", "blocks-paper", "fig3-paper") in units
+    assert ("inmemory-paper",) in units and ("fig4-paper-hdd",) in units and ("fig2",) in units
+    assert ("fig3-paper-rw",) in units and sorted(g for u in units for g in u) == sorted(rerun.GRIDS)
+    # fig4-paper-hdd's slices are fig4-paper's at another regime: not shared
+    assert {s[1:] for s in rerun.disk_slices("fig4-paper-hdd")} == {s[1:] for s in rerun.disk_slices("fig4-paper")}
+
+    monkeypatch.setattr(rerun, "stale_cells", lambda *a: set())
+    monkeypatch.setattr(paths, "cache_dir", lambda: tmp_path / "cache")
+    (tmp_path / "cache").mkdir()
+    root, res = tmp_path / "stage", tmp_path / "res"
+    old, new = rerun.stage_dir(root, AMD), rerun.stage_dir(root, AMD2)
+    grids = ("inmemory-paper", "compression-paper", "uvmm-compression-paper")
+    stage_rows(old, "compression-paper", spec_ids("compression-paper"))          # complete there
+    stage_rows(old, "uvmm-compression-paper", spec_ids("uvmm-compression-paper")[:3])
+    ran: list[str] = []
+
+    def run_grid(spec: Path, results: Path, run_id: str, until: float, busy: float, prior: dict) -> int:
+        ran.append(spec.stem)
+        RunDir(results / spec.stem / run_id).write(fake_rows(spec_ids(spec.stem)))
+        return 0
+
+    said: list[str] = []
+    unit = "compression-paper, uvmm-compression-paper, fig4-paper, blocks-paper, fig3-paper"
+    assert rerun.run_piece(new, res, "rerun", 1e12, grids, run_grid, fake_fig2_never, said.append) == 0
+    assert ran == ["inmemory-paper"]                # nowhere else: here; the unit: left to the other machine
+    assert f"uvmm-compression-paper: skipped: its unit ({unit}) ran on {old.name} and is left to it; " \
+           "--take-over uvmm-compression-paper runs them here from the first cell" in said
+    assert not (new / "uvmm-compression-paper").exists() and rerun.holds(new, "inmemory-paper")
+    lines = rerun.status_lines(new, grids)
+    assert any(line.startswith(f"uvmm-compression-paper   on {old.name}:    3/12") for line in lines)
+    assert sum("skipped here" in line for line in lines) == 1          # not for the grid complete there
+    with pytest.raises(rerun.RerunError, match=rf"not complete: on {old.name}: uvmm-compression-paper \(3/12\)"):
+        rerun.finish(root, tmp_path / "dest", grids)
+
+    # taken over: the whole unit runs here (the grid complete there too), the other's rows stay
+    ran.clear()
+    assert rerun.run_piece(new, res, "rerun", 1e12, grids, run_grid, fake_fig2_never, said.append,
+                           take_over=("uvmm-compression-paper",)) == 0
+    assert ran == ["compression-paper", "uvmm-compression-paper"]
+    assert len(load_results(old / "uvmm-compression-paper" / "cells.csv")) == 3
+    ran.clear()                                     # from now on the unit goes on here unasked
+    (new / "compression-paper" / "cells.csv").unlink()
+    rerun.run_piece(new, res, "rerun", 1e12, grids, run_grid, fake_fig2_never, said.append)
+    assert ran == ["compression-paper"]
+    done = rerun.finish(root, tmp_path / "dest", grids)
+    assert [m for _, m in done] == [new.name] * 3
+    stage_rows(old, "uvmm-compression-paper", spec_ids("uvmm-compression-paper"))     # now complete on both
+    with pytest.raises(rerun.RerunError, match=f"complete on 2 machines \\({old.name}, {new.name}\\)"):
+        rerun.finish(root, tmp_path / "dest", grids)
 
 
 def test_binaries_name_no_checkout_path() -> None:
@@ -356,7 +421,7 @@ def test_stale_cells(tmp_path: Path) -> None:
     df.loc[0, "cell_key"] = "0" * 16
     assert rerun.stale_cells(spec, cells, df, bins) == {cells[0].cell_id}
     assert len(rerun.stale_cells(spec, cells, df, {**bins, "memcached-ac": "9" * 16})) == len(cells)
-    stage = tmp_path / "amd-epyc-2cpu-6.18"        # STAGE/<machine>/, the pin in STAGE/
+    stage = rerun.stage_dir(tmp_path, AMD)          # STAGE/<machine>/, the pin in STAGE/
     (stage / "inmemory-paper").mkdir(parents=True)
     df.to_csv(stage / "inmemory-paper" / "cells.csv", index=False)
     s = rerun.grid_state("inmemory-paper", stage, bins=bins)
@@ -364,7 +429,7 @@ def test_stale_cells(tmp_path: Path) -> None:
     (tmp_path / "pin.json").write_text(json.dumps({"revision": "r", "binaries": bins}))
     assert rerun.grid_state("inmemory-paper", stage).stale == 1       # the pin's binaries by default
     with pytest.raises(rerun.RerunError, match=r"inmemory-paper \(10/10, 1 with other settings than the spec's\)"):
-        rerun.finish(stage, tmp_path / "out", ("inmemory-paper",))
+        rerun.finish(tmp_path, tmp_path / "out", ("inmemory-paper",))
 
 
 def test_status_expects_the_time_left(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
