@@ -109,10 +109,11 @@ MIXED_HOSTS_ENV = "ACBENCH_MIXED_HOSTS"
 
 
 def check_hosts(df: pd.DataFrame, mixed_hosts: bool | None = None) -> None:
-    """ResultsError when the rows come from machines whose facts differ (HOST_FACTS, or disk_iops by
-    more than IOPS_SPREAD), unless mixed_hosts (default: ACBENCH_MIXED_HOSTS=1) says to compare them
-    anyway. Rows without a host column (older runs) are one host; rows without a fact's column say
-    nothing of it."""
+    """ResultsError when rows that are compared (comparison_groups: a grid's rows, and rows of grids
+    that share a slice) come from machines whose facts differ (HOST_FACTS, or disk_iops by more than
+    IOPS_SPREAD), unless mixed_hosts (default: ACBENCH_MIXED_HOSTS=1) says to compare them anyway.
+    Grids that share no slice may come from different machines. Rows without a host column (older
+    runs) are one host; rows without a fact's column say nothing of it."""
     if mixed_hosts is None:
         mixed_hosts = os.environ.get(MIXED_HOSTS_ENV, "") == "1"
     facts = [c for c in HOST_FACTS if c in df.columns]
@@ -121,20 +122,52 @@ def check_hosts(df: pd.DataFrame, mixed_hosts: bool | None = None) -> None:
     host = df["host"].fillna("?").astype(str) if "host" in df.columns else pd.Series("?", index=df.index)
     keyed = df.assign(_host=host, **{f"_{c}": df[c].map(fact_text) for c in facts})
     key = ["_host"] + [f"_{c}" for c in facts]
-    per = keyed.groupby(key, sort=True)[["disk_iops"] if "disk_iops" in df.columns else []].first().reset_index()
-    if len(per) < 2:
-        return
-    differ = [c for c in facts if per.loc[per[f"_{c}"] != "?", f"_{c}"].nunique() > 1]   # a gap is no fact
-    if "disk_iops" in per.columns:
-        iops = per["disk_iops"].dropna().astype(float)
-        if len(iops) > 1 and iops.max() > (1 + IOPS_SPREAD) * iops.min():
-            differ.append("disk_iops")
-    if differ:
+    for _, rows in keyed.groupby(comparison_groups(df), sort=True):
+        per = rows.groupby(key, sort=True)[["disk_iops"] if "disk_iops" in df.columns else []].first().reset_index()
+        if len(per) < 2:
+            continue
+        differ = [c for c in facts if per.loc[per[f"_{c}"] != "?", f"_{c}"].nunique() > 1]   # a gap is no fact
+        if "disk_iops" in per.columns:
+            iops = per["disk_iops"].dropna().astype(float)
+            if len(iops) > 1 and iops.max() > (1 + IOPS_SPREAD) * iops.min():
+                differ.append("disk_iops")
+        if not differ:
+            continue
         machines = "; ".join(f"{r['_host']}: " + ", ".join(f"{c} {r[c] if c == 'disk_iops' else r[f'_{c}']}"
                                                            for c in differ) for _, r in per.iterrows())
-        raise ResultsError(f"the throughput rows come from {len(per)} machines whose facts differ in "
-                           f"{', '.join(differ)} ({machines}): one machine's throughput is not another's. Rerun "
-                           f"on machines alike, or set {MIXED_HOSTS_ENV}=1 to compare them anyway")
+        grids = sorted(map(str, rows["spec"].dropna().unique())) if "spec" in rows.columns else []
+        raise ResultsError(f"the throughput rows {'of ' + ', '.join(grids) + ' ' if grids else ''}come from "
+                           f"{len(per)} machines whose facts differ in {', '.join(differ)} ({machines}): one "
+                           f"machine's throughput is not another's. Rerun on machines alike, or set "
+                           f"{MIXED_HOSTS_ENV}=1 to compare them anyway")
+
+
+# The rows a figure or claim compares: those of one grid (`spec`: a figure draws its cells side by
+# side) and those of grids that share a (regime, workload, θ, M/D) slice (the claims' margins per
+# slice; Fig 4 draws fig4-paper's and fig3-paper's disk cells together). Without those columns all
+# rows are one group.
+GROUP_SLICE = ("workload", "zipf_theta", "mem_ratio")
+
+
+def comparison_groups(df: pd.DataFrame) -> pd.Series:
+    """A label per row: rows with one label are compared with one another (the grids joined through
+    the slices they share)."""
+    if "spec" not in df.columns or any(c not in df.columns for c in GROUP_SLICE):
+        return pd.Series("all", index=df.index)
+    spec = df["spec"].fillna("?").astype(str)
+    regime = df["regime"].fillna("native").astype(str) if "regime" in df.columns else pd.Series("native", index=df.index)
+    parent = {g: g for g in spec.unique()}
+
+    def root(g: str) -> str:
+        while parent[g] != g:
+            g = parent[g]
+        return g
+    slices = pd.DataFrame({"spec": spec, "regime": regime, **{c: df[c].astype(str) for c in GROUP_SLICE}})
+    for _, specs in slices.groupby(["regime", *GROUP_SLICE])["spec"]:
+        first, *rest = specs.unique()
+        for g in rest:
+            parent[root(g)] = root(first)
+    return spec.map(root)
 
 
 def fact_text(v: object) -> str:
@@ -222,7 +255,7 @@ def require(df: pd.DataFrame, columns: Iterable[str], purpose: str) -> None:
 
 
 def describe_run(df: pd.DataFrame) -> dict[str, str]:
-    """What the run holds, for a notebook's header: approaches, workloads, θ, M/D, records, revision."""
+    """What the run holds, for a notebook's header: approaches, workloads, θ, M/D, records, revision, dates, machines."""
     def values(col: str, fmt: str = "{}") -> str:
         if col not in df.columns:
             return "–"
@@ -232,7 +265,22 @@ def describe_run(df: pd.DataFrame) -> dict[str, str]:
     return {"cells": str(len(df)), "approaches": values("approach"), "workloads": values("workload"),
             "θ": values("zipf_theta", "{:g}"), "M/D": values("mem_ratio", "{:g}"),
             "records": values("p_recordcount", "{:.0f}"), "git revision": values("git_revision"),
-            "date": _span(df, "date")}
+            "date": _span(df, "date"), "machines": machines_text(df)}
+
+
+def machines_text(df: pd.DataFrame) -> str:
+    """Each machine the rows ran on (CPU model, cores, kernel) and, with several, the grids of each:
+    "AMD EPYC, 2 cpus, kernel 6.18.44-fc-v595 (fig4-paper); AMD EPYC, 2 cpus, kernel 6.18.44-fc-v857 (fig4-paper-hdd)"."""
+    facts = [c for c in HOST_FACTS if c in df.columns]
+    if df.empty or not facts:
+        return "–"
+    unit = {"kernel": "kernel {}", "cpu_model": "{}", "cpus": "{} cpus"}
+    order = ("cpu_model", "cpus", "kernel")
+    label = df.apply(lambda r: ", ".join(unit[c].format(fact_text(r[c])) for c in order if c in facts), axis=1)
+    if label.nunique() == 1 or "spec" not in df.columns:
+        return "; ".join(sorted(label.unique()))
+    specs = df["spec"].fillna("?").astype(str)
+    return "; ".join(f"{m} ({', '.join(sorted(specs[label == m].unique()))})" for m in sorted(label.unique()))
 
 
 def _span(df: pd.DataFrame, col: str) -> str:

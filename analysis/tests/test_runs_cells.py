@@ -81,7 +81,12 @@ def test_hit_rates_and_slices() -> None:
 def test_describe_run() -> None:
     d = describe_run(rows().assign(date=["2026-01-02", "2026-01-01", "2026-01-03", "2026-01-01", "x"]).head(4))
     assert d["θ"] == "0.5, 0.99" and d["approaches"] == "logging, lru, memcached" and d["cells"] == "4"
-    assert d["date"] == "2026-01-01 .. 2026-01-03" and d["records"] == "–"
+    assert d["date"] == "2026-01-01 .. 2026-01-03" and d["records"] == "–" and d["machines"] == "–"
+    two = rows().head(4).assign(cpu_model="AMD EPYC", cpus=2.0, kernel=["k1", "k1", "k2", "k2"],
+                                spec=["fig4-paper", "fig4-paper", "fig4-paper-hdd", "fig3-paper-rw"])
+    assert describe_run(two)["machines"] == ("AMD EPYC, 2 cpus, kernel k1 (fig4-paper); "
+                                             "AMD EPYC, 2 cpus, kernel k2 (fig3-paper-rw, fig4-paper-hdd)")
+    assert describe_run(two.assign(kernel="k1"))["machines"] == "AMD EPYC, 2 cpus, kernel k1"
 
 
 def test_several_runs_and_disk_rows(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
@@ -196,3 +201,29 @@ def test_throughput_of_hosts_that_differ_is_refused(monkeypatch: pytest.MonkeyPa
     assert len(disk_rows(alike.assign(cpu_model=["EPYC", None, "EPYC", "EPYC", "EPYC"]))) == 5
     monkeypatch.setenv("ACBENCH_MIXED_HOSTS", "1")
     assert len(disk_rows(slower)) == 5
+
+
+def test_grids_compared_only_within_their_slices(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Grids from two machines pass when no slice joins them (each grid's rows from one machine);
+    a grid sharing a slice with another, directly or through a third, must share its machine."""
+    from acplot.runs import ResultsError, comparison_groups, disk_rows
+    monkeypatch.delenv("ACBENCH_MIXED_HOSTS", raising=False)
+    base = rows().iloc[:4].assign(host="vm", cpu_model="EPYC", cpus=2)
+    a = base.assign(spec="fig4-paper", kernel="k1")                           # θ 0.99 and 0.5, M/D 1/2
+    hdd = base.assign(spec="fig4-paper-hdd", kernel="k2", regime="hdd")       # the same slices, another regime
+    rw = base.assign(spec="fig3-paper-rw", kernel="k2", workload="readheavy")
+    both = pd.concat([a.assign(regime="native"), hdd, rw], ignore_index=True)
+    assert len(disk_rows(both)) == 12
+    assert comparison_groups(both).nunique() == 3
+    # a grid that shares θ 0.5's slice with fig4-paper, on the other kernel: refused, both named
+    blocks = base.iloc[3:].assign(spec="blocks-paper", kernel="k2", regime="native", approach="lru-block-merge")
+    with pytest.raises(ResultsError, match=r"rows of blocks-paper, fig4-paper come from 2 machines whose facts "
+                                           r"differ in kernel \(vm: kernel k1; vm: kernel k2\)"):
+        disk_rows(pd.concat([both, blocks], ignore_index=True))
+    # joined through a third grid: fig3-paper shares θ 0.99 with fig4-paper and M/D 1/4 with blocks-paper
+    far = base.iloc[3:].assign(spec="blocks-paper", kernel="k2", regime="native", mem_ratio=0.25)
+    assert len(disk_rows(pd.concat([both, far], ignore_index=True))) == 13
+    link = pd.concat([base.iloc[:1], base.iloc[3:].assign(mem_ratio=0.25)]).assign(spec="fig3-paper", kernel="k1",
+                                                                                     regime="native")
+    with pytest.raises(ResultsError, match=r"rows of blocks-paper, fig3-paper, fig4-paper come from 2 machines"):
+        disk_rows(pd.concat([both, far, link], ignore_index=True))

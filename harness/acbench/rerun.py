@@ -436,7 +436,8 @@ def run_piece(stage: Path, results: Path, run_id: str, stop_by: float, grids: tu
             continue
         why = placement(stage, g, units, take_over)
         if why is not None:
-            say(f"{g}: skipped: {why}")
+            done = [m.name for m in machines(stage.parent) if m != stage and grid_state(g, m).complete]
+            say(f"{g}: complete on {', '.join(done)}, not run here" if done else f"{g}: skipped: {why}")
             continue
         if g == FIG2:
             if time.time() + FIG2_S > stop_by:
