@@ -49,7 +49,7 @@ def main(
     unknown = [g for g in (*grids, *(take_over or ())) if g != rerun.FIG2
                and not (paths.top() / "experiments" / f"{g}.toml").exists()]
     if unknown:
-        _err.print(f"acbench rerun: error: --grid {', '.join(unknown)}: no experiments/<grid>.toml; accepted: "
+        _err.print(f"acbench rerun: error: --grid/--take-over {', '.join(unknown)}: no experiments/<grid>.toml; accepted: "
                    f"{', '.join(rerun.GRIDS)}")
         raise typer.Exit(2)
     if (stop_by is None) == (not status and not finish) or (status and finish):
