@@ -327,15 +327,16 @@ def disk_slices(grid: str) -> set[tuple[Any, ...]]:
 
 
 def machine_units(grids: tuple[str, ...] = GRIDS) -> list[tuple[str, ...]]:
-    """The grids grouped into units that run on one machine: grids sharing a disk slice, and the grids
-    sharing one with those (in GRIDS order)."""
-    slices = {g: disk_slices(g) for g in grids}
-    units: list[tuple[set[str], set[Any]]] = []
+    """The grids grouped into units that run on one machine: grids joined through the disk slices they
+    share (acplot.runs.comparison_groups, what the figures and claims compare), in GRIDS order."""
+    from acplot.runs import GROUP_SLICE, comparison_groups
+    cols = ["spec", "regime", *GROUP_SLICE]
+    slices = pd.DataFrame([(g, *s) for g in grids for s in disk_slices(g)], columns=cols)
+    label = dict(zip(slices["spec"], comparison_groups(slices))) if not slices.empty else {}
+    units: dict[str, list[str]] = {}
     for g in grids:
-        joined = [u for u in units if u[1] & slices[g]]
-        merged = ({g}.union(*(u[0] for u in joined)), slices[g].union(*(u[1] for u in joined)))
-        units = [u for u in units if u not in joined] + [merged]
-    return sorted((tuple(h for h in grids if h in u[0]) for u in units), key=lambda u: grids.index(u[0]))
+        units.setdefault(label.get(g, g), []).append(g)
+    return [tuple(u) for u in units.values()]
 
 
 def unit_of(grid: str, units: list[tuple[str, ...]]) -> tuple[str, ...]:
