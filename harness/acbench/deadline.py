@@ -14,10 +14,21 @@ none, it is expected to take as long as the slowest approach known (not 0 s, whi
 first process start just before the deadline and run far past it); with no approach known at all,
 the first process starts whenever the deadline has not passed. Not counted: a memory calibration
 the process runs first (seconds to a few minutes, once per approach, θ and M/D; acbench rerun
-restores the staged ones)."""
+restores the staged ones).
+
+Slices differ by far more than approaches' medians say: where fewer reads hit memory (lower θ, smaller
+M/D) a cell moves more to and from the disk (fig4-paper-hdd's lru-block-merge: 5.5 min at θ 0.99 M/D
+3/4, 30 min at θ 0.75 M/D 1/2). So where the run directory's own processes name their slice
+(workload, θ, M/D), a process is timed by the model log wall = approach + slice (SliceModel: medians
+fitted alternately, as Tukey's median polish), the slice's term from whatever approaches already
+finished there: the next approach of a slice begun is timed by what that slice costs the others. A
+process of an approach in a slice it already ran (another repetition) takes that slice's median;
+a slice no approach has run yet falls back to the approach's median (its cost is not known: --status
+counts those cells apart)."""
 from __future__ import annotations
 
 import datetime as dt
+import math
 import re
 import statistics
 from typing import Any
@@ -74,6 +85,60 @@ def per_cell_walls(rows: Any) -> dict[str, list[float]]:
     return out
 
 
+Slice = tuple[str, float, float]
+
+
+def slice_of(workload: Any, zipf_theta: Any, mem_ratio: Any) -> Slice:
+    """A cell's or row's slice: (workload, θ, M/D), the numbers rounded as cell ids write them."""
+    return (str(workload), round(float(zipf_theta), 6), round(float(mem_ratio), 6))
+
+
+def slice_walls(rows: Any) -> list[tuple[str, Slice, float]]:
+    """Each finished process in rows (a run directory's) as (approach, slice, wall per cell): what
+    per_cell_walls gives, with the slice it ran. Rows without workload, zipf_theta or mem_ratio: none."""
+    if rows is None or rows.empty or not {"cell_wall_s", "workload", "zipf_theta", "mem_ratio"} <= set(rows.columns):
+        return []
+    out = []
+    for (approach, _), g in _processes(rows):
+        wall = g["cell_wall_s"].dropna()
+        if len(wall):
+            first = g.iloc[0]
+            out.append((str(approach), slice_of(first["workload"], first["zipf_theta"], first["mem_ratio"]),
+                        float(wall.sum()) / len(g)))
+    return out
+
+
+class SliceModel:
+    """log(wall per cell) = a[approach] + s[slice], fitted to finished processes by alternating medians
+    (Tukey's median polish: robust to one slow cell; 30 rounds, where walls that fit the model exactly
+    are fitted to a small fraction of 1 %). predict gives None where the
+    approach or the slice has no finished process, or a wall is not positive."""
+
+    def __init__(self, obs: list[tuple[str, Slice, float]], rounds: int = 30) -> None:
+        self.obs = [(a, s, w) for a, s, w in obs if w > 0]
+        self.a: dict[str, float] = {}
+        self.s: dict[Slice, float] = {}
+        for a, _, w in self.obs:
+            self.a.setdefault(a, 0.0)
+        for _ in range(rounds):
+            self.s = self._medians(1, lambda a, s, w: math.log(w) - self.a[a])
+            self.a = self._medians(0, lambda a, s, w: math.log(w) - self.s[s])
+
+    def _medians(self, i: int, f: Any) -> dict[Any, float]:
+        by: dict[Any, list[float]] = {}
+        for o in self.obs:
+            by.setdefault(o[i], []).append(f(*o))
+        return {k: statistics.median(v) for k, v in by.items()}
+
+    def predict(self, approach: str, where: Slice) -> float | None:
+        same = [w for a, s, w in self.obs if a == approach and s == where]
+        if same:
+            return statistics.median(same)
+        if approach in self.a and where in self.s:
+            return math.exp(self.a[approach] + self.s[where])
+        return None
+
+
 def scaled_walls(rows: Any, ops: dict[str, int]) -> dict[str, list[float]]:
     """What a cell of ops[approach] measured operations is expected to take, from the finished
     processes in rows of another run at other run lengths (a check run): each process's set-up (its
@@ -91,11 +156,17 @@ def scaled_walls(rows: Any, ops: dict[str, int]) -> dict[str, list[float]]:
     return out
 
 
-def expected_wall(walls: dict[str, list[float]], approach: str, cells: int, unknown_as_slowest: bool = False) -> float:
-    """Seconds a process of `cells` cells of this approach is expected to take. An approach none of
-    whose processes finished yet: 0, or with unknown_as_slowest the slowest known approach's median
-    per cell (what a deadline must assume rather than 0 s: its first process could start just before
-    the deadline and run far past it; 0 still when no approach is known)."""
+def expected_wall(walls: dict[str, list[float]], approach: str, cells: int, unknown_as_slowest: bool = False,
+                  where: Slice | None = None, model: SliceModel | None = None) -> float:
+    """Seconds a process of `cells` cells of this approach is expected to take. With the process's
+    slice (where) and the run's SliceModel: what the model predicts, where it can. Otherwise the
+    approach's median per cell; an approach none of whose processes finished yet: 0, or with
+    unknown_as_slowest the slowest known approach's median per cell (what a deadline must assume
+    rather than 0 s: its first process could start just before the deadline and run far past it; 0
+    still when no approach is known)."""
+    fitted = model.predict(approach, where) if model is not None and where is not None else None
+    if fitted is not None:
+        return fitted * cells
     seen = walls.get(approach)
     if seen:
         return statistics.median(seen) * cells

@@ -33,7 +33,7 @@ from typing import Any, Callable
 import pandas as pd
 
 from acbench import measure, paths, sysinfo
-from acbench.deadline import expected_wall, per_cell_walls, scaled_walls
+from acbench.deadline import SliceModel, expected_wall, per_cell_walls, scaled_walls, slice_of, slice_walls
 from acbench.results import RunDir, load_results, write_published
 from acbench.runner import HOST_FACTS, STOPPED_BY, busy_cells, fact_text, units
 from acbench.spec import load_spec
@@ -216,6 +216,7 @@ class GridState:
     left_s: float = 0.0             # expected wall time of the cells left, from this machine's finished ones
     unmeasured: tuple[str, ...] = ()   # approaches with cells left and none finished yet (not in left_s)
     checked: tuple[str, ...] = ()      # approaches with cells left whose time is a check run's (CHECKS)
+    unmeasured_slices: int = 0         # cells left in slices none of whose cells finished here (timed by medians)
 
     @property
     def complete(self) -> bool:
@@ -244,11 +245,14 @@ def grid_state(grid: str, stage: Path, busy: float = BUSY, bins: dict[str, str] 
     rows, checks = prior_sources(grid)
     own = per_cell_walls(ok)
     walls = {**checks, **rows, **own}
-    left = [(u[0].approach, expected_wall(walls, u[0].approach, len(u))) for u in units(spec, todo)]
+    model = SliceModel(slice_walls(ok))
+    plan = [(u, slice_of(u[0].workload, u[0].zipf_theta, u[0].mem_ratio)) for u in units(spec, todo)]
+    left = [(u[0].approach, expected_wall(walls, u[0].approach, len(u), where=where, model=model)) for u, where in plan]
     checked = tuple(sorted({a for a, _ in left if a in checks and a not in own}))
     return GridState(grid, len(ids), ok["cell_id"].nunique(), len(redo), len(df) - len(ok), len(stale), ran,
                      float(meta.get("wall_s") or 0), float(meta.get("given_up_s") or 0),
-                     sum(t for _, t in left), tuple(sorted({a for a, _ in left if a not in walls})), checked)
+                     sum(t for _, t in left), tuple(sorted({a for a, _ in left if a not in walls})), checked,
+                     sum(len(u) for u, where in plan if where not in model.s) if model.s else 0)
 
 
 def stale_cells(spec: Any, cells: list[Any], rows: pd.DataFrame, bins: dict[str, str]) -> set[str]:
@@ -391,6 +395,8 @@ def _state_text(s: GridState) -> str:
             + (f" ({s.given_up_s / 3600:.2f} h given up)" if s.given_up_s else "")
             + (f", binaries {', '.join(b[:16] for b in s.binaries)}" if s.binaries else "")
             + (" — complete" if s.complete else f"; left ≈ {s.left_s / 3600:.2f} h")
+            + (f" ({s.unmeasured_slices} of its cells in slices not begun here, timed by their approach's"
+               " median cell, not by what the slice costs)" if s.unmeasured_slices and not s.complete else "")
             + (f" + {', '.join(s.unmeasured)} (none finished yet)" if s.unmeasured else "")
             + (f" ({', '.join(s.checked)} timed by {', '.join(CHECKS[s.grid])}, not by cells of its own)"
                if s.checked else ""))

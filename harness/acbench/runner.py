@@ -679,6 +679,7 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
     old = signal.signal(signal.SIGTERM, _sigterm)
     tally = Tally()
     walls = {**(prior_walls or {}), **deadline.per_cell_walls(rd.read())} if stop_by is not None else {}
+    model = deadline.SliceModel(deadline.slice_walls(rd.read())) if stop_by is not None else None
     try:
         if cluster is None and status.todo:
             turn.take()
@@ -698,7 +699,8 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
 
                     def fits(u: list[Cell] = unit) -> bool:
                         return stop_by is None or time.time() + deadline.expected_wall(
-                            walls, u[0].approach, len(u), unknown_as_slowest=True) <= stop_by
+                            walls, u[0].approach, len(u), unknown_as_slowest=True, model=model,
+                            where=deadline.slice_of(u[0].workload, u[0].zipf_theta, u[0].mem_ratio)) <= stop_by
                     if not run_one(spec, unit, rd, run_id, mode, use_perf, machine, turn, ram, ident, session, tally,
                                    console, fits):
                         tally.stopped = sum(len(u) for u in plan_units[i:])
@@ -706,6 +708,7 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
                     bar.advance(task, len(unit))
                     if stop_by is not None:     # this run's own times, as they come
                         walls.update(deadline.per_cell_walls(rd.read()))
+                        model = deadline.SliceModel(deadline.slice_walls(rd.read()))
     except KeyboardInterrupt:
         console.print(f"interrupted: {tally.finished} cells finished in this run, "
                       f"{len(rd.finished())} kept in {rd.path}; nothing left running")

@@ -67,6 +67,66 @@ def test_expected_wall_per_process() -> None:
     assert "alru" not in deadline.per_cell_walls(failed)
 
 
+S99, S75, S50 = ("readonly", 0.99, 0.75), ("readonly", 0.75, 0.75), ("readonly", 0.5, 0.25)
+
+
+def test_slice_model_times_an_approach_by_what_its_slice_costs() -> None:
+    """Walls that are approach × slice exactly (lru 1, lru-block-merge 10; θ 0.99 costs 20 s, θ 0.75
+    80 s): lru-block-merge at θ 0.75, not run, is timed 800 s (its median cell says 200 s); a slice
+    the approach ran takes that slice's median; a slice or approach not run: None, and expected_wall
+    falls back to the approach's median."""
+    obs = [("lru", S99, 20.0), ("lru-block-merge", S99, 200.0), ("lru", S75, 80.0)]
+    m = deadline.SliceModel(obs)
+    assert m.predict("lru-block-merge", S75) == pytest.approx(800.0, rel=1e-6)
+    assert m.predict("lru", S99) == 20.0 and m.predict("lru", S75) == 80.0
+    assert m.predict("lru-block-merge", S50) is None and m.predict("alru", S99) is None
+    two = deadline.SliceModel(obs + [("lru-block-merge", S99, 260.0)])
+    assert two.predict("lru-block-merge", S99) == 230.0                       # its own slice: the median
+    walls = {"lru": [20.0, 80.0], "lru-block-merge": [200.0]}
+    assert deadline.expected_wall(walls, "lru-block-merge", 2, where=S75, model=m) == pytest.approx(1600.0)
+    assert deadline.expected_wall(walls, "lru-block-merge", 2, where=S50, model=m) == 400.0
+    assert deadline.expected_wall(walls, "lru-block-merge", 2) == 400.0
+    # one slow cell does not move the others' terms much: medians
+    noisy = deadline.SliceModel(obs + [("alru", S99, 30.0), ("alru", S75, 120.0), ("logging", S99, 50.0),
+                                       ("logging", S75, 5000.0)])
+    assert noisy.predict("lru-block-merge", S75) == pytest.approx(800.0, rel=0.05)
+
+
+def test_slice_walls_per_process() -> None:
+    """A windows process is one observation, in the slice of its cells; rows without slice columns
+    give none; failed processes are left out."""
+    df = rows(("lru_r0", "lru", 100.0, "lru_r0", 0.0), ("lru_r1", "lru", 20.0, "lru_r0", 0.0),
+              ("alru_r0", "alru", 50.0, None, 0.0), ("alru_r1", "alru", 70.0, None, 0.0))
+    assert deadline.slice_walls(df) == []
+    df = df.assign(workload="readonly", zipf_theta=[0.99, 0.99, 0.75, 0.99], mem_ratio=0.5,
+                   status=["ok", "ok", "ok", "oom_killed"])
+    assert sorted(deadline.slice_walls(df)) == [("alru", ("readonly", 0.75, 0.5), 50.0),
+                                                ("lru", ("readonly", 0.99, 0.5), 60.0)]
+
+
+def test_status_times_cells_by_their_slice(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """fig4-paper-hdd (7 approaches × 12 slices × 3 repetitions) with lru and lru-block-merge run at
+    θ 0.99 M/D 3/4 (20 s, 200 s) and lru at θ 0.75 M/D 3/4 (80 s): lru-block-merge's three cells there
+    are expected to take 800 s each, not its median 200 s; the 210 cells of the 10 slices not begun
+    are timed by medians and counted in the status line."""
+    monkeypatch.setattr(rerun, "prior_sources", lambda grid: ({}, {}))
+    monkeypatch.setattr(rerun, "stale_cells", lambda *a: set())
+    d = tmp_path / "fig4-paper-hdd"
+    d.mkdir()
+    df = fake_rows(["lru_readonly_z0.99_m0.75_r0", "lru-block-merge_readonly_z0.99_m0.75_r0",
+                    "lru_readonly_z0.75_m0.75_r0"])
+    df = df.assign(approach=["lru", "lru-block-merge", "lru"], cell_wall_s=[20.0, 200.0, 80.0],
+                   workload="readonly", zipf_theta=[0.99, 0.99, 0.75], mem_ratio=0.75)
+    df.to_csv(d / "cells.csv", index=False)
+    s = rerun.grid_state("fig4-paper-hdd", tmp_path)
+    assert (s.finished, s.cells, s.unmeasured_slices) == (3, 252, 210)
+    # θ 0.99: lru 2 × 20, lbm 2 × 200; θ 0.75: lru 2 × 80, lbm 3 × 800; 10 slices × 3: lru 50, lbm 200
+    assert s.left_s == pytest.approx(40 + 400 + 160 + 2400 + 30 * 50 + 30 * 200, rel=1e-6)
+    line = rerun.status_lines(tmp_path, ("fig4-paper-hdd",))[0]
+    assert "; left ≈ 2.92 h (210 of its cells in slices not begun here, timed by their approach's median cell, " \
+           "not by what the slice costs) + alru, effpaging, logging, ospaging, uvmm (none finished yet)" in line, line
+
+
 def test_busy_cells_and_resume() -> None:
     df = rows(("a", "lru", 1.0, None, 0.02), ("b", "lru", 1.0, None, 0.16), ("c", "lru", 1.0, None, 0.10))
     assert runner.busy_cells(df, 0.10) == {"b"}
