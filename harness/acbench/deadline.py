@@ -23,8 +23,10 @@ M/D) a cell moves more to and from the disk (fig4-paper-hdd's lru-block-merge: 5
 fitted alternately, as Tukey's median polish), the slice's term from whatever approaches already
 finished there: the next approach of a slice begun is timed by what that slice costs the others. A
 process of an approach in a slice it already ran (another repetition) takes that slice's median;
-a slice no approach has run yet falls back to the approach's median (its cost is not known: --status
-counts those cells apart)."""
+a slice no approach has run yet falls back to the approach's median (its cost is not known). acbench
+rerun --status borrows those slices' terms from the grid's committed rows, or a sibling grid's over
+the same data (rerun.SLICE_SIBLINGS), mapped onto this run's scale over the slices both ran
+(SliceModel.borrow_slices), and counts the cells it timed so apart."""
 from __future__ import annotations
 
 import datetime as dt
@@ -129,6 +131,25 @@ class SliceModel:
         for o in self.obs:
             by.setdefault(o[i], []).append(f(*o))
         return {k: statistics.median(v) for k, v in by.items()}
+
+    def borrow_slices(self, prior: SliceModel) -> list[Slice]:
+        """Terms for the slices no process here ran, from another run's model (prior: the grid's or a
+        sibling grid's committed rows) put on this run's scale, s = c + b·s' fitted by least squares
+        over the slices both ran (b = 1 and c their median difference with fewer than 3 shared). The
+        slices added; none when no slice is shared."""
+        shared = [k for k in self.s if k in prior.s]
+        if not shared:
+            return []
+        x, y = [prior.s[k] for k in shared], [self.s[k] for k in shared]
+        b, c = 1.0, statistics.median(yi - xi for xi, yi in zip(x, y))
+        if len(shared) >= 3 and len(set(x)) > 1:
+            mx, my = statistics.fmean(x), statistics.fmean(y)
+            b = sum((xi - mx) * (yi - my) for xi, yi in zip(x, y)) / sum((xi - mx) ** 2 for xi in x)
+            c = my - b * mx
+        added = [k for k in prior.s if k not in self.s]
+        for k in added:
+            self.s[k] = c + b * prior.s[k]
+        return added
 
     def predict(self, approach: str, where: Slice) -> float | None:
         same = [w for a, s, w in self.obs if a == approach and s == where]

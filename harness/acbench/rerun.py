@@ -216,7 +216,8 @@ class GridState:
     left_s: float = 0.0             # expected wall time of the cells left, from this machine's finished ones
     unmeasured: tuple[str, ...] = ()   # approaches with cells left and none finished yet (not in left_s)
     checked: tuple[str, ...] = ()      # approaches with cells left whose time is a check run's (CHECKS)
-    unmeasured_slices: int = 0         # cells left in slices none of whose cells finished here (timed by medians)
+    unmeasured_slices: int = 0         # cells left in slices not begun here nor in prior_slices (timed by medians)
+    borrowed_slices: int = 0           # cells left in slices not begun here, timed by prior_slices' terms
 
     @property
     def complete(self) -> bool:
@@ -246,13 +247,16 @@ def grid_state(grid: str, stage: Path, busy: float = BUSY, bins: dict[str, str] 
     own = per_cell_walls(ok)
     walls = {**checks, **rows, **own}
     model = SliceModel(slice_walls(ok))
+    begun = set(model.s)
+    borrowed = set(model.borrow_slices(prior_slices(grid)))
     plan = [(u, slice_of(u[0].workload, u[0].zipf_theta, u[0].mem_ratio)) for u in units(spec, todo)]
     left = [(u[0].approach, expected_wall(walls, u[0].approach, len(u), where=where, model=model)) for u, where in plan]
     checked = tuple(sorted({a for a, _ in left if a in checks and a not in own}))
     return GridState(grid, len(ids), ok["cell_id"].nunique(), len(redo), len(df) - len(ok), len(stale), ran,
                      float(meta.get("wall_s") or 0), float(meta.get("given_up_s") or 0),
                      sum(t for _, t in left), tuple(sorted({a for a, _ in left if a not in walls})), checked,
-                     sum(len(u) for u, where in plan if where not in model.s) if model.s else 0)
+                     sum(len(u) for u, w in plan if w not in begun | borrowed) if begun else 0,
+                     sum(len(u) for u, w in plan if w in borrowed))
 
 
 def stale_cells(spec: Any, cells: list[Any], rows: pd.DataFrame, bins: dict[str, str]) -> set[str]:
@@ -299,6 +303,25 @@ def prior_sources(grid: str, committed: Path | None = None) -> tuple[dict[str, l
         for approach, walls in scaled_walls(load_results(c), ops).items():
             out.setdefault(approach, []).extend(walls)
     return rows, out
+
+
+# Grids over the same data and slices whose committed rows say what a slice costs relative to the
+# others, for a grid whose own committed rows do not (fig4-paper-hdd: none; fig4-paper's run every
+# slice on the native disk).
+SLICE_SIBLINGS = {"fig4-paper-hdd": ("fig4-paper",)}
+
+
+def prior_slices(grid: str, committed: Path | None = None) -> SliceModel:
+    """The slices' terms of the committed rows of the grid and its SLICE_SIBLINGS (experiments/results/),
+    for the slices a grid has not begun (SliceModel.borrow_slices). Approaches are told apart by grid:
+    only the slices' terms are borrowed."""
+    root = committed or paths.top() / "experiments" / "results"
+    obs = []
+    for g in (grid, *SLICE_SIBLINGS.get(grid, ())):
+        f = root / g / "cells.csv"
+        if f.exists():
+            obs += [(f"{g}:{a}", where, w) for a, where, w in slice_walls(load_results(f))]
+    return SliceModel(obs)
 
 
 def prior_walls(grid: str, committed: Path | None = None) -> dict[str, list[float]]:
@@ -395,11 +418,18 @@ def _state_text(s: GridState) -> str:
             + (f" ({s.given_up_s / 3600:.2f} h given up)" if s.given_up_s else "")
             + (f", binaries {', '.join(b[:16] for b in s.binaries)}" if s.binaries else "")
             + (" — complete" if s.complete else f"; left ≈ {s.left_s / 3600:.2f} h")
-            + (f" ({s.unmeasured_slices} of its cells in slices not begun here, timed by their approach's"
-               " median cell, not by what the slice costs)" if s.unmeasured_slices and not s.complete else "")
+            + (_not_begun_text(s) if (s.borrowed_slices or s.unmeasured_slices) and not s.complete else "")
             + (f" + {', '.join(s.unmeasured)} (none finished yet)" if s.unmeasured else "")
             + (f" ({', '.join(s.checked)} timed by {', '.join(CHECKS[s.grid])}, not by cells of its own)"
                if s.checked else ""))
+
+
+def _not_begun_text(s: GridState) -> str:
+    parts = ([f"{s.borrowed_slices} timed by what their slices cost "
+              f"{' and '.join((s.grid,) + SLICE_SIBLINGS.get(s.grid, ()))}'s committed cells"] if s.borrowed_slices else [])
+    parts += [f"{s.unmeasured_slices} by their approach's median cell, not by what the slice costs"] \
+        if s.unmeasured_slices else []
+    return f" (of its cells in slices not begun here, {'; '.join(parts)})"
 
 
 # --- a piece of the rerun ------------------------------------------------------------------------

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import datetime as dt
 import json
+import math
 from pathlib import Path
 
 import pandas as pd
@@ -111,6 +112,7 @@ def test_status_times_cells_by_their_slice(tmp_path: Path, monkeypatch: pytest.M
     are timed by medians and counted in the status line."""
     monkeypatch.setattr(rerun, "prior_sources", lambda grid: ({}, {}))
     monkeypatch.setattr(rerun, "stale_cells", lambda *a: set())
+    monkeypatch.setattr(rerun, "prior_slices", lambda grid: deadline.SliceModel([]))
     d = tmp_path / "fig4-paper-hdd"
     d.mkdir()
     df = fake_rows(["lru_readonly_z0.99_m0.75_r0", "lru-block-merge_readonly_z0.99_m0.75_r0",
@@ -123,8 +125,43 @@ def test_status_times_cells_by_their_slice(tmp_path: Path, monkeypatch: pytest.M
     # θ 0.99: lru 2 × 20, lbm 2 × 200; θ 0.75: lru 2 × 80, lbm 3 × 800; 10 slices × 3: lru 50, lbm 200
     assert s.left_s == pytest.approx(40 + 400 + 160 + 2400 + 30 * 50 + 30 * 200, rel=1e-6)
     line = rerun.status_lines(tmp_path, ("fig4-paper-hdd",))[0]
-    assert "; left ≈ 2.92 h (210 of its cells in slices not begun here, timed by their approach's median cell, " \
+    assert "; left ≈ 2.92 h (of its cells in slices not begun here, 210 by their approach's median cell, " \
            "not by what the slice costs) + alru, effpaging, logging, ospaging, uvmm (none finished yet)" in line, line
+    # committed rows that ran θ 0.5 M/D 1/4 too: its 21 cells are timed by the slice's term borrowed from
+    # them, the other 189 by medians
+    sib = deadline.SliceModel([("x", S99, 10.0), ("x", S75, 20.0), ("x", S50, 30.0)])
+    monkeypatch.setattr(rerun, "prior_slices", lambda grid: sib)
+    s = rerun.grid_state("fig4-paper-hdd", tmp_path)
+    assert (s.unmeasured_slices, s.borrowed_slices) == (189, 21)
+    line = rerun.status_lines(tmp_path, ("fig4-paper-hdd",))[0]
+    assert "(of its cells in slices not begun here, 21 timed by what their slices cost fig4-paper-hdd and " \
+           "fig4-paper's committed cells; 189 by their approach's median cell, not by what the slice costs)" in line, line
+    assert s.left_s > 2.92 * 3600          # θ 0.5 M/D 1/4 costs more than a median cell there
+
+
+def test_slices_not_begun_borrowed_from_a_sibling_grid(tmp_path: Path) -> None:
+    """A sibling run where θ 0.5 costs 4 × θ 0.99 and θ 0.75 2 ×, and this run's slices cost twice the
+    sibling's ratios in log (HDD: steeper): with three shared slices the map s = c + b·s' has b = 2,
+    so θ 0.25 (8 × θ 0.99 there) is 64 × here. With one shared slice, b = 1: the sibling's ratios.
+    rerun.prior_slices reads the grid's and its siblings' committed rows; none: an empty model."""
+    S25 = ("readonly", 0.25, 0.25)
+    sib = deadline.SliceModel([("x", ("readonly", 0.99, 0.25), 10.0), ("x", ("readonly", 0.75, 0.25), 20.0),
+                               ("x", S50, 40.0), ("x", S25, 80.0)])
+    here = deadline.SliceModel([("lru", ("readonly", 0.99, 0.25), 5.0), ("lru", ("readonly", 0.75, 0.25), 20.0),
+                                ("lru", S50, 80.0)])
+    assert here.borrow_slices(sib) == [S25]
+    assert here.predict("lru", S25) == pytest.approx(320.0, rel=1e-6)
+    one = deadline.SliceModel([("lru", ("readonly", 0.99, 0.25), 5.0)])
+    assert one.borrow_slices(sib) == [("readonly", 0.75, 0.25), S50, S25]
+    assert one.predict("lru", S25) == pytest.approx(40.0, rel=1e-6)
+    assert deadline.SliceModel([("lru", S99, 5.0)]).borrow_slices(sib) == []          # nothing shared
+    (tmp_path / "fig4-paper").mkdir()
+    pd.DataFrame([{"cell_id": f"lru_{i}", "approach": "lru", "status": "ok", "cell_wall_s": w, "workload": "readonly",
+                   "zipf_theta": t, "mem_ratio": 0.25} for i, (t, w) in enumerate([(0.99, 10.0), (0.5, 40.0)])]
+                 ).to_csv(tmp_path / "fig4-paper" / "cells.csv", index=False)
+    prior = rerun.prior_slices("fig4-paper-hdd", tmp_path)
+    assert prior.s[("readonly", 0.5, 0.25)] - prior.s[("readonly", 0.99, 0.25)] == pytest.approx(math.log(4))
+    assert rerun.prior_slices("fig3-paper-rw", tmp_path).s == {}
 
 
 def test_busy_cells_and_resume() -> None:
