@@ -23,10 +23,10 @@ M/D) a cell moves more to and from the disk (fig4-paper-hdd's lru-block-merge: 5
 fitted alternately, as Tukey's median polish), the slice's term from whatever approaches already
 finished there: the next approach of a slice begun is timed by what that slice costs the others. A
 process of an approach in a slice it already ran (another repetition) takes that slice's median;
-a slice no approach has run yet falls back to the approach's median (its cost is not known). acbench
-rerun --status borrows those slices' terms from the grid's committed rows, or a sibling grid's over
-the same data (rerun.SLICE_SIBLINGS), mapped onto this run's scale over the slices both ran
-(SliceModel.borrow_slices), and counts the cells it timed so apart."""
+a slice no approach has run yet takes its term from the grid's committed rows, or a sibling grid's
+over the same data (acbench rerun: rerun.prior_slices), mapped onto this run's scale over the slices
+both ran (SliceModel.borrow_slices), and with none, the approach's median (its cost is not known;
+acbench rerun --status counts the cells so timed)."""
 from __future__ import annotations
 
 import datetime as dt
@@ -75,15 +75,23 @@ def _processes(rows: Any) -> Any:
     return ok.groupby([ok["approach"], proc])
 
 
-def per_cell_walls(rows: Any) -> dict[str, list[float]]:
-    """Each approach's finished processes in rows (a run directory's): wall seconds per cell."""
-    out: dict[str, list[float]] = {}
+def _process_walls(rows: Any) -> list[tuple[str, Any, float]]:
+    """Each finished process in rows (a run directory's): (approach, its first row, wall seconds per cell)."""
     if rows is None or rows.empty or "cell_wall_s" not in rows.columns:
-        return out
+        return []
+    out = []
     for (approach, _), g in _processes(rows):
         wall = g["cell_wall_s"].dropna()
         if len(wall):
-            out.setdefault(str(approach), []).append(float(wall.sum()) / len(g))
+            out.append((str(approach), g.iloc[0], float(wall.sum()) / len(g)))
+    return out
+
+
+def per_cell_walls(rows: Any) -> dict[str, list[float]]:
+    """Each approach's finished processes in rows (a run directory's): wall seconds per cell."""
+    out: dict[str, list[float]] = {}
+    for approach, _, wall in _process_walls(rows):
+        out.setdefault(approach, []).append(wall)
     return out
 
 
@@ -98,16 +106,10 @@ def slice_of(workload: Any, zipf_theta: Any, mem_ratio: Any) -> Slice:
 def slice_walls(rows: Any) -> list[tuple[str, Slice, float]]:
     """Each finished process in rows (a run directory's) as (approach, slice, wall per cell): what
     per_cell_walls gives, with the slice it ran. Rows without workload, zipf_theta or mem_ratio: none."""
-    if rows is None or rows.empty or not {"cell_wall_s", "workload", "zipf_theta", "mem_ratio"} <= set(rows.columns):
+    if rows is None or rows.empty or not {"workload", "zipf_theta", "mem_ratio"} <= set(rows.columns):
         return []
-    out = []
-    for (approach, _), g in _processes(rows):
-        wall = g["cell_wall_s"].dropna()
-        if len(wall):
-            first = g.iloc[0]
-            out.append((str(approach), slice_of(first["workload"], first["zipf_theta"], first["mem_ratio"]),
-                        float(wall.sum()) / len(g)))
-    return out
+    return [(approach, slice_of(first["workload"], first["zipf_theta"], first["mem_ratio"]), wall)
+            for approach, first, wall in _process_walls(rows)]
 
 
 class SliceModel:

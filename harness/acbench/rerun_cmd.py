@@ -83,7 +83,7 @@ def main(
 
         def run_grid(spec: Path, res: Path, rid: str, until: float, busy: float, prior: dict[str, list[float]]) -> int:
             return run_spec(spec, res, rid, False, False, None, console, stop_by=until, redo_busy=busy,
-                            prior_walls=prior, redo_stale=redo_stale)
+                            prior_walls=prior, redo_stale=redo_stale, prior_slices=rerun.prior_slices(spec.stem))
 
         signal.signal(signal.SIGTERM, _interrupt)      # stop the piece (a grid's cell or Fig 2 cleaned up)
         rc = rerun.run_piece(here, results or paths.default_results(), run_id, deadline, grids, run_grid, run_fig2,

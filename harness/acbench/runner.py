@@ -598,13 +598,15 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
              redo: list[str] | None = None, run_overrides: dict[str, Any] | None = None,
              only: list[str] | None = None, allow_mixed: bool = False, cluster: Placement | None = None,
              repetitions: int | None = None, stop_by: float | None = None, redo_busy: float | None = None,
-             prior_walls: dict[str, list[float]] | None = None, redo_stale: bool = False) -> int:
+             prior_walls: dict[str, list[float]] | None = None, redo_stale: bool = False,
+             prior_slices: deadline.SliceModel | None = None) -> int:
     """cluster: where the cells run instead of here, one by one (cluster.Cluster: a Dask cluster);
     repetitions: only the first that many of each cell (a later run of the run id adds the others);
     stop_by: a Unix time no process may be expected to run past (deadline.py; returns STOPPED_BY
     when it left cells to run, also when some failed: they run again on resume); prior_walls: per
     approach, the wall per cell of earlier runs, for an approach this run directory has no finished
-    process of (deadline.per_cell_walls); redo_busy: run again the finished cells whose
+    process of (deadline.per_cell_walls); prior_slices: what slices cost in earlier runs, for the
+    slices this run directory has no finished process in (deadline.SliceModel.borrow_slices); redo_busy: run again the finished cells whose
     other_cpu_share is above it; redo_stale: run again the finished cells whose settings are not the
     spec's now (what a changed spec would otherwise refuse; done once, so a resumed run keeps them)."""
     spec = load_spec(spec_path, run_overrides)
@@ -679,7 +681,13 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
     old = signal.signal(signal.SIGTERM, _sigterm)
     tally = Tally()
     walls = {**(prior_walls or {}), **deadline.per_cell_walls(rd.read())} if stop_by is not None else {}
-    model = deadline.SliceModel(deadline.slice_walls(rd.read())) if stop_by is not None else None
+
+    def slice_model() -> deadline.SliceModel:      # this run's processes, then slices they have not begun
+        m = deadline.SliceModel(deadline.slice_walls(rd.read()))
+        if prior_slices is not None:
+            m.borrow_slices(prior_slices)
+        return m
+    model = slice_model() if stop_by is not None else None
     try:
         if cluster is None and status.todo:
             turn.take()
@@ -708,7 +716,7 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
                     bar.advance(task, len(unit))
                     if stop_by is not None:     # this run's own times, as they come
                         walls.update(deadline.per_cell_walls(rd.read()))
-                        model = deadline.SliceModel(deadline.slice_walls(rd.read()))
+                        model = slice_model()
     except KeyboardInterrupt:
         console.print(f"interrupted: {tally.finished} cells finished in this run, "
                       f"{len(rd.finished())} kept in {rd.path}; nothing left running")

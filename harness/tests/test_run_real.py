@@ -482,7 +482,8 @@ def test_repetitions_as_windows(run: tuple[Path, Path, subprocess.CompletedProce
 def test_pieces_restore_stop_by_and_redo_busy(run: tuple[Path, Path, subprocess.CompletedProcess], tmp_path: Path) -> None:
     """A run directory staged and restored on a fresh checkout (acbench rerun) is resumed as it was:
     its 4 cells kept. --redo-busy runs again the one that ran beside other work; --stop-by with no
-    time left starts nothing, says how many cells are left and exits 3, the rows untouched."""
+    time left starts nothing, says how many cells are left and exits 3, the rows untouched; nor does
+    it start a cell whose slice cost the other approach far more than the time left."""
     from acbench import rerun
     from acbench.results import RunDir
     spec, rd, _ = run
@@ -513,3 +514,13 @@ def test_pieces_restore_stop_by_and_redo_busy(run: tuple[Path, Path, subprocess.
                        (("--stop-by", "tomorrow"), "--stop-by 'tomorrow': not a time; accepted: +DURATION")):
         cp = acbench("run", str(spec), "--run-id", "piece", "--results", str(res), *args)
         assert cp.returncode == 2 and says in " ".join(cp.stderr.split()), cp.stdout + cp.stderr
+    # the deadline times a cell by its slice: lru at M/D 1/4 (its row gone: to run) is not started
+    # within the hour where memcached's cell there took 10,000 times its cell at M/D 1/2 (lru's median
+    # alone, 10 s, would have let it start)
+    df = back.read()
+    df = df[df["cell_id"] != IDS[3]].assign(cell_wall_s=lambda d: d["cell_id"].map(
+        {IDS[0]: 10.0, IDS[1]: 10.0, IDS[2]: 100000.0}))
+    back.write(df)
+    cp = acbench("run", str(spec), "--run-id", "piece", "--results", str(res), "--stop-by", "+1h")
+    out = " ".join(cp.stdout.split())
+    assert cp.returncode == 3 and "stopped by --stop-by: 1 cells left to run" in out, out + cp.stderr
