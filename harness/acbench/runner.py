@@ -680,14 +680,18 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
     turn = machine_turn.Turn(lambda text: console.print(f"acbench run: {text}", highlight=False))
     old = signal.signal(signal.SIGTERM, _sigterm)
     tally = Tally()
-    walls = {**(prior_walls or {}), **deadline.per_cell_walls(rd.read())} if stop_by is not None else {}
+    walls = dict(prior_walls or {}) if stop_by is not None else {}
+    model: deadline.SliceModel | None = None
 
-    def slice_model() -> deadline.SliceModel:      # this run's processes, then slices they have not begun
-        m = deadline.SliceModel(deadline.slice_walls(rd.read()))
+    def timings() -> deadline.SliceModel:      # this run's processes, then slices they have not begun
+        rows = rd.read()
+        walls.update(deadline.per_cell_walls(rows))
+        m = deadline.SliceModel(deadline.slice_walls(rows))
         if prior_slices is not None:
             m.borrow_slices(prior_slices)
         return m
-    model = slice_model() if stop_by is not None else None
+    if stop_by is not None:
+        model = timings()
     try:
         if cluster is None and status.todo:
             turn.take()
@@ -715,8 +719,7 @@ def run_spec(spec_path: Path, results: Path, run_id: str | None, force: bool, dr
                         break
                     bar.advance(task, len(unit))
                     if stop_by is not None:     # this run's own times, as they come
-                        walls.update(deadline.per_cell_walls(rd.read()))
-                        model = slice_model()
+                        model = timings()
     except KeyboardInterrupt:
         console.print(f"interrupted: {tally.finished} cells finished in this run, "
                       f"{len(rd.finished())} kept in {rd.path}; nothing left running")
